@@ -1,0 +1,2 @@
+//! bench: benchmark programs in NESL and VCODE and the harness that runs them and prints
+//! one comparison table.

@@ -1,0 +1,3 @@
+fn main() {
+    lalrpop::process_src().expect("lalrpop grammar failed to build");
+}

@@ -1,0 +1,76 @@
+//! Diagnostics: what went wrong in a NESL source, and where.
+//!
+//! Library code never prints; it returns [`Diagnostic`]s. The CLI renders them with
+//! `file:line:col` and a source snippet. [`LineIndex`] turns byte offsets into
+//! line/column pairs for that purpose.
+
+use crate::ast::Span;
+
+/// The family a diagnostic belongs to; also decides the first word of its rendering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DiagKind {
+    /// Bad characters, unterminated strings or comments, malformed numbers.
+    Lex,
+    /// The token stream does not match the grammar.
+    Syntax,
+    /// A name that is not defined, defined twice in one pattern, or reserved.
+    Name,
+    /// Types that do not unify, class constraints not met, wrong arity.
+    Type,
+    /// Something the compiler (flattening, code generation) cannot handle.
+    Compile,
+}
+
+/// One error (or warning) about a source file, with the span it concerns.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Diagnostic {
+    /// Which family of error this is.
+    pub kind: DiagKind,
+    /// One-line human-readable message.
+    pub message: String,
+    /// The primary location.
+    pub span: Span,
+    /// Extra lines of explanation (each rendered as a `note:`), possibly with spans.
+    pub notes: Vec<(Option<Span>, String)>,
+}
+
+impl Diagnostic {
+    /// A diagnostic with no notes.
+    pub fn new(kind: DiagKind, span: Span, message: impl Into<String>) -> Self {
+        Diagnostic { kind, message: message.into(), span, notes: Vec::new() }
+    }
+
+    /// Adds a note, optionally pointing at another span.
+    pub fn with_note(mut self, span: Option<Span>, note: impl Into<String>) -> Self {
+        self.notes.push((span, note.into()));
+        self
+    }
+}
+
+/// Maps byte offsets of one source text to 1-based line and column numbers.
+#[derive(Clone, Debug)]
+pub struct LineIndex {
+    line_starts: Vec<usize>,
+}
+
+impl LineIndex {
+    /// Indexes `src`.
+    pub fn new(src: &str) -> Self {
+        let mut line_starts = vec![0];
+        for (i, b) in src.bytes().enumerate() {
+            if b == b'\n' {
+                line_starts.push(i + 1);
+            }
+        }
+        LineIndex { line_starts }
+    }
+
+    /// 1-based (line, column) of a byte offset; the column counts bytes.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        let line = match self.line_starts.binary_search(&offset) {
+            Ok(l) => l,
+            Err(l) => l - 1,
+        };
+        (line + 1, offset - self.line_starts[line] + 1)
+    }
+}

@@ -1,0 +1,106 @@
+//! `nesl`: the command-line driver of the NESL system.
+//!
+//! The only place that renders diagnostics and uses `anyhow`. Each subcommand lives in
+//! its own module under `src/cmd/`.
+
+mod cmd;
+
+use clap::{Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+/// NESL: a nested data-parallel language, on the CPU and on NVIDIA GPUs.
+#[derive(Parser, Debug)]
+#[command(name = "nesl", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// Which vector library runs the VCODE.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Backend {
+    /// The CPU vector library.
+    Cpu,
+    /// The CUDA vector library (needs an NVIDIA GPU and driver).
+    Cuda,
+    /// CUDA when a GPU is present, otherwise the CPU.
+    Auto,
+}
+
+/// Options shared by the commands that run code.
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunOpts {
+    /// Vector library to run on.
+    #[arg(long, value_enum, default_value = "auto")]
+    pub backend: Backend,
+    /// Optimisation level: 0 = VCODE as written, 1 = inlined and re-stacked, 2 = fused.
+    #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=2))]
+    pub opt: u8,
+    /// Print how many CVL operations ran, by kind, and the elements they touched.
+    #[arg(long)]
+    pub stats: bool,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Compile and run a NESL program, printing the top-level transcript.
+    Run {
+        /// The `.nesl` file.
+        file: PathBuf,
+        #[command(flatten)]
+        opts: RunOpts,
+    },
+    /// Parse and type-check a NESL program; print each definition's type.
+    Check {
+        /// The `.nesl` file.
+        file: PathBuf,
+    },
+    /// Compile a NESL program to VCODE.
+    Compile {
+        /// The `.nesl` file.
+        file: PathBuf,
+        /// Output `.vcode` file (stdout when absent).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+    },
+    /// Run (or only check) a VCODE or FCODE file, printing the final stack as `vinterp` does.
+    Vcode {
+        /// The `.vcode` / `.fcode` file.
+        file: PathBuf,
+        /// Only parse and verify.
+        #[arg(long)]
+        check: bool,
+        #[command(flatten)]
+        opts: RunOpts,
+    },
+    /// Optimise VCODE into FCODE.
+    Opt {
+        /// Input `.vcode`.
+        file: PathBuf,
+        /// Output `.fcode` (stdout when absent).
+        #[arg(short, long)]
+        output: Option<PathBuf>,
+        /// Also write the CUDA C of the superoperators here.
+        #[arg(long)]
+        emit_cuda: Option<PathBuf>,
+    },
+    /// Run regression suites (directories of `.nesl` + `.expected`).
+    Test {
+        /// Directories to run.
+        dirs: Vec<PathBuf>,
+        #[command(flatten)]
+        opts: RunOpts,
+    },
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match cmd::dispatch(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}
