@@ -4,6 +4,7 @@
 //! its own module under `src/cmd/`.
 
 mod cmd;
+mod diagnostics;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
@@ -84,6 +85,34 @@ pub enum Command {
         /// Also write the CUDA C of the superoperators here.
         #[arg(long)]
         emit_cuda: Option<PathBuf>,
+    },
+    /// Run the benchmark programs and print one comparison table (markdown), plus JSON and
+    /// log-log SVG plots when `--out` is given.
+    Bench {
+        /// Small sizes only (under a minute; for CI).
+        #[arg(long)]
+        quick: bool,
+        /// A sweep of sizes up to the paper's (the paper's sizes only by default).
+        #[arg(long, conflicts_with = "quick")]
+        sweep: bool,
+        /// Runs per configuration (the table shows the median, min and max).
+        #[arg(long, default_value_t = 3)]
+        runs: usize,
+        /// Only these programs (comma-separated: dotp,quicksort,blackscholes,quickhull,barneshut,smvm,muladd).
+        #[arg(long, value_delimiter = ',')]
+        programs: Vec<String>,
+        /// Optimisation levels to run (comma-separated).
+        #[arg(long, value_delimiter = ',', default_value = "0,1,2")]
+        opt: Vec<u8>,
+        /// Backends to run (comma-separated `cpu`, `cuda`); default: cpu, plus cuda when a GPU is present.
+        #[arg(long, value_delimiter = ',')]
+        backend: Vec<String>,
+        /// Time limit of one run, in seconds.
+        #[arg(long, default_value_t = 600)]
+        timeout: u64,
+        /// Write `results.json`, `table.md` and one `PROGRAM.svg` plot per program here.
+        #[arg(long)]
+        out: Option<PathBuf>,
     },
     /// Run regression suites (directories of `.nesl` + `.expected`).
     Test {

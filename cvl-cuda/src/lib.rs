@@ -1,4 +1,236 @@
 //! cvl-cuda: the `Cvl` vector library on an NVIDIA GPU, through cudarc.
 //!
 //! Builds and links with no CUDA installed (cudarc's dynamic loading); when no driver or
-//! GPU is present at run time, creating the backend returns a clean error.
+//! GPU is present at run time, [`CudaCvl::new`] returns a clean one-line error.
+//!
+//! Design (see `spec/cvl.md` section 13 for the port this improves on):
+//! * kernels: the CUDA C of the `kernels` crate, compiled by NVRTC to a CUBIN for the GPU's
+//!   architecture once per process and cached on disk ([`compile`]);
+//! * data stays on the device: INT is `i64`, FLOAT `f64`, BOOL one byte; only the scalars
+//!   the interpreter needs (and printed results) come back, each transfer counted in
+//!   [`DeviceStats`];
+//! * a pool recycles device buffers by size class;
+//! * a segment descriptor is one device buffer of lengths then offsets, plus (built on
+//!   first use, and only for more than one segment) the segment index of every element;
+//!   one segment is the fast path everywhere (no per-element index at all);
+//! * device errors become traps: driver failures, out of memory, and bad indices or
+//!   division by zero detected inside kernels (reported through an error mailbox that is
+//!   read back after the operation, or at the next synchronisation in deferred mode).
+
+pub mod compile;
+mod device;
+mod emu;
+mod ops;
+pub mod superop;
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+pub use device::DeviceStats;
+use device::{DevBuf, Device};
+use vcode::{Trap, TrapKind, VType};
+
+/// Why the CUDA backend could not start. Its `Display` is one line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum CudaInitError {
+    /// No `libcuda.so` could be loaded.
+    #[error("no CUDA driver: libcuda.so could not be loaded (no NVIDIA driver installed on this machine)")]
+    NoDriver,
+    /// The driver is there but reports no usable GPU.
+    #[error("no CUDA GPU: {0}")]
+    NoDevice(String),
+    /// NVRTC (`libnvrtc.so`) could not be loaded, so the kernels cannot be compiled.
+    #[error("NVRTC not available: libnvrtc.so could not be loaded (put the CUDA toolkit's lib64, or the directory printed by scripts/nvrtc.sh, on LD_LIBRARY_PATH)")]
+    NoNvrtc,
+    /// The CUDA backend was turned off with `NESL_CUDA_DISABLE`.
+    #[error("the CUDA backend is disabled (NESL_CUDA_DISABLE is set)")]
+    Disabled,
+    /// A driver call failed while starting.
+    #[error("CUDA driver error: {0}")]
+    Driver(String),
+    /// A kernel module did not compile.
+    #[error("CUDA kernel compilation failed: {0}")]
+    Compile(String),
+    /// The CPU emulation of the kernels could not be built.
+    #[error("kernel emulation unavailable: {0}")]
+    Emulation(String),
+}
+
+/// The CUDA vector library. Not `Send`: create one per thread.
+pub struct CudaCvl {
+    dev: Rc<Device>,
+    /// State of the splitmix64 generator (the same stream as the CPU library's).
+    rng: u64,
+    /// Check the error mailbox at the next synchronisation instead of after each operation.
+    deferred: bool,
+    /// A kernel that may report an error ran since the mailbox was last read.
+    pending: bool,
+}
+
+/// Handle to a device vector (reference counted; the last drop recycles the buffer).
+#[derive(Clone, Debug)]
+pub struct CudaVector(Rc<VecData>);
+
+#[derive(Debug)]
+struct VecData {
+    buf: DevBuf,
+    len: usize,
+    ty: VType,
+}
+
+/// Handle to a device segment descriptor (reference counted).
+#[derive(Clone, Debug)]
+pub struct CudaSegdes(Rc<SegData>);
+
+#[derive(Debug)]
+struct SegData {
+    /// Number of segments.
+    m: usize,
+    /// Number of elements described.
+    n: usize,
+    /// `m` lengths then `m` offsets (i64).
+    lo: DevBuf,
+    /// Per-element segment index (u32), built on first use when `m > 1`.
+    seg: RefCell<Option<DevBuf>>,
+}
+
+impl CudaCvl {
+    /// Opens GPU 0 and prepares the kernels. Errors (no driver, no GPU, no NVRTC, a kernel
+    /// that does not compile) come back as values; this never panics.
+    ///
+    /// Environment: `NESL_CUDA_DISABLE` (any value) refuses to start;
+    /// `NESL_CUDA_EMULATE=1` gives [`CudaCvl::new_emulated`] (kernels on the CPU, for tests);
+    /// `NESL_CUDA_DEFER_CHECKS=1` selects deferred error checks (see
+    /// [`CudaCvl::set_deferred_checks`]); `NESL_CUDA_CACHE` names the kernel cache directory.
+    pub fn new() -> Result<CudaCvl, CudaInitError> {
+        if std::env::var_os("NESL_CUDA_DISABLE").is_some() {
+            return Err(CudaInitError::Disabled);
+        }
+        if std::env::var("NESL_CUDA_EMULATE").is_ok_and(|v| v == "1") {
+            return Self::new_emulated();
+        }
+        let dev = Device::open()?;
+        let deferred = std::env::var("NESL_CUDA_DEFER_CHECKS").is_ok_and(|v| v == "1");
+        Ok(CudaCvl {
+            dev: Rc::new(dev),
+            rng: 0,
+            deferred,
+            pending: false,
+        })
+    }
+
+    /// The same library with every kernel run by a CPU emulation of CUDA (the kernels
+    /// compiled as C++ with the system compiler): slow, for testing the backend's logic
+    /// on machines without a GPU. Needs `g++` (or `$CXX`) on x86-64 Linux.
+    pub fn new_emulated() -> Result<CudaCvl, CudaInitError> {
+        let dev = Device::open_emulated()?;
+        Ok(CudaCvl {
+            dev: Rc::new(dev),
+            rng: 0,
+            deferred: false,
+            pending: false,
+        })
+    }
+
+    /// True when running on a real GPU (false for [`CudaCvl::new_emulated`]).
+    pub fn is_gpu(&self) -> bool {
+        self.dev.is_gpu()
+    }
+
+    /// The GPU's name (e.g. `NVIDIA H100 80GB HBM3`).
+    pub fn device_name(&self) -> &str {
+        self.dev.name()
+    }
+
+    /// The architecture the kernels were compiled for (e.g. `sm_90`).
+    pub fn arch(&self) -> &str {
+        self.dev.arch()
+    }
+
+    /// Counters of kernel launches, host round trips, bytes moved and pool use.
+    pub fn device_stats(&self) -> DeviceStats {
+        self.dev.stats()
+    }
+
+    /// With `true`, errors detected inside kernels (bad index, division by zero) are read
+    /// back at the next synchronisation (a scalar or result read) instead of right after
+    /// the operation: fewer host round trips, but the trap is reported at a later
+    /// instruction. The default is `false` (exact trap sites).
+    pub fn set_deferred_checks(&mut self, deferred: bool) {
+        self.deferred = deferred;
+    }
+
+    /// Waits for all queued device work and reports any pending kernel error.
+    pub fn synchronize(&mut self) -> Result<(), Trap> {
+        self.read_mailbox().map(|_| ())
+    }
+
+    // ----- internal helpers shared by ops.rs and superop.rs -----
+
+    fn new_vec(&self, ty: VType, len: usize) -> Result<CudaVector, Trap> {
+        let bytes = len
+            .checked_mul(esize(ty))
+            .ok_or_else(|| Trap::new(TrapKind::OutOfMemory(format!("{len} elements"))))?;
+        let buf = self.dev.alloc(bytes)?;
+        Ok(CudaVector(Rc::new(VecData { buf, len, ty })))
+    }
+
+    /// After an operation whose kernels may report errors: read the mailbox now, or remember
+    /// to read it at the next synchronisation.
+    fn check(&mut self) -> Result<(), Trap> {
+        if self.deferred {
+            self.pending = true;
+            Ok(())
+        } else {
+            self.read_mailbox().map(|_| ())
+        }
+    }
+
+    /// Before a host read in deferred mode: report an error left by earlier operations.
+    fn flush_pending(&mut self) -> Result<(), Trap> {
+        if self.pending {
+            self.read_mailbox()?;
+        }
+        Ok(())
+    }
+
+    /// Reads the 4-slot mailbox (one round trip); an error code becomes a trap and the
+    /// mailbox is cleared.
+    fn read_mailbox(&mut self) -> Result<[i64; 4], Trap> {
+        let mut mb = [0i64; 4];
+        self.dev.dtoh(&mut mb, self.dev.mailbox())?;
+        self.pending = false;
+        if mb[0] != 0 {
+            self.dev.memset(self.dev.mailbox(), 0, 32)?;
+            return Err(match mb[0] {
+                1 => Trap::index(mb[1], mb[2].max(0) as usize),
+                2 | 4 => Trap::new(TrapKind::DivisionByZero),
+                3 => Trap::new(TrapKind::NegativeLength(mb[1])),
+                c => Trap::backend(format!("unknown kernel error code {c}")),
+            });
+        }
+        Ok(mb)
+    }
+}
+
+impl std::fmt::Debug for CudaCvl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "CudaCvl({}, {})", self.dev.name(), self.dev.arch())
+    }
+}
+
+/// Bytes per element on the device.
+fn esize(ty: VType) -> usize {
+    match ty {
+        VType::Int | VType::Float => 8,
+        VType::Bool => 1,
+    }
+}
+
+/// Suffix of the size-generic data kernels.
+fn sfx(ty: VType) -> &'static str {
+    match ty {
+        VType::Int | VType::Float => "8",
+        VType::Bool => "1",
+    }
+}

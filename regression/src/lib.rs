@@ -1,5 +1,97 @@
 //! regression: the project's regression corpus and the runner that checks it.
 //!
-//! Holds `.nesl` programs with expected transcripts, `.vcode` fixtures with expected
-//! output and bad inputs with expected errors, and the comparison rule of the shared
-//! conformance corpus.
+//! The corpus lives beside this crate: `regression/nesl/**` holds `.nesl` programs with
+//! their expected transcripts, `regression/vcode/` VCODE fixtures. This crate provides
+//! the comparison rule of the shared conformance corpus ([`compare`]), the discovery and
+//! checking of cases ([`runner`]), the one place that chooses how compiled code runs
+//! ([`executor`]), and the in-process way the tools produce a transcript
+//! ([`nesl_transcript`]).
+
+#![deny(missing_docs)]
+
+pub mod compare;
+pub mod runner;
+
+pub use compare::compare;
+pub use runner::{check_case, discover, run_suite, Case, Summary, Verdict};
+
+use nesl_front::toplevel::{CpuExecutor, Executor, Renderer, TopLevel};
+use std::path::{Path, PathBuf};
+
+/// Which vector library runs compiled code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    /// The CPU vector library.
+    Cpu,
+    /// The CUDA vector library.
+    Cuda,
+    /// CUDA when a GPU is present, otherwise the CPU.
+    Auto,
+}
+
+/// The executor for a backend and optimisation level (0: VCODE as compiled; 1 and 2:
+/// optimised FCODE once the optimiser is wired in), keeping operation counts when
+/// `stats`. This is the one place that decides how compiled NESL code runs.
+pub fn executor(backend: Backend, opt: u8, stats: bool) -> Result<Box<dyn Executor>, String> {
+    if opt > 2 {
+        return Err(format!("optimisation level {opt} does not exist (0, 1 or 2)"));
+    }
+    match backend {
+        Backend::Cuda => Err("the CUDA backend is not available in this build".into()),
+        Backend::Cpu | Backend::Auto => Ok(Box::new(CpuExecutor::new().with_stats(stats))),
+    }
+}
+
+/// The (backend, optimisation level) pairs the regression tests run every case on: every
+/// backend this build can run on this machine, at every optimisation level that changes
+/// what runs. Until the FCODE optimiser and the CUDA backend are wired into
+/// [`executor`], that is the CPU at level 0 only.
+pub fn configurations() -> Vec<(Backend, u8)> {
+    vec![(Backend::Cpu, 0)]
+}
+
+/// A short name for a configuration, used in test names (`cpu-O0`).
+pub fn configuration_name(backend: Backend, opt: u8) -> String {
+    let b = match backend {
+        Backend::Cpu => "cpu",
+        Backend::Cuda => "cuda",
+        Backend::Auto => "auto",
+    };
+    format!("{b}-O{opt}")
+}
+
+/// Evaluates a NESL program in a fresh top level running on `executor` and returns its
+/// transcript (diagnostics rendered by `render`, the plain renderer when `None`).
+pub fn nesl_transcript(path: &Path, src: &str, executor: Box<dyn Executor>, render: Option<Renderer>) -> String {
+    let mut top = TopLevel::new(executor);
+    if let Some(r) = render {
+        top = top.with_renderer(r);
+    }
+    let mut out = Vec::new();
+    if let Err(e) = top.eval_source(&path.display().to_string(), src, &mut out) {
+        out.extend_from_slice(format!("\nerror: writing the transcript failed: {e}\n\n").as_bytes());
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Checks one case in-process on `backend` at level `opt`.
+pub fn check_nesl_case(case: &Case, backend: Backend, opt: u8) -> Verdict {
+    let mut transcribe = |path: &Path, src: &str| match executor(backend, opt, false) {
+        Ok(ex) => nesl_transcript(path, src, ex, None),
+        Err(e) => format!("error: {e}\n\n"),
+    };
+    check_case(case, &mut transcribe)
+}
+
+/// The shared conformance corpus, when it is present: `$NESL_CONFORMANCE`, or
+/// `../shared/conformance/nesl` (then `/work/shared/conformance/nesl`) relative to the
+/// workspace root `root`.
+pub fn conformance_dir(root: &Path) -> Option<PathBuf> {
+    let mut candidates = Vec::new();
+    if let Some(p) = std::env::var_os("NESL_CONFORMANCE") {
+        candidates.push(PathBuf::from(p));
+    }
+    candidates.push(root.join("../shared/conformance/nesl"));
+    candidates.push(PathBuf::from("/work/shared/conformance/nesl"));
+    candidates.into_iter().find(|p| p.is_dir())
+}

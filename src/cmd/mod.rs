@@ -1,22 +1,29 @@
-//! One module per subcommand.
+//! One module per subcommand; each exposes `main(...) -> anyhow::Result<ExitCode>`.
 
 use crate::{Cli, Command};
 use std::process::ExitCode;
 
+pub mod bench;
+pub mod check;
+pub mod compile;
+pub mod opt;
+pub mod run;
+pub mod test;
+pub mod vcode;
+
 /// Runs the chosen subcommand; `Ok` carries the exit status.
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        other => anyhow::bail!("`{}` is not implemented yet", command_name(&other)),
-    }
-}
-
-fn command_name(c: &Command) -> &'static str {
-    match c {
-        Command::Run { .. } => "run",
-        Command::Check { .. } => "check",
-        Command::Compile { .. } => "compile",
-        Command::Vcode { .. } => "vcode",
-        Command::Opt { .. } => "opt",
-        Command::Test { .. } => "test",
+        Command::Run { file, opts } => run::main(&file, &opts),
+        Command::Check { file } => check::main(&file),
+        Command::Compile { file, output } => compile::main(&file, output.as_deref()),
+        Command::Vcode { file, check, opts } => vcode::main(&file, check, &opts),
+        Command::Opt { file, output, emit_cuda } => {
+            opt::main(&file, output.as_deref(), emit_cuda.as_deref())
+        }
+        Command::Test { dirs, opts } => test::main(&dirs, &opts),
+        Command::Bench { quick, sweep, runs, programs, opt, backend, timeout, out } => {
+            bench::main(bench::Args { quick, sweep, runs, programs, opt, backend, timeout, out })
+        }
     }
 }

@@ -1,7 +1,103 @@
 //! VCODE: the vector stack-machine language of the CMU NESL system.
 //!
-//! This crate holds the VCODE IR (the instruction set defined once, in one table), the
-//! parser and printer for the CMU text format, the verifier, the interpreter (a stack
-//! machine generic over the [`Cvl`] trait) and the CPU implementation of that trait.
+//! This crate holds the VCODE IR (the instruction set defined once, in one table:
+//! [`op`]), the parser and printer for the CMU text format, the verifier, the
+//! interpreter (a stack machine generic over the [`Cvl`] trait) and the CPU
+//! implementation of that trait. FCODE (VCODE plus `FUSED n` and a table of
+//! superoperators, [`fused`]) is read, printed and run by the same code.
 //! It does not know NESL: the front end (`nesl-front`) produces VCODE text that this
 //! crate parses and runs.
+//!
+//! ```
+//! let p = vcode::parse("FUNC MAIN\nCONST INT (1 2 3)\nCONST INT 3\nMAKE_SEGDES\n+_REDUCE INT\nRET\n").unwrap();
+//! vcode::verify(&p).unwrap();
+//! let mut out = Vec::new();
+//! let r = vcode::run(&p, &mut vcode::CpuCvl::new(), &mut out, &Default::default()).unwrap();
+//! let vcode::RunOutcome::Finished(stack) = r.outcome else { panic!() };
+//! assert_eq!(vcode::format_vinterp(&stack), "( 6 )\n");
+//! ```
+
+#![deny(missing_docs)]
+
+pub mod cvl;
+pub mod fused;
+mod interp;
+mod io;
+pub mod ir;
+mod lex;
+pub mod op;
+mod parse;
+mod print;
+pub mod trap;
+mod verify;
+
+pub use cvl::cpu::CpuCvl;
+pub use cvl::{Cvl, HostScalar, HostVector, OpStats, VType};
+pub use fused::{Expr, SuperOp};
+pub use ir::{Const, Function, Imm, Instr, Pos, Program};
+pub use op::{Opcode, Ty};
+pub use parse::{parse, ParseError};
+pub use print::{c_exp, float_literal, format_value, format_vinterp};
+pub use trap::{Trap, TrapKind, TrapSite};
+pub use verify::{verify, VerifyError};
+
+/// Options of [`run`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunOptions {
+    /// Count CVL operations by kind and the elements they touch ([`RunReport::stats`]).
+    pub stats: bool,
+    /// Most nested `CALL`s before the run traps (runaway recursion).
+    pub max_call_depth: usize,
+    /// Most instructions to execute before the run traps (`None`: no limit).
+    pub max_steps: Option<u64>,
+}
+
+impl Default for RunOptions {
+    fn default() -> Self {
+        RunOptions { stats: false, max_call_depth: 1 << 20, max_steps: None }
+    }
+}
+
+/// A value of the final stack, copied to the host.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HostValue {
+    /// An `INT` vector (also characters).
+    Int(Vec<i64>),
+    /// A `FLOAT` vector.
+    Float(Vec<f64>),
+    /// A `BOOL` vector.
+    Bool(Vec<bool>),
+    /// A segment descriptor, as its segment lengths.
+    Segdes(Vec<i64>),
+}
+
+/// How a run ended.
+#[derive(Debug, Clone, PartialEq)]
+pub enum RunOutcome {
+    /// The entry function returned; the final stack, bottom first.
+    Finished(Vec<HostValue>),
+    /// `EXIT` ran (status: the `INT` on top of the stack, or 0); nothing is printed.
+    Exited(i64),
+}
+
+/// The result of [`run`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct RunReport {
+    /// How the run ended.
+    pub outcome: RunOutcome,
+    /// Operation counts (empty unless [`RunOptions::stats`]).
+    pub stats: OpStats,
+}
+
+/// Runs a parsed program on the vector library `cvl` from its entry function (the one
+/// named `MAIN`, otherwise the first). Everything `WRITE`/`FWRITE` prints to the standard
+/// streams goes to `out`. A run-time failure is a [`Trap`] naming the function and the
+/// instruction.
+pub fn run<C: Cvl>(
+    p: &Program,
+    cvl: &mut C,
+    out: &mut dyn std::io::Write,
+    opts: &RunOptions,
+) -> Result<RunReport, Trap> {
+    interp::run(p, cvl, out, opts)
+}

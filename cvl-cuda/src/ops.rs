@@ -1,0 +1,1205 @@
+//! `impl Cvl for CudaCvl`: every VCODE vector operation as kernel launches (see the
+//! `kernels` crate for the device side). Argument checks (types, lengths, segment counts)
+//! happen on the host before any launch and mirror the CPU library's messages.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use cudarc::driver::sys::CUdeviceptr;
+use vcode::cvl::{BinOp, ReduceOp, UnOp};
+use vcode::{Cvl, HostScalar, HostVector, Trap, TrapKind, VType};
+
+use crate::device::Arg::{self, I, I32, P, U};
+use crate::{esize, sfx, CudaCvl, CudaSegdes, CudaVector, SegData};
+
+/// The float identity of MAX (negated for MIN): 1.0e36 rounded through a C float, as the
+/// reference library (and the CPU backend) use.
+const FLOAT_MAX_IDENTITY: f64 = -1.0e36_f32 as f64;
+/// Elements per tile of the scan kernels.
+const TILE: usize = kernels::SCAN_TILE;
+/// Elements per block of the radix-sort kernels.
+const RTILE: usize = kernels::RADIX_TILE;
+
+const NULL: Arg = P(0);
+
+fn unsupported(what: &str, t: VType) -> Trap {
+    Trap::ty(format!("{what} is not defined on {}", t.name()))
+}
+
+fn check_len(what: &str, have: usize, want: usize) -> Result<(), Trap> {
+    if have == want {
+        Ok(())
+    } else {
+        Err(Trap::length(format!(
+            "{what} has length {have}, expected {want}"
+        )))
+    }
+}
+
+fn same_m(a: &CudaSegdes, b: &CudaSegdes) -> Result<(), Trap> {
+    if a.0.m == b.0.m {
+        Ok(())
+    } else {
+        Err(Trap::length(format!(
+            "source descriptor has {} segments, destination descriptor {}",
+            a.0.m, b.0.m
+        )))
+    }
+}
+
+fn want(v: &CudaVector, ty: VType, what: &str) -> Result<(), Trap> {
+    if v.0.ty == ty {
+        Ok(())
+    } else {
+        Err(Trap::ty(format!(
+            "{what} must be {}, not {}",
+            ty.name(),
+            v.0.ty.name()
+        )))
+    }
+}
+
+fn same_type(a: &CudaVector, b: &CudaVector) -> Result<(), Trap> {
+    if a.0.ty == b.0.ty {
+        Ok(())
+    } else {
+        Err(Trap::ty(format!(
+            "values are {} and {}; they must have one type",
+            a.0.ty.name(),
+            b.0.ty.name()
+        )))
+    }
+}
+
+fn binop_name(op: BinOp) -> &'static str {
+    vcode::fused::binop_name(op)
+}
+
+/// Kernel, result type and whether it may report an error, for `op` on `ty` operands.
+pub(crate) fn binop_kernel(op: BinOp, ty: VType) -> Option<(&'static str, VType, bool)> {
+    use BinOp::*;
+    use VType::{Bool as B, Float as F, Int as Z};
+    Some(match (op, ty) {
+        (Add, Z) => ("add_wuz", Z, false),
+        (Sub, Z) => ("sub_wuz", Z, false),
+        (Mul, Z) => ("mul_wuz", Z, false),
+        (Div, Z) => ("div_wuz", Z, true),
+        (Mod, Z) => ("mod_wuz", Z, true),
+        (Lt, Z) => ("les_wuz", B, false),
+        (Le, Z) => ("leq_wuz", B, false),
+        (Gt, Z) => ("grt_wuz", B, false),
+        (Ge, Z) => ("geq_wuz", B, false),
+        (Eq, Z) => ("eql_wuz", B, false),
+        (Ne, Z) => ("neq_wuz", B, false),
+        (Lshift, Z) => ("lsh_wuz", Z, false),
+        (Rshift, Z) => ("rsh_wuz", Z, false),
+        (And, Z) => ("and_wuz", Z, false),
+        (Or, Z) => ("ior_wuz", Z, false),
+        (Xor, Z) => ("xor_wuz", Z, false),
+        (Max, Z) => ("max_wuz", Z, false),
+        (Min, Z) => ("min_wuz", Z, false),
+        (Add, F) => ("add_wud", F, false),
+        (Sub, F) => ("sub_wud", F, false),
+        (Mul, F) => ("mul_wud", F, false),
+        (Div, F) => ("div_wud", F, false),
+        (Lt, F) => ("les_wud", B, false),
+        (Le, F) => ("leq_wud", B, false),
+        (Gt, F) => ("grt_wud", B, false),
+        (Ge, F) => ("geq_wud", B, false),
+        (Eq, F) => ("eql_wud", B, false),
+        (Ne, F) => ("neq_wud", B, false),
+        (Max, F) => ("max_wud", F, false),
+        (Min, F) => ("min_wud", F, false),
+        (And, B) => ("and_wub", B, false),
+        (Or, B) => ("ior_wub", B, false),
+        (Xor, B) => ("xor_wub", B, false),
+        (Eq, B) => ("eql_wub", B, false),
+        (Ne, B) => ("neq_wub", B, false),
+        _ => return None,
+    })
+}
+
+/// Kernel and result type for unary `op` on `ty`.
+pub(crate) fn unop_kernel(op: UnOp, ty: VType) -> Option<(&'static str, VType)> {
+    use UnOp::*;
+    use VType::{Bool as B, Float as F, Int as Z};
+    Some(match (op, ty) {
+        (Not, Z) => ("not_wuz", Z),
+        (Not, B) => ("not_wub", B),
+        (Floor, F) => ("flr_wud", Z),
+        (Ceil, F) => ("cei_wud", Z),
+        (Trunc, F) => ("trn_wud", Z),
+        (Round, F) => ("rou_wud", Z),
+        (IToF, Z) => ("dbl_wuz", F),
+        (IToB, Z) => ("boo_wuz", B),
+        (BToI, B) => ("int_wub", Z),
+        (Log, F) => ("log_wud", F),
+        (Sqrt, F) => ("sqt_wud", F),
+        (Exp, F) => ("exp_wud", F),
+        (Sin, F) => ("sin_wud", F),
+        (Cos, F) => ("cos_wud", F),
+        (Tan, F) => ("tan_wud", F),
+        (Asin, F) => ("asn_wud", F),
+        (Acos, F) => ("acs_wud", F),
+        (Atan, F) => ("atn_wud", F),
+        (Sinh, F) => ("snh_wud", F),
+        (Cosh, F) => ("csh_wud", F),
+        (Tanh, F) => ("tnh_wud", F),
+        _ => return None,
+    })
+}
+
+/// The scan kernels' suffix, accumulator size in bytes and identity for `op` on `ty`.
+fn monoid(op: ReduceOp, ty: VType) -> Result<(&'static str, usize, HostScalar), Trap> {
+    use ReduceOp::*;
+    use VType::{Bool as B, Float as F, Int as Z};
+    Ok(match (op, ty) {
+        (Add, Z) => ("add_z", 8, HostScalar::Int(0)),
+        (Mul, Z) => ("mul_z", 8, HostScalar::Int(1)),
+        (Max, Z) => ("max_z", 8, HostScalar::Int(i64::MIN)),
+        (Min, Z) => ("min_z", 8, HostScalar::Int(i64::MAX)),
+        (And, Z) => ("and_z", 8, HostScalar::Int(-1)),
+        (Or, Z) => ("ior_z", 8, HostScalar::Int(0)),
+        (Xor, Z) => ("xor_z", 8, HostScalar::Int(0)),
+        (Add, F) => ("add_d", 8, HostScalar::Float(0.0)),
+        (Mul, F) => ("mul_d", 8, HostScalar::Float(1.0)),
+        (Max, F) => ("max_d", 8, HostScalar::Float(FLOAT_MAX_IDENTITY)),
+        (Min, F) => ("min_d", 8, HostScalar::Float(-FLOAT_MAX_IDENTITY)),
+        (And, B) => ("and_b", 4, HostScalar::Bool(true)),
+        (Or, B) => ("ior_b", 4, HostScalar::Bool(false)),
+        (Xor, B) => ("xor_b", 4, HostScalar::Bool(false)),
+        (op, t) => return Err(unsupported(&format!("{op:?} scan/reduce"), t)),
+    })
+}
+
+fn scalar_bits(v: HostScalar) -> (VType, u64) {
+    match v {
+        HostScalar::Int(x) => (VType::Int, x as u64),
+        HostScalar::Float(x) => (VType::Float, x.to_bits()),
+        HostScalar::Bool(b) => (VType::Bool, u64::from(b)),
+    }
+}
+
+impl CudaVector {
+    fn ptr(&self) -> CUdeviceptr {
+        self.0.buf.ptr()
+    }
+}
+
+impl CudaSegdes {
+    fn lens(&self) -> CUdeviceptr {
+        self.0.lo.ptr()
+    }
+    fn offs(&self) -> CUdeviceptr {
+        self.0.lo.ptr() + 8 * self.0.m as u64
+    }
+}
+
+/// How `scan_raw` writes its result.
+#[derive(Clone, Copy)]
+enum ScanMode {
+    Exclusive = 0,
+    Inclusive = 1,
+    /// Each segment's total to `out[segment]`.
+    ReduceByKey = 2,
+}
+
+impl CudaCvl {
+    /// The per-element segment index of `s` (device pointer), or 0 (null) for the
+    /// single-segment fast path. Built on first use: mark segment starts, max-scan.
+    fn seg_index(&mut self, s: &CudaSegdes) -> Result<CUdeviceptr, Trap> {
+        if s.0.m <= 1 || s.0.n == 0 {
+            return Ok(0);
+        }
+        if let Some(b) = s.0.seg.borrow().as_ref() {
+            return Ok(b.ptr());
+        }
+        if s.0.m > u32::MAX as usize {
+            return Err(Trap::new(TrapKind::Unsupported(format!(
+                "{} segments (the CUDA backend handles at most {})",
+                s.0.m,
+                u32::MAX
+            ))));
+        }
+        let n = s.0.n;
+        let buf = self.dev.alloc(n * 4)?;
+        self.dev.memset(buf.ptr(), 0, n * 4)?;
+        self.dev.launch_n(
+            "mke_mark",
+            s.0.m,
+            &[P(s.lens()), P(s.offs()), I(s.0.m as i64), P(buf.ptr())],
+        )?;
+        self.scan_raw("max_u", 4, buf.ptr(), 0, n, buf.ptr(), ScanMode::Inclusive)?;
+        let p = buf.ptr();
+        *s.0.seg.borrow_mut() = Some(buf);
+        Ok(p)
+    }
+
+    /// The three-phase tiled scan of `n` elements at `input` (keys: per-element segment
+    /// index or null) into `out`. `acc` is the accumulator size of the operator.
+    fn scan_raw(
+        &mut self,
+        suf: &str,
+        acc: usize,
+        input: CUdeviceptr,
+        keys: CUdeviceptr,
+        n: usize,
+        out: CUdeviceptr,
+        mode: ScanMode,
+    ) -> Result<(), Trap> {
+        if n == 0 {
+            return Ok(());
+        }
+        let ntiles = n.div_ceil(TILE);
+        let blocks = u32::try_from(ntiles)
+            .map_err(|_| Trap::new(TrapKind::Unsupported(format!("a scan of {n} elements"))))?;
+        let down = format!("scan_down_{suf}");
+        if ntiles == 1 {
+            return self.dev.launch_blocks(
+                &down,
+                1,
+                &[
+                    P(input),
+                    P(keys),
+                    I(n as i64),
+                    NULL,
+                    NULL,
+                    P(out),
+                    I32(mode as i32),
+                ],
+            );
+        }
+        let agg_v = self.dev.alloc(ntiles * acc)?;
+        let agg_k = self.dev.alloc(ntiles * 4)?;
+        self.dev.launch_blocks(
+            &format!("scan_tiles_{suf}"),
+            blocks,
+            &[
+                P(input),
+                P(keys),
+                I(n as i64),
+                P(agg_v.ptr()),
+                P(agg_k.ptr()),
+            ],
+        )?;
+        self.dev.launch_blocks(
+            &format!("scan_aggs_{suf}"),
+            1,
+            &[P(agg_v.ptr()), P(agg_k.ptr()), I(ntiles as i64)],
+        )?;
+        self.dev.launch_blocks(
+            &down,
+            blocks,
+            &[
+                P(input),
+                P(keys),
+                I(n as i64),
+                P(agg_v.ptr()),
+                P(agg_k.ptr()),
+                P(out),
+                I32(mode as i32),
+            ],
+        )
+    }
+
+    /// Unsegmented reduction of `n >= 1` elements into `out[0]`.
+    fn reduce_raw(
+        &mut self,
+        suf: &str,
+        acc: usize,
+        input: CUdeviceptr,
+        n: usize,
+        out: CUdeviceptr,
+    ) -> Result<(), Trap> {
+        let ntiles = n.div_ceil(TILE);
+        if ntiles == 1 {
+            return self.scan_raw(suf, acc, input, 0, n, out, ScanMode::ReduceByKey);
+        }
+        let blocks = u32::try_from(ntiles).map_err(|_| {
+            Trap::new(TrapKind::Unsupported(format!(
+                "a reduction of {n} elements"
+            )))
+        })?;
+        let agg_v = self.dev.alloc(ntiles * acc)?;
+        self.dev.launch_blocks(
+            &format!("scan_tiles_{suf}"),
+            blocks,
+            &[P(input), NULL, I(n as i64), P(agg_v.ptr()), NULL],
+        )?;
+        self.dev.launch_blocks(
+            &format!("reduce_aggs_{suf}"),
+            1,
+            &[P(agg_v.ptr()), I(ntiles as i64), P(out)],
+        )
+    }
+
+    fn fill_raw(&mut self, ty: VType, bits: u64, ptr: CUdeviceptr, n: usize) -> Result<(), Trap> {
+        if bits == 0 {
+            return self.dev.memset(ptr, 0, n * esize(ty));
+        }
+        let k = if ty == VType::Bool {
+            "dis_vu1"
+        } else {
+            "dis_vu8"
+        };
+        self.dev.launch_n(k, n, &[P(ptr), U(bits), I(n as i64)])
+    }
+
+    fn copy_of(&mut self, v: &CudaVector) -> Result<CudaVector, Trap> {
+        let out = self.new_vec(v.0.ty, v.0.len)?;
+        self.dev
+            .copy_dtod(out.ptr(), v.ptr(), v.0.len * esize(v.0.ty))?;
+        Ok(out)
+    }
+
+    /// A descriptor from its device buffer of lengths then offsets.
+    fn segdes(&self, m: usize, n: usize, lo: crate::DevBuf) -> CudaSegdes {
+        CudaSegdes(Rc::new(SegData {
+            m,
+            n,
+            lo,
+            seg: RefCell::new(None),
+        }))
+    }
+
+    /// Scatter with "last writer wins" (DPERMUTE, FPERMUTE, DFPERMUTE) into `out`.
+    #[allow(clippy::too_many_arguments)]
+    fn scatter(
+        &mut self,
+        out: &CudaVector,
+        v: &CudaVector,
+        i: &CudaVector,
+        flags: CUdeviceptr,
+        ss: &CudaSegdes,
+        sd: &CudaSegdes,
+    ) -> Result<(), Trap> {
+        let n_s = ss.0.n;
+        if n_s == 0 {
+            return Ok(());
+        }
+        let seg_s = self.seg_index(ss)?;
+        let win = self.dev.alloc(sd.0.n * 8)?;
+        self.dev.memset(win.ptr(), 0xff, sd.0.n * 8)?;
+        let mb = self.dev.mailbox();
+        self.dev.launch_n(
+            "scatter_claim",
+            n_s,
+            &[
+                P(i.ptr()),
+                P(flags),
+                P(seg_s),
+                P(sd.lens()),
+                P(sd.offs()),
+                I(n_s as i64),
+                P(win.ptr()),
+                P(mb),
+            ],
+        )?;
+        self.dev.launch_n(
+            &format!("scatter_write{}", sfx(v.0.ty)),
+            n_s,
+            &[
+                P(v.ptr()),
+                P(i.ptr()),
+                P(flags),
+                P(seg_s),
+                P(sd.lens()),
+                P(sd.offs()),
+                I(n_s as i64),
+                P(win.ptr()),
+                P(out.ptr()),
+            ],
+        )?;
+        self.check()
+    }
+
+    /// Gather (BPERMUTE, BFPERMUTE).
+    fn gather(
+        &mut self,
+        v: &CudaVector,
+        i: &CudaVector,
+        flags: CUdeviceptr,
+        ss: &CudaSegdes,
+        sd: &CudaSegdes,
+    ) -> Result<CudaVector, Trap> {
+        let n_d = sd.0.n;
+        let out = self.new_vec(v.0.ty, n_d)?;
+        if n_d == 0 {
+            return Ok(out);
+        }
+        let seg_d = self.seg_index(sd)?;
+        let mb = self.dev.mailbox();
+        self.dev.launch_n(
+            &format!("bck_pe{}", sfx(v.0.ty)),
+            n_d,
+            &[
+                P(v.ptr()),
+                P(i.ptr()),
+                P(flags),
+                P(seg_d),
+                P(ss.lens()),
+                P(ss.offs()),
+                I(n_d as i64),
+                P(out.ptr()),
+                P(mb),
+            ],
+        )?;
+        self.check()?;
+        Ok(out)
+    }
+
+    /// One stable radix pass over the byte of the keys at `shift`.
+    #[allow(clippy::too_many_arguments)]
+    fn radix_pass(
+        &mut self,
+        n: usize,
+        shift: u32,
+        keys_in: CUdeviceptr,
+        perm_in: CUdeviceptr,
+        keys_out: CUdeviceptr,
+        perm_out: CUdeviceptr,
+        hist: CUdeviceptr,
+        nblocks: usize,
+    ) -> Result<(), Trap> {
+        let nb = nblocks as u32;
+        self.dev.launch_blocks(
+            "radix_hist",
+            nb,
+            &[
+                P(keys_in),
+                I(n as i64),
+                I32(shift as i32),
+                P(hist),
+                I(nblocks as i64),
+            ],
+        )?;
+        self.scan_raw(
+            "add_z",
+            8,
+            hist,
+            0,
+            256 * nblocks,
+            hist,
+            ScanMode::Exclusive,
+        )?;
+        self.dev.launch_blocks(
+            "radix_scatter",
+            nb,
+            &[
+                P(keys_in),
+                P(perm_in),
+                I(n as i64),
+                I32(shift as i32),
+                P(hist),
+                I(nblocks as i64),
+                P(keys_out),
+                P(perm_out),
+            ],
+        )
+    }
+
+    /// Bits that differ between the keys (one round trip), to skip constant digits.
+    fn varying_bits(&mut self, keys: CUdeviceptr, n: usize) -> Result<u64, Trap> {
+        let buf = self.dev.alloc(8)?;
+        self.dev.memset(buf.ptr(), 0, 8)?;
+        self.dev
+            .launch_n("radix_diff", n, &[P(keys), I(n as i64), P(buf.ptr())])?;
+        let mut out = [0u64; 1];
+        self.dev.dtoh(&mut out, buf.ptr())?;
+        Ok(out[0])
+    }
+}
+
+impl Cvl for CudaCvl {
+    type Vector = CudaVector;
+    type Segdes = CudaSegdes;
+
+    fn name(&self) -> &'static str {
+        "cuda"
+    }
+    fn len(&self, v: &CudaVector) -> usize {
+        v.0.len
+    }
+    fn vtype(&self, v: &CudaVector) -> VType {
+        v.0.ty
+    }
+    fn segment_count(&self, s: &CudaSegdes) -> usize {
+        s.0.m
+    }
+    fn element_count(&self, s: &CudaSegdes) -> usize {
+        s.0.n
+    }
+
+    fn from_host(&mut self, v: HostVector) -> Result<CudaVector, Trap> {
+        let out = self.new_vec(v.vtype(), v.len())?;
+        match &v {
+            HostVector::Int(x) => self.dev.htod(out.ptr(), x)?,
+            HostVector::Float(x) => self.dev.htod(out.ptr(), x)?,
+            HostVector::Bool(x) => {
+                let bytes: Vec<u8> = x.iter().map(|&b| u8::from(b)).collect();
+                self.dev.htod(out.ptr(), &bytes)?
+            }
+        }
+        Ok(out)
+    }
+
+    fn to_host(&mut self, v: &CudaVector) -> Result<HostVector, Trap> {
+        self.flush_pending()?;
+        let n = v.0.len;
+        Ok(match v.0.ty {
+            VType::Int => {
+                let mut x = vec![0i64; n];
+                self.dev.dtoh(&mut x, v.ptr())?;
+                HostVector::Int(x)
+            }
+            VType::Float => {
+                let mut x = vec![0f64; n];
+                self.dev.dtoh(&mut x, v.ptr())?;
+                HostVector::Float(x)
+            }
+            VType::Bool => {
+                let mut x = vec![0u8; n];
+                self.dev.dtoh(&mut x, v.ptr())?;
+                HostVector::Bool(x.into_iter().map(|b| b != 0).collect())
+            }
+        })
+    }
+
+    fn get_int(&mut self, v: &CudaVector, i: usize) -> Result<i64, Trap> {
+        want(v, VType::Int, "the scalar")?;
+        if i >= v.0.len {
+            return Err(Trap::index(i as i64, v.0.len));
+        }
+        self.flush_pending()?;
+        let mut x = [0i64; 1];
+        self.dev.dtoh(&mut x, v.ptr() + 8 * i as u64)?;
+        Ok(x[0])
+    }
+
+    fn get_bool(&mut self, v: &CudaVector, i: usize) -> Result<bool, Trap> {
+        want(v, VType::Bool, "the flag")?;
+        if i >= v.0.len {
+            return Err(Trap::index(i as i64, v.0.len));
+        }
+        self.flush_pending()?;
+        let mut x = [0u8; 1];
+        self.dev.dtoh(&mut x, v.ptr() + i as u64)?;
+        Ok(x[0] != 0)
+    }
+
+    fn fill(&mut self, value: HostScalar, n: usize) -> Result<CudaVector, Trap> {
+        let (ty, bits) = scalar_bits(value);
+        let out = self.new_vec(ty, n)?;
+        self.fill_raw(ty, bits, out.ptr(), n)?;
+        Ok(out)
+    }
+
+    fn make_segdes(&mut self, lengths: &CudaVector) -> Result<CudaSegdes, Trap> {
+        want(lengths, VType::Int, "MAKE_SEGDES lengths")?;
+        let m = lengths.0.len;
+        let lo = self.dev.alloc(16 * m)?;
+        if m == 0 {
+            return Ok(self.segdes(0, 0, lo));
+        }
+        self.dev.copy_dtod(lo.ptr(), lengths.ptr(), 8 * m)?;
+        let offs = lo.ptr() + 8 * m as u64;
+        if m == 1 {
+            // The common case (a flat vector): no kernel, one read of the length.
+            self.dev.memset(offs, 0, 8)?;
+            self.flush_pending()?;
+            let mut l = [0i64; 1];
+            self.dev.dtoh(&mut l, lengths.ptr())?;
+            if l[0] < 0 {
+                return Err(Trap::new(TrapKind::NegativeLength(l[0])));
+            }
+            return Ok(self.segdes(1, l[0] as usize, lo));
+        }
+        self.scan_raw("add_z", 8, lo.ptr(), 0, m, offs, ScanMode::Exclusive)?;
+        self.dev.launch_n(
+            "mke_check",
+            m,
+            &[P(lo.ptr()), P(offs), I(m as i64), P(self.dev.mailbox())],
+        )?;
+        // One round trip brings back the element count and any negative length.
+        let mb = self.read_mailbox()?;
+        let n = usize::try_from(mb[3]).map_err(|_| {
+            Trap::new(TrapKind::OutOfMemory(format!(
+                "segment lengths sum to {}",
+                mb[3]
+            )))
+        })?;
+        Ok(self.segdes(m, n, lo))
+    }
+
+    fn segdes_from_host(&mut self, lengths: &[i64]) -> Result<CudaSegdes, Trap> {
+        let m = lengths.len();
+        let mut lo: Vec<i64> = Vec::with_capacity(2 * m);
+        lo.extend_from_slice(lengths);
+        let mut total: i64 = 0;
+        for &l in lengths {
+            if l < 0 {
+                return Err(Trap::new(TrapKind::NegativeLength(l)));
+            }
+            lo.push(total);
+            total = total.checked_add(l).ok_or_else(|| {
+                Trap::new(TrapKind::OutOfMemory("segment lengths overflow".into()))
+            })?;
+        }
+        let buf = self.dev.alloc(16 * m)?;
+        self.dev.htod(buf.ptr(), &lo)?;
+        Ok(self.segdes(m, total as usize, buf))
+    }
+
+    fn lengths(&mut self, s: &CudaSegdes) -> Result<CudaVector, Trap> {
+        let out = self.new_vec(VType::Int, s.0.m)?;
+        self.dev.copy_dtod(out.ptr(), s.lens(), 8 * s.0.m)?;
+        Ok(out)
+    }
+
+    fn segdes_to_host(&mut self, s: &CudaSegdes) -> Result<Vec<i64>, Trap> {
+        self.flush_pending()?;
+        let mut x = vec![0i64; s.0.m];
+        self.dev.dtoh(&mut x, s.lens())?;
+        Ok(x)
+    }
+
+    fn binary(&mut self, op: BinOp, a: &CudaVector, b: &CudaVector) -> Result<CudaVector, Trap> {
+        if a.0.len != b.0.len {
+            return Err(Trap::length(format!(
+                "operands of `{}` have lengths {} and {}",
+                binop_name(op),
+                a.0.len,
+                b.0.len
+            )));
+        }
+        if a.0.ty != b.0.ty {
+            return Err(Trap::ty(format!(
+                "operands of `{}` are {} and {}",
+                binop_name(op),
+                a.0.ty.name(),
+                b.0.ty.name()
+            )));
+        }
+        let (k, rty, may_err) = binop_kernel(op, a.0.ty)
+            .ok_or_else(|| unsupported(&format!("`{}`", binop_name(op)), a.0.ty))?;
+        let n = a.0.len;
+        let out = self.new_vec(rty, n)?;
+        self.dev.launch_n(
+            k,
+            n,
+            &[
+                P(a.ptr()),
+                P(b.ptr()),
+                P(out.ptr()),
+                I(n as i64),
+                P(self.dev.mailbox()),
+            ],
+        )?;
+        if may_err && n > 0 {
+            self.check()?;
+        }
+        Ok(out)
+    }
+
+    fn unary(&mut self, op: UnOp, a: &CudaVector) -> Result<CudaVector, Trap> {
+        let (k, rty) = unop_kernel(op, a.0.ty)
+            .ok_or_else(|| unsupported(&format!("`{}`", vcode::fused::unop_name(op)), a.0.ty))?;
+        let n = a.0.len;
+        let out = self.new_vec(rty, n)?;
+        self.dev
+            .launch_n(k, n, &[P(a.ptr()), P(out.ptr()), I(n as i64)])?;
+        Ok(out)
+    }
+
+    fn select(
+        &mut self,
+        f: &CudaVector,
+        a: &CudaVector,
+        b: &CudaVector,
+    ) -> Result<CudaVector, Trap> {
+        if f.0.len != a.0.len || a.0.len != b.0.len {
+            return Err(Trap::length(format!(
+                "operands of `SELECT` have lengths {}, {} and {}",
+                f.0.len, a.0.len, b.0.len
+            )));
+        }
+        if f.0.ty != VType::Bool {
+            return Err(Trap::ty(format!(
+                "`SELECT` flags are {}, not BOOL",
+                f.0.ty.name()
+            )));
+        }
+        if a.0.ty != b.0.ty {
+            return Err(Trap::ty(format!(
+                "branches of `SELECT` are {} and {}",
+                a.0.ty.name(),
+                b.0.ty.name()
+            )));
+        }
+        let k = match a.0.ty {
+            VType::Int => "sel_wuz",
+            VType::Float => "sel_wud",
+            VType::Bool => "sel_wub",
+        };
+        let n = a.0.len;
+        let out = self.new_vec(a.0.ty, n)?;
+        self.dev.launch_n(
+            k,
+            n,
+            &[
+                P(f.ptr()),
+                P(a.ptr()),
+                P(b.ptr()),
+                P(out.ptr()),
+                I(n as i64),
+            ],
+        )?;
+        Ok(out)
+    }
+
+    fn rand(&mut self, bounds: &CudaVector) -> Result<CudaVector, Trap> {
+        want(bounds, VType::Int, "RAND bounds")?;
+        let n = bounds.0.len;
+        let out = self.new_vec(VType::Int, n)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        self.dev.launch_n(
+            "rnd_wuz",
+            n,
+            &[
+                P(bounds.ptr()),
+                P(out.ptr()),
+                I(n as i64),
+                U(self.rng),
+                P(self.dev.mailbox()),
+            ],
+        )?;
+        // A zero bound traps (DivisionByZero), as on the CPU.
+        self.check()?;
+        self.rng = self
+            .rng
+            .wrapping_add((n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15));
+        Ok(out)
+    }
+
+    fn srand(&mut self, seed: i64) -> Result<(), Trap> {
+        self.rng = seed as u64;
+        Ok(())
+    }
+
+    fn scan(&mut self, op: ReduceOp, v: &CudaVector, s: &CudaSegdes) -> Result<CudaVector, Trap> {
+        check_len("the scanned vector", v.0.len, s.0.n)?;
+        let (suf, acc, _) = monoid(op, v.0.ty)?;
+        let n = s.0.n;
+        let out = self.new_vec(v.0.ty, n)?;
+        let keys = self.seg_index(s)?;
+        self.scan_raw(suf, acc, v.ptr(), keys, n, out.ptr(), ScanMode::Exclusive)?;
+        Ok(out)
+    }
+
+    fn reduce(&mut self, op: ReduceOp, v: &CudaVector, s: &CudaSegdes) -> Result<CudaVector, Trap> {
+        check_len("the reduced vector", v.0.len, s.0.n)?;
+        let (suf, acc, id) = monoid(op, v.0.ty)?;
+        let (m, n) = (s.0.m, s.0.n);
+        let out = self.new_vec(v.0.ty, m)?;
+        if m == 0 {
+            return Ok(out);
+        }
+        if n == 0 || m > 1 {
+            // Empty segments keep the identity.
+            let (ty, bits) = scalar_bits(id);
+            self.fill_raw(ty, bits, out.ptr(), m)?;
+        }
+        if n == 0 {
+            return Ok(out);
+        }
+        if m == 1 {
+            self.reduce_raw(suf, acc, v.ptr(), n, out.ptr())?;
+        } else {
+            let keys = self.seg_index(s)?;
+            self.scan_raw(suf, acc, v.ptr(), keys, n, out.ptr(), ScanMode::ReduceByKey)?;
+        }
+        Ok(out)
+    }
+
+    fn permute(
+        &mut self,
+        v: &CudaVector,
+        i: &CudaVector,
+        s: &CudaSegdes,
+    ) -> Result<CudaVector, Trap> {
+        want(i, VType::Int, "PERMUTE indices")?;
+        check_len("PERMUTE data", v.0.len, s.0.n)?;
+        check_len("PERMUTE indices", i.0.len, s.0.n)?;
+        let n = s.0.n;
+        let out = self.new_vec(v.0.ty, n)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        self.dev.memset(out.ptr(), 0, n * esize(v.0.ty))?;
+        let seg = self.seg_index(s)?;
+        self.dev.launch_n(
+            &format!("smp_pe{}", sfx(v.0.ty)),
+            n,
+            &[
+                P(v.ptr()),
+                P(i.ptr()),
+                P(seg),
+                P(s.lens()),
+                P(s.offs()),
+                I(n as i64),
+                P(out.ptr()),
+                P(self.dev.mailbox()),
+            ],
+        )?;
+        self.check()?;
+        Ok(out)
+    }
+
+    fn dpermute(
+        &mut self,
+        v: &CudaVector,
+        i: &CudaVector,
+        d: &CudaVector,
+        ss: &CudaSegdes,
+        sd: &CudaSegdes,
+    ) -> Result<CudaVector, Trap> {
+        want(i, VType::Int, "DPERMUTE indices")?;
+        check_len("DPERMUTE data", v.0.len, ss.0.n)?;
+        check_len("DPERMUTE indices", i.0.len, ss.0.n)?;
+        check_len("DPERMUTE defaults", d.0.len, sd.0.n)?;
+        same_m(ss, sd)?;
+        same_type(v, d)?;
+        let out = self.copy_of(d)?;
+        self.scatter(&out, v, i, 0, ss, sd)?;
+        Ok(out)
+    }
+
+    fn fpermute(
+        &mut self,
+        v: &CudaVector,
+        i: &CudaVector,
+        f: &CudaVector,
+        ss: &CudaSegdes,
+        sd: &CudaSegdes,
+    ) -> Result<CudaVector, Trap> {
+        want(i, VType::Int, "FPERMUTE indices")?;
+        want(f, VType::Bool, "FPERMUTE flags")?;
+        check_len("FPERMUTE data", v.0.len, ss.0.n)?;
+        check_len("FPERMUTE indices", i.0.len, ss.0.n)?;
+        check_len("FPERMUTE flags", f.0.len, ss.0.n)?;
+        same_m(ss, sd)?;
+        let out = self.new_vec(v.0.ty, sd.0.n)?;
+        self.dev.memset(out.ptr(), 0, sd.0.n * esize(v.0.ty))?;
+        self.scatter(&out, v, i, f.ptr(), ss, sd)?;
+        Ok(out)
+    }
+
+    fn bpermute(
+        &mut self,
+        v: &CudaVector,
+        i: &CudaVector,
+        ss: &CudaSegdes,
+        sd: &CudaSegdes,
+    ) -> Result<CudaVector, Trap> {
+        want(i, VType::Int, "BPERMUTE indices")?;
+        check_len("BPERMUTE data", v.0.len, ss.0.n)?;
+        check_len("BPERMUTE indices", i.0.len, sd.0.n)?;
+        same_m(ss, sd)?;
+        self.gather(v, i, 0, ss, sd)
+    }
+
+    fn bfpermute(
+        &mut self,
+        v: &CudaVector,
+        i: &CudaVector,
+        f: &CudaVector,
+        ss: &CudaSegdes,
+        sd: &CudaSegdes,
+    ) -> Result<CudaVector, Trap> {
+        want(i, VType::Int, "BFPERMUTE indices")?;
+        want(f, VType::Bool, "BFPERMUTE flags")?;
+        check_len("BFPERMUTE data", v.0.len, ss.0.n)?;
+        check_len("BFPERMUTE indices", i.0.len, sd.0.n)?;
+        check_len("BFPERMUTE flags", f.0.len, sd.0.n)?;
+        same_m(ss, sd)?;
+        self.gather(v, i, f.ptr(), ss, sd)
+    }
+
+    fn dfpermute(
+        &mut self,
+        v: &CudaVector,
+        i: &CudaVector,
+        f: &CudaVector,
+        d: &CudaVector,
+        ss: &CudaSegdes,
+        sd: &CudaSegdes,
+    ) -> Result<CudaVector, Trap> {
+        want(i, VType::Int, "DFPERMUTE indices")?;
+        want(f, VType::Bool, "DFPERMUTE flags")?;
+        check_len("DFPERMUTE data", v.0.len, ss.0.n)?;
+        check_len("DFPERMUTE indices", i.0.len, ss.0.n)?;
+        check_len("DFPERMUTE flags", f.0.len, ss.0.n)?;
+        check_len("DFPERMUTE defaults", d.0.len, sd.0.n)?;
+        same_m(ss, sd)?;
+        same_type(v, d)?;
+        let out = self.copy_of(d)?;
+        self.scatter(&out, v, i, f.ptr(), ss, sd)?;
+        Ok(out)
+    }
+
+    fn dist(&mut self, x: &CudaVector, s: &CudaSegdes) -> Result<CudaVector, Trap> {
+        check_len("DIST values (one per segment)", x.0.len, s.0.m)?;
+        let n = s.0.n;
+        let out = self.new_vec(x.0.ty, n)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        let seg = self.seg_index(s)?;
+        self.dev.launch_n(
+            &format!("dis_ve{}", sfx(x.0.ty)),
+            n,
+            &[P(x.ptr()), P(seg), I(n as i64), P(out.ptr())],
+        )?;
+        Ok(out)
+    }
+
+    fn index(
+        &mut self,
+        b: &CudaVector,
+        k: &CudaVector,
+        s: &CudaSegdes,
+    ) -> Result<CudaVector, Trap> {
+        want(b, VType::Int, "INDEX start")?;
+        want(k, VType::Int, "INDEX stride")?;
+        check_len("INDEX start (one per segment)", b.0.len, s.0.m)?;
+        check_len("INDEX stride (one per segment)", k.0.len, s.0.m)?;
+        let n = s.0.n;
+        let out = self.new_vec(VType::Int, n)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        let seg = self.seg_index(s)?;
+        self.dev.launch_n(
+            "ind_lez",
+            n,
+            &[
+                P(b.ptr()),
+                P(k.ptr()),
+                P(seg),
+                P(s.offs()),
+                I(n as i64),
+                P(out.ptr()),
+            ],
+        )?;
+        Ok(out)
+    }
+
+    fn extract(
+        &mut self,
+        v: &CudaVector,
+        i: &CudaVector,
+        s: &CudaSegdes,
+    ) -> Result<CudaVector, Trap> {
+        want(i, VType::Int, "EXTRACT indices")?;
+        check_len("EXTRACT data", v.0.len, s.0.n)?;
+        check_len("EXTRACT indices (one per segment)", i.0.len, s.0.m)?;
+        let m = s.0.m;
+        let out = self.new_vec(v.0.ty, m)?;
+        if m == 0 {
+            return Ok(out);
+        }
+        self.dev.launch_n(
+            &format!("ext_ve{}", sfx(v.0.ty)),
+            m,
+            &[
+                P(v.ptr()),
+                P(i.ptr()),
+                P(s.lens()),
+                P(s.offs()),
+                I(m as i64),
+                P(out.ptr()),
+                P(self.dev.mailbox()),
+            ],
+        )?;
+        self.check()?;
+        Ok(out)
+    }
+
+    fn replace(
+        &mut self,
+        v: &CudaVector,
+        i: &CudaVector,
+        x: &CudaVector,
+        s: &CudaSegdes,
+    ) -> Result<CudaVector, Trap> {
+        want(i, VType::Int, "REPLACE indices")?;
+        check_len("REPLACE data", v.0.len, s.0.n)?;
+        check_len("REPLACE indices (one per segment)", i.0.len, s.0.m)?;
+        check_len("REPLACE values (one per segment)", x.0.len, s.0.m)?;
+        same_type(v, x)?;
+        let out = self.copy_of(v)?;
+        let m = s.0.m;
+        if m == 0 {
+            return Ok(out);
+        }
+        self.dev.launch_n(
+            &format!("rep_ve{}", sfx(v.0.ty)),
+            m,
+            &[
+                P(out.ptr()),
+                P(i.ptr()),
+                P(x.ptr()),
+                P(s.lens()),
+                P(s.offs()),
+                I(m as i64),
+                P(self.dev.mailbox()),
+            ],
+        )?;
+        self.check()?;
+        Ok(out)
+    }
+
+    fn pack(
+        &mut self,
+        v: &CudaVector,
+        f: &CudaVector,
+        s: &CudaSegdes,
+    ) -> Result<(CudaVector, CudaSegdes), Trap> {
+        want(f, VType::Bool, "PACK flags")?;
+        check_len("PACK data", v.0.len, s.0.n)?;
+        check_len("PACK flags", f.0.len, s.0.n)?;
+        let (m, n) = (s.0.m, s.0.n);
+        if n == 0 {
+            let lo = self.dev.alloc(16 * m)?;
+            self.dev.memset(lo.ptr(), 0, 16 * m)?;
+            return Ok((self.new_vec(v.0.ty, 0)?, self.segdes(m, 0, lo)));
+        }
+        // pos = inclusive +-scan of the flags: 1-based target of each kept element.
+        let pos = self.dev.alloc(8 * n)?;
+        self.scan_raw("add_bz", 8, f.ptr(), 0, n, pos.ptr(), ScanMode::Inclusive)?;
+        self.flush_pending()?;
+        let mut total = [0i64; 1];
+        self.dev.dtoh(&mut total, pos.ptr() + 8 * (n as u64 - 1))?;
+        let total = total[0].max(0) as usize;
+        let out = self.new_vec(v.0.ty, total)?;
+        self.dev.launch_n(
+            &format!("pk2_le{}", sfx(v.0.ty)),
+            n,
+            &[
+                P(v.ptr()),
+                P(f.ptr()),
+                P(pos.ptr()),
+                I(n as i64),
+                P(out.ptr()),
+            ],
+        )?;
+        let lo = self.dev.alloc(16 * m)?;
+        self.dev.launch_n(
+            "pk1_lev",
+            m,
+            &[
+                P(pos.ptr()),
+                P(s.lens()),
+                P(s.offs()),
+                I(m as i64),
+                P(lo.ptr()),
+                P(lo.ptr() + 8 * m as u64),
+            ],
+        )?;
+        Ok((out, self.segdes(m, total, lo)))
+    }
+
+    fn rank(&mut self, up: bool, v: &CudaVector, s: &CudaSegdes) -> Result<CudaVector, Trap> {
+        check_len("the ranked vector", v.0.len, s.0.n)?;
+        let kk = match v.0.ty {
+            VType::Int => "rank_keys_z",
+            VType::Float => "rank_keys_d",
+            VType::Bool => return Err(unsupported("RANK", VType::Bool)),
+        };
+        let n = s.0.n;
+        let out = self.new_vec(VType::Int, n)?;
+        if n == 0 {
+            return Ok(out);
+        }
+        let mut ka = self.dev.alloc(8 * n)?;
+        let mut pa = self.dev.alloc(8 * n)?;
+        let mut kb = self.dev.alloc(8 * n)?;
+        let mut pb = self.dev.alloc(8 * n)?;
+        self.dev.launch_n(
+            kk,
+            n,
+            &[
+                P(v.ptr()),
+                I(n as i64),
+                I32(i32::from(up)),
+                P(ka.ptr()),
+                P(pa.ptr()),
+            ],
+        )?;
+        let nblocks = n.div_ceil(RTILE);
+        let hist = self.dev.alloc(8 * 256 * nblocks)?;
+        let passes = |this: &mut CudaCvl,
+                      varying: u64,
+                      ka: &mut crate::DevBuf,
+                      pa: &mut crate::DevBuf,
+                      kb: &mut crate::DevBuf,
+                      pb: &mut crate::DevBuf|
+         -> Result<(), Trap> {
+            for shift in (0..64).step_by(8) {
+                if (varying >> shift) & 0xff == 0 {
+                    continue;
+                }
+                this.radix_pass(
+                    n,
+                    shift,
+                    ka.ptr(),
+                    pa.ptr(),
+                    kb.ptr(),
+                    pb.ptr(),
+                    hist.ptr(),
+                    nblocks,
+                )?;
+                std::mem::swap(ka, kb);
+                std::mem::swap(pa, pb);
+            }
+            Ok(())
+        };
+        if n > 1 {
+            let varying = self.varying_bits(ka.ptr(), n)?;
+            passes(self, varying, &mut ka, &mut pa, &mut kb, &mut pb)?;
+        }
+        let seg = self.seg_index(s)?;
+        if seg != 0 {
+            // Stable passes on the segment index put each segment's elements together.
+            self.dev.launch_n(
+                "rank_segkeys",
+                n,
+                &[P(pa.ptr()), P(seg), I(n as i64), P(ka.ptr())],
+            )?;
+            let bits = 64 - ((s.0.m - 1) as u64).leading_zeros();
+            let varying = if bits >= 64 {
+                u64::MAX
+            } else {
+                (1u64 << bits) - 1
+            };
+            passes(self, varying, &mut ka, &mut pa, &mut kb, &mut pb)?;
+        }
+        self.dev.launch_n(
+            "rank_finish",
+            n,
+            &[P(pa.ptr()), P(seg), P(s.offs()), I(n as i64), P(out.ptr())],
+        )?;
+        Ok(out)
+    }
+
+    fn fused(
+        &mut self,
+        op: &vcode::fused::SuperOp,
+        args: &[Option<&CudaVector>],
+        len: usize,
+    ) -> Result<CudaVector, Trap> {
+        self.run_superop(op, args, len)
+    }
+}

@@ -1,0 +1,682 @@
+//! Differential tests: every `Cvl` operation on the CUDA backend against the CPU backend,
+//! on sizes that cross the kernels' tile boundaries and on segment layouts with empty
+//! segments. On a GPU they run the real kernels; without one they run the same host code
+//! with the kernels executed by the CPU emulation (`CudaCvl::new_emulated`, needs g++),
+//! on smaller sizes; with neither each test prints that it was skipped and why.
+
+use cvl_cuda::CudaCvl;
+use vcode::cvl::{BinOp, ReduceOp, UnOp};
+use vcode::{CpuCvl, Cvl, HostScalar, HostVector, SuperOp, Trap, TrapKind, VType};
+
+/// Sizes around the scan tile (2048) and radix tile (4096), and a large one.
+const SIZES: &[usize] = &[0, 1, 7, 2047, 2048, 2049, 4097, 70_001];
+/// Sizes for the (slow) emulation: still two and three scan tiles, two radix tiles.
+const EMU_SIZES: &[usize] = &[0, 1, 7, 2049, 4097];
+
+fn gpu(test: &str) -> Option<CudaCvl> {
+    match CudaCvl::new() {
+        Ok(c) => Some(c),
+        Err(e) => match CudaCvl::new_emulated() {
+            Ok(c) => {
+                eprintln!("{test}: no GPU ({e}); running the kernels in the CPU emulation");
+                Some(c)
+            }
+            Err(e2) => {
+                eprintln!("SKIPPED {test}: {e}; {e2}");
+                None
+            }
+        },
+    }
+}
+
+fn sizes(g: &CudaCvl) -> &'static [usize] {
+    if g.is_gpu() {
+        SIZES
+    } else {
+        EMU_SIZES
+    }
+}
+
+/// A small deterministic generator (xorshift) for inputs.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        if n == 0 {
+            0
+        } else {
+            self.next() % n
+        }
+    }
+    fn ints(&mut self, n: usize, range: i64) -> Vec<i64> {
+        (0..n)
+            .map(|_| self.below(2 * range as u64) as i64 - range)
+            .collect()
+    }
+    fn floats(&mut self, n: usize) -> Vec<f64> {
+        (0..n)
+            .map(|_| (self.below(2_000_001) as f64 - 1_000_000.0) / 997.0)
+            .collect()
+    }
+    fn bools(&mut self, n: usize) -> Vec<bool> {
+        (0..n).map(|_| self.next() & 1 == 1).collect()
+    }
+    /// Segment lengths summing to `n`: one segment, or random ones including empties.
+    fn layouts(&mut self, n: usize) -> Vec<Vec<i64>> {
+        let mut out = vec![vec![n as i64]];
+        let mut lens = Vec::new();
+        let mut left = n as i64;
+        lens.push(0);
+        while left > 0 {
+            let l = (self.below(3000) as i64).min(left);
+            lens.push(l);
+            if self.next() % 4 == 0 {
+                lens.push(0);
+            }
+            left -= l;
+        }
+        lens.push(0);
+        out.push(lens);
+        if n > 0 && n < 5000 {
+            out.push(vec![1; n]);
+        }
+        out
+    }
+}
+
+/// Both backends, with the same operation applied to each.
+struct Pair {
+    cpu: CpuCvl,
+    gpu: CudaCvl,
+}
+
+#[derive(Clone)]
+struct PV {
+    c: <CpuCvl as Cvl>::Vector,
+    g: <CudaCvl as Cvl>::Vector,
+}
+#[derive(Clone)]
+struct PS {
+    c: <CpuCvl as Cvl>::Segdes,
+    g: <CudaCvl as Cvl>::Segdes,
+}
+
+fn close(a: f64, b: f64) -> bool {
+    a == b || (a.is_nan() && b.is_nan()) || (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1.0)
+}
+
+impl Pair {
+    fn vec(&mut self, v: HostVector) -> PV {
+        PV {
+            c: self.cpu.from_host(v.clone()).unwrap(),
+            g: self.gpu.from_host(v).unwrap(),
+        }
+    }
+    fn seg(&mut self, lens: &[i64]) -> PS {
+        PS {
+            c: self.cpu.segdes_from_host(lens).unwrap(),
+            g: self.gpu.segdes_from_host(lens).unwrap(),
+        }
+    }
+    /// Compares results: exact, or within a relative 1e-9 for floats when `approx`.
+    fn same(
+        &mut self,
+        what: &str,
+        r: (
+            Result<<CpuCvl as Cvl>::Vector, Trap>,
+            Result<<CudaCvl as Cvl>::Vector, Trap>,
+        ),
+        approx: bool,
+    ) {
+        match r {
+            (Ok(c), Ok(g)) => {
+                let hc = self.cpu.to_host(&c).unwrap();
+                let hg = self.gpu.to_host(&g).unwrap();
+                match (&hc, &hg) {
+                    (HostVector::Float(a), HostVector::Float(b)) if approx => {
+                        assert_eq!(a.len(), b.len(), "{what}: lengths");
+                        for (k, (x, y)) in a.iter().zip(b).enumerate() {
+                            assert!(close(*x, *y), "{what}: element {k}: cpu {x} gpu {y}");
+                        }
+                    }
+                    (HostVector::Float(a), HostVector::Float(b)) => {
+                        assert_eq!(a.len(), b.len(), "{what}: lengths");
+                        for (k, (x, y)) in a.iter().zip(b).enumerate() {
+                            assert!(
+                                x.to_bits() == y.to_bits() || (x.is_nan() && y.is_nan()),
+                                "{what}: element {k}: cpu {x} gpu {y}"
+                            );
+                        }
+                    }
+                    _ => {
+                        if hc != hg {
+                            let k = match (&hc, &hg) {
+                                (HostVector::Int(a), HostVector::Int(b)) => {
+                                    a.iter().zip(b).position(|(x, y)| x != y)
+                                }
+                                (HostVector::Bool(a), HostVector::Bool(b)) => {
+                                    a.iter().zip(b).position(|(x, y)| x != y)
+                                }
+                                _ => None,
+                            };
+                            panic!(
+                                "{what}: results differ (first at {k:?}; lengths {} and {})",
+                                hc.len(),
+                                hg.len()
+                            );
+                        }
+                    }
+                }
+            }
+            (Err(a), Err(b)) => {
+                assert_eq!(
+                    std::mem::discriminant(&a.kind),
+                    std::mem::discriminant(&b.kind),
+                    "{what}: traps {a} / {b}"
+                )
+            }
+            (a, b) => panic!("{what}: cpu {:?}, gpu {:?}", a.map(|_| ()), b.map(|_| ())),
+        }
+    }
+}
+
+fn pair(test: &str) -> Option<Pair> {
+    gpu(test).map(|g| Pair {
+        cpu: CpuCvl::new(),
+        gpu: g,
+    })
+}
+
+#[test]
+fn elementwise_matches_cpu() {
+    let Some(mut p) = pair("elementwise_matches_cpu") else {
+        return;
+    };
+    let mut r = Rng(0x1234_5678);
+    for &n in sizes(&p.gpu) {
+        let ia = p.vec(HostVector::Int(r.ints(n, 1000)));
+        let mut ib_h = r.ints(n, 70);
+        ib_h.iter_mut().for_each(|x| {
+            if *x == 0 {
+                *x = 3
+            }
+        });
+        let ib = p.vec(HostVector::Int(ib_h));
+        let fa = p.vec(HostVector::Float(r.floats(n)));
+        let fb = p.vec(HostVector::Float(r.floats(n)));
+        let ba = p.vec(HostVector::Bool(r.bools(n)));
+        let bb = p.vec(HostVector::Bool(r.bools(n)));
+        use BinOp::*;
+        for op in [
+            Add, Sub, Mul, Div, Mod, Lt, Le, Gt, Ge, Eq, Ne, Lshift, Rshift, And, Or, Xor, Max, Min,
+        ] {
+            let res = (
+                p.cpu.binary(op, &ia.c, &ib.c),
+                p.gpu.binary(op, &ia.g, &ib.g),
+            );
+            p.same(&format!("{op:?} INT n={n}"), res, false);
+            let res = (
+                p.cpu.binary(op, &fa.c, &fb.c),
+                p.gpu.binary(op, &fa.g, &fb.g),
+            );
+            p.same(&format!("{op:?} FLOAT n={n}"), res, false);
+            let res = (
+                p.cpu.binary(op, &ba.c, &bb.c),
+                p.gpu.binary(op, &ba.g, &bb.g),
+            );
+            p.same(&format!("{op:?} BOOL n={n}"), res, false);
+        }
+        use UnOp::*;
+        for op in [
+            Not, Floor, Ceil, Trunc, Round, IToF, IToB, BToI, Log, Sqrt, Exp, Sin, Cos, Tan, Asin,
+            Acos, Atan, Sinh, Cosh, Tanh,
+        ] {
+            let approx = !matches!(
+                op,
+                Not | Floor | Ceil | Trunc | Round | IToF | IToB | BToI | Sqrt
+            );
+            for v in [&ia, &fa, &ba] {
+                let res = (p.cpu.unary(op, &v.c), p.gpu.unary(op, &v.g));
+                p.same(&format!("{op:?} n={n}"), res, approx);
+            }
+        }
+        let res = (
+            p.cpu.select(&ba.c, &ia.c, &ib.c),
+            p.gpu.select(&ba.g, &ia.g, &ib.g),
+        );
+        p.same(&format!("SELECT n={n}"), res, false);
+        let res = (
+            p.cpu.select(&ba.c, &fa.c, &fb.c),
+            p.gpu.select(&ba.g, &fa.g, &fb.g),
+        );
+        p.same(&format!("SELECT FLOAT n={n}"), res, false);
+        for v in [
+            HostScalar::Int(-5),
+            HostScalar::Float(2.5),
+            HostScalar::Bool(true),
+            HostScalar::Int(0),
+        ] {
+            let res = (p.cpu.fill(v, n), p.gpu.fill(v, n));
+            p.same(&format!("fill {v:?} n={n}"), res, false);
+        }
+    }
+}
+
+#[test]
+fn division_by_zero_traps() {
+    let Some(mut p) = pair("division_by_zero_traps") else {
+        return;
+    };
+    let a = p.vec(HostVector::Int(vec![1, 2, 3, 4, 5]));
+    let b = p.vec(HostVector::Int(vec![1, 1, 0, 1, 1]));
+    for op in [BinOp::Div, BinOp::Mod] {
+        let e = p.gpu.binary(op, &a.g, &b.g).unwrap_err();
+        assert_eq!(e.kind, TrapKind::DivisionByZero);
+    }
+    // The mailbox is cleared: the next operation works.
+    let ok = p.gpu.binary(BinOp::Div, &a.g, &a.g).unwrap();
+    assert_eq!(p.gpu.to_host(&ok).unwrap(), HostVector::Int(vec![1; 5]));
+}
+
+#[test]
+fn rand_matches_cpu_stream() {
+    let Some(mut p) = pair("rand_matches_cpu_stream") else {
+        return;
+    };
+    let mut r = Rng(99);
+    for &n in sizes(&p.gpu) {
+        let mut b = r.ints(n, 1000);
+        b.iter_mut().for_each(|x| {
+            if *x == 0 {
+                *x = 7
+            }
+        });
+        let b = p.vec(HostVector::Int(b));
+        p.cpu.srand(n as i64).unwrap();
+        p.gpu.srand(n as i64).unwrap();
+        for _ in 0..2 {
+            let res = (p.cpu.rand(&b.c), p.gpu.rand(&b.g));
+            p.same(&format!("RAND n={n}"), res, false);
+        }
+    }
+}
+
+#[test]
+fn scans_and_reductions_match_cpu() {
+    let Some(mut p) = pair("scans_and_reductions_match_cpu") else {
+        return;
+    };
+    let mut r = Rng(7);
+    for &n in sizes(&p.gpu) {
+        let iv = p.vec(HostVector::Int(r.ints(n, 50)));
+        let fv = p.vec(HostVector::Float(r.floats(n)));
+        let bv = p.vec(HostVector::Bool((0..n).map(|_| r.below(10) != 0).collect()));
+        for lens in r.layouts(n) {
+            let s = p.seg(&lens);
+            let m = lens.len();
+            use ReduceOp::*;
+            for op in [Add, Mul, Max, Min, And, Or, Xor] {
+                for (v, approx) in [(&iv, false), (&fv, true), (&bv, false)] {
+                    let what = format!("{op:?} n={n} m={m}");
+                    let res = (p.cpu.scan(op, &v.c, &s.c), p.gpu.scan(op, &v.g, &s.g));
+                    p.same(&format!("scan {what}"), res, approx);
+                    let res = (p.cpu.reduce(op, &v.c, &s.c), p.gpu.reduce(op, &v.g, &s.g));
+                    p.same(&format!("reduce {what}"), res, approx);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn segment_descriptors_match_cpu() {
+    let Some(mut p) = pair("segment_descriptors_match_cpu") else {
+        return;
+    };
+    let mut r = Rng(11);
+    for &n in sizes(&p.gpu) {
+        for lens in r.layouts(n) {
+            let lv = p.vec(HostVector::Int(lens.clone()));
+            let sc = p.cpu.make_segdes(&lv.c).unwrap();
+            let sg = p.gpu.make_segdes(&lv.g).unwrap();
+            assert_eq!(p.gpu.element_count(&sg), p.cpu.element_count(&sc));
+            assert_eq!(p.gpu.segment_count(&sg), lens.len());
+            assert_eq!(p.gpu.segdes_to_host(&sg).unwrap(), lens);
+            let res = (p.cpu.lengths(&sc), p.gpu.lengths(&sg));
+            p.same("LENGTHS", res, false);
+            // The per-element index built from a device-made descriptor.
+            let x = p.vec(HostVector::Int((0..lens.len() as i64).collect()));
+            let res = (p.cpu.dist(&x.c, &sc), p.gpu.dist(&x.g, &sg));
+            p.same(&format!("DIST n={n}"), res, false);
+        }
+    }
+    let bad = p.vec(HostVector::Int(vec![3, -1, 2]));
+    let e = p.gpu.make_segdes(&bad.g).unwrap_err();
+    assert_eq!(e.kind, TrapKind::NegativeLength(-1));
+    let bad1 = p.vec(HostVector::Int(vec![-4]));
+    let e = p.gpu.make_segdes(&bad1.g).unwrap_err();
+    assert_eq!(e.kind, TrapKind::NegativeLength(-4));
+}
+
+/// A random permutation of each segment (indices relative to the segment start).
+fn seg_perm(r: &mut Rng, lens: &[i64]) -> Vec<i64> {
+    let mut out = Vec::new();
+    for &l in lens {
+        let mut p: Vec<i64> = (0..l).collect();
+        for k in (1..p.len()).rev() {
+            let j = r.below(k as u64 + 1) as usize;
+            p.swap(k, j);
+        }
+        out.extend(p);
+    }
+    out
+}
+
+#[test]
+fn permutations_match_cpu() {
+    let Some(mut p) = pair("permutations_match_cpu") else {
+        return;
+    };
+    let mut r = Rng(5);
+    for &n in sizes(&p.gpu) {
+        for lens in r.layouts(n) {
+            let m = lens.len();
+            let s = p.seg(&lens);
+            let iv = p.vec(HostVector::Int(r.ints(n, 1 << 40)));
+            let bv = p.vec(HostVector::Bool(r.bools(n)));
+            let perm = p.vec(HostVector::Int(seg_perm(&mut r, &lens)));
+            // Indices with collisions (for the "last writer wins" permutes).
+            let coll: Vec<i64> = lens
+                .iter()
+                .flat_map(|&l| {
+                    (0..l)
+                        .map(|_| (r.below(l.max(1) as u64 / 2 + 1)) as i64)
+                        .collect::<Vec<_>>()
+                })
+                .collect();
+            let coll = p.vec(HostVector::Int(coll));
+            let flags = p.vec(HostVector::Bool(r.bools(n)));
+            let defaults = p.vec(HostVector::Int(r.ints(n, 5)));
+            let what = format!("n={n} m={m}");
+            for v in [&iv, &bv] {
+                let res = (
+                    p.cpu.permute(&v.c, &perm.c, &s.c),
+                    p.gpu.permute(&v.g, &perm.g, &s.g),
+                );
+                p.same(&format!("PERMUTE {what}"), res, false);
+                let res = (
+                    p.cpu.bpermute(&v.c, &perm.c, &s.c, &s.c),
+                    p.gpu.bpermute(&v.g, &perm.g, &s.g, &s.g),
+                );
+                p.same(&format!("BPERMUTE {what}"), res, false);
+                let res = (
+                    p.cpu.bfpermute(&v.c, &coll.c, &flags.c, &s.c, &s.c),
+                    p.gpu.bfpermute(&v.g, &coll.g, &flags.g, &s.g, &s.g),
+                );
+                p.same(&format!("BFPERMUTE {what}"), res, false);
+                let res = (
+                    p.cpu.fpermute(&v.c, &coll.c, &flags.c, &s.c, &s.c),
+                    p.gpu.fpermute(&v.g, &coll.g, &flags.g, &s.g, &s.g),
+                );
+                p.same(&format!("FPERMUTE {what}"), res, false);
+            }
+            let res = (
+                p.cpu.dpermute(&iv.c, &coll.c, &defaults.c, &s.c, &s.c),
+                p.gpu.dpermute(&iv.g, &coll.g, &defaults.g, &s.g, &s.g),
+            );
+            p.same(&format!("DPERMUTE {what}"), res, false);
+            let res = (
+                p.cpu
+                    .dfpermute(&iv.c, &coll.c, &flags.c, &defaults.c, &s.c, &s.c),
+                p.gpu
+                    .dfpermute(&iv.g, &coll.g, &flags.g, &defaults.g, &s.g, &s.g),
+            );
+            p.same(&format!("DFPERMUTE {what}"), res, false);
+            // Per-segment operations.
+            let per: Vec<i64> = lens
+                .iter()
+                .map(|&l| r.below(l.max(1) as u64) as i64)
+                .collect();
+            let ok_idx = lens.iter().all(|&l| l > 0);
+            let pi = p.vec(HostVector::Int(per));
+            let px = p.vec(HostVector::Int(r.ints(m, 9)));
+            let res = (
+                p.cpu.extract(&iv.c, &pi.c, &s.c),
+                p.gpu.extract(&iv.g, &pi.g, &s.g),
+            );
+            p.same(&format!("EXTRACT {what} (valid {ok_idx})"), res, false);
+            let res = (
+                p.cpu.replace(&iv.c, &pi.c, &px.c, &s.c),
+                p.gpu.replace(&iv.g, &pi.g, &px.g, &s.g),
+            );
+            p.same(&format!("REPLACE {what}"), res, false);
+            let res = (p.cpu.dist(&px.c, &s.c), p.gpu.dist(&px.g, &s.g));
+            p.same(&format!("DIST {what}"), res, false);
+            let stride = p.vec(HostVector::Int(r.ints(m, 4)));
+            let res = (
+                p.cpu.index(&px.c, &stride.c, &s.c),
+                p.gpu.index(&px.g, &stride.g, &s.g),
+            );
+            p.same(&format!("INDEX {what}"), res, false);
+        }
+    }
+}
+
+#[test]
+fn bad_indices_trap() {
+    let Some(mut p) = pair("bad_indices_trap") else {
+        return;
+    };
+    let s = p.seg(&[2, 3]);
+    let v = p.vec(HostVector::Int(vec![10, 20, 30, 40, 50]));
+    let i = p.vec(HostVector::Int(vec![1, 0, 2, 3, 1]));
+    let e = p.gpu.permute(&v.g, &i.g, &s.g).unwrap_err();
+    assert_eq!(e.kind, TrapKind::IndexOutOfRange { index: 3, len: 3 });
+    let e = p.gpu.bpermute(&v.g, &i.g, &s.g, &s.g).unwrap_err();
+    assert_eq!(e.kind, TrapKind::IndexOutOfRange { index: 3, len: 3 });
+    let k = p.vec(HostVector::Int(vec![2, 0]));
+    let e = p.gpu.extract(&v.g, &k.g, &s.g).unwrap_err();
+    assert_eq!(e.kind, TrapKind::IndexOutOfRange { index: 2, len: 2 });
+    // Still usable afterwards.
+    let ok = p.vec(HostVector::Int(vec![1, 0, 2, 0, 1]));
+    let r = p.gpu.permute(&v.g, &ok.g, &s.g).unwrap();
+    assert_eq!(
+        p.gpu.to_host(&r).unwrap(),
+        HostVector::Int(vec![20, 10, 40, 50, 30])
+    );
+}
+
+#[test]
+fn pack_and_rank_match_cpu() {
+    let Some(mut p) = pair("pack_and_rank_match_cpu") else {
+        return;
+    };
+    let mut r = Rng(3);
+    for &n in sizes(&p.gpu) {
+        for lens in r.layouts(n) {
+            let s = p.seg(&lens);
+            let what = format!("n={n} m={}", lens.len());
+            let iv = p.vec(HostVector::Int(r.ints(n, 100)));
+            let wide = p.vec(HostVector::Int(r.ints(n, i64::MAX / 2)));
+            let fv = p.vec(HostVector::Float(r.floats(n)));
+            let fl = p.vec(HostVector::Bool(r.bools(n)));
+            for v in [&iv, &fv] {
+                let (dc, sc) = p.cpu.pack(&v.c, &fl.c, &s.c).unwrap();
+                let (dg, sg) = p.gpu.pack(&v.g, &fl.g, &s.g).unwrap();
+                assert_eq!(
+                    p.gpu.segdes_to_host(&sg).unwrap(),
+                    p.cpu.segdes_to_host(&sc).unwrap(),
+                    "PACK lengths {what}"
+                );
+                assert_eq!(p.gpu.element_count(&sg), p.cpu.element_count(&sc));
+                p.same(&format!("PACK {what}"), (Ok(dc), Ok(dg)), false);
+            }
+            for up in [true, false] {
+                for v in [&iv, &wide, &fv] {
+                    let res = (p.cpu.rank(up, &v.c, &s.c), p.gpu.rank(up, &v.g, &s.g));
+                    p.same(&format!("RANK up={up} {what}"), res, false);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn superoperators_match_cpu() {
+    let Some(mut p) = pair("superoperators_match_cpu") else {
+        return;
+    };
+    let ops = [
+        "(INT INT SEGDES) (* INT (- INT $0 $1) (CONST INT 7))",
+        "(FLOAT FLOAT FLOAT) (+ FLOAT (* FLOAT $0 $1) $2)",
+        "(FLOAT BOOL FLOAT) (SELECT FLOAT $1 (SQRT FLOAT $0) $2)",
+        "(INT INT) (% INT $0 $1)",
+    ];
+    let mut r = Rng(17);
+    for &n in sizes(&p.gpu) {
+        let ints = r.ints(n, 100);
+        let fl = r.floats(n);
+        for src in ops {
+            let op = SuperOp::parse(src).unwrap();
+            let mut args = Vec::new();
+            for t in &op.params {
+                args.push(match t {
+                    vcode::Ty::Int => Some(p.vec(HostVector::Int(ints.clone()))),
+                    vcode::Ty::Float => {
+                        Some(p.vec(HostVector::Float(fl.iter().map(|x| x.abs()).collect())))
+                    }
+                    vcode::Ty::Bool => Some(p.vec(HostVector::Bool(r.bools(n)))),
+                    _ => None,
+                });
+            }
+            let ac: Vec<Option<&<CpuCvl as Cvl>::Vector>> =
+                args.iter().map(|a| a.as_ref().map(|x| &x.c)).collect();
+            let ag: Vec<Option<&<CudaCvl as Cvl>::Vector>> =
+                args.iter().map(|a| a.as_ref().map(|x| &x.g)).collect();
+            let res = (p.cpu.fused(&op, &ac, n), p.gpu.fused(&op, &ag, n));
+            p.same(&format!("FUSED {src} n={n}"), res, false);
+        }
+    }
+    let st = p.gpu.device_stats();
+    assert!(
+        st.kernel_launches > 0
+            && st
+                .launches_by_kernel
+                .keys()
+                .any(|k| k.starts_with("superop_"))
+    );
+}
+
+#[test]
+fn stats_count_launches_and_round_trips() {
+    let Some(mut g) = gpu("stats_count_launches_and_round_trips") else {
+        return;
+    };
+    let before = g.device_stats();
+    let v = g.from_host(HostVector::Int(vec![1, 2, 3])).unwrap();
+    let w = g.binary(BinOp::Add, &v, &v).unwrap();
+    let x = g.get_int(&w, 2).unwrap();
+    assert_eq!(x, 6);
+    let after = g.device_stats();
+    assert_eq!(after.kernel_launches, before.kernel_launches + 1);
+    assert_eq!(after.host_round_trips, before.host_round_trips + 1);
+    assert_eq!(after.bytes_to_device, before.bytes_to_device + 24);
+    assert_eq!(after.bytes_to_host, before.bytes_to_host + 8);
+    assert_eq!(g.vtype(&w), VType::Int);
+}
+
+/// More than 256 scan tiles: the carries of the tile aggregates are scanned in several
+/// chunks by one block (`scan_aggs`), which smaller sizes never reach.
+#[test]
+fn long_scans_match_cpu() {
+    let Some(mut p) = pair("long_scans_match_cpu") else {
+        return;
+    };
+    // 260 tiles of 2048; the emulation (slow) checks one segmented and one plain scan.
+    let n = 532_481;
+    let mut r = Rng(23);
+    let v = p.vec(HostVector::Int(r.ints(n, 1000)));
+    let one = p.seg(&[n as i64]);
+    let mut lens = r.layouts(n).pop().unwrap_or_default();
+    lens.extend([0, 0]);
+    let many = p.seg(&lens);
+    let long = p.seg(&[250_000, 0, n as i64 - 250_000]);
+    let ops: &[ReduceOp] = if p.gpu.is_gpu() {
+        &[ReduceOp::Add, ReduceOp::Max, ReduceOp::Min]
+    } else {
+        &[ReduceOp::Add]
+    };
+    for (k, s) in [&one, &many, &long].into_iter().enumerate() {
+        if k == 2 && !p.gpu.is_gpu() {
+            continue;
+        }
+        for &op in ops {
+            let res = (p.cpu.scan(op, &v.c, &s.c), p.gpu.scan(op, &v.g, &s.g));
+            p.same(&format!("long scan {op:?} layout {k}"), res, false);
+            if p.gpu.is_gpu() {
+                let res = (p.cpu.reduce(op, &v.c, &s.c), p.gpu.reduce(op, &v.g, &s.g));
+                p.same(&format!("long reduce {op:?} layout {k}"), res, false);
+            }
+        }
+    }
+}
+
+#[test]
+fn deferred_checks_report_at_the_next_read() {
+    let Some(mut g) = gpu("deferred_checks_report_at_the_next_read") else {
+        return;
+    };
+    g.set_deferred_checks(true);
+    let s = g.segdes_from_host(&[3]).unwrap();
+    let v = g.from_host(HostVector::Int(vec![1, 2, 3])).unwrap();
+    let bad = g.from_host(HostVector::Int(vec![0, 5, 1])).unwrap();
+    let trips = g.device_stats().host_round_trips;
+    let r = g.permute(&v, &bad, &s).expect("the error is not read yet");
+    assert_eq!(
+        g.device_stats().host_round_trips,
+        trips,
+        "no round trip in deferred mode"
+    );
+    let e = g.to_host(&r).unwrap_err();
+    assert_eq!(e.kind, TrapKind::IndexOutOfRange { index: 5, len: 3 });
+    let ok = g.to_host(&v).unwrap();
+    assert_eq!(ok, HostVector::Int(vec![1, 2, 3]));
+}
+
+/// One segment is the fast path: no per-element segment index is ever built for it.
+#[test]
+fn single_segment_operations_build_no_segment_index() {
+    let Some(mut p) = pair("single_segment_operations_build_no_segment_index") else {
+        return;
+    };
+    let n = 3000;
+    let mut r = Rng(31);
+    let v = p.vec(HostVector::Int(r.ints(n, 100)));
+    let lens = p.vec(HostVector::Int(vec![n as i64]));
+    let s = p.gpu.make_segdes(&lens.g).unwrap();
+    let perm = p.vec(HostVector::Int(seg_perm(&mut r, &[n as i64])));
+    let one = p.vec(HostVector::Int(vec![7]));
+    let fl = p.vec(HostVector::Bool(r.bools(n)));
+    p.gpu.scan(ReduceOp::Add, &v.g, &s).unwrap();
+    p.gpu.reduce(ReduceOp::Max, &v.g, &s).unwrap();
+    p.gpu.permute(&v.g, &perm.g, &s).unwrap();
+    p.gpu.bpermute(&v.g, &perm.g, &s, &s).unwrap();
+    p.gpu.dpermute(&v.g, &perm.g, &v.g, &s, &s).unwrap();
+    p.gpu.dist(&one.g, &s).unwrap();
+    p.gpu.index(&one.g, &one.g, &s).unwrap();
+    p.gpu.pack(&v.g, &fl.g, &s).unwrap();
+    p.gpu.rank(true, &v.g, &s).unwrap();
+    let st = p.gpu.device_stats();
+    for k in ["mke_mark", "mke_check", "scan_down_max_u", "rank_segkeys"] {
+        assert!(
+            !st.launches_by_kernel.contains_key(k),
+            "{k} launched: {:?}",
+            st.launches_by_kernel
+        );
+    }
+}

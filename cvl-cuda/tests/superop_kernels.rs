@@ -1,0 +1,67 @@
+//! Generated superoperator kernels: the CUDA C text for sample superoperators, and (when
+//! `libnvrtc` is loadable) their compilation for sm_90.
+
+use cvl_cuda::{compile, superop};
+use vcode::SuperOp;
+
+const SAMPLES: &[&str] = &[
+    "SUPEROP 0 (INT INT SEGDES) (* INT (- INT $0 $1) (CONST INT 7))",
+    "SUPEROP 1 (FLOAT FLOAT FLOAT) (+ FLOAT (* FLOAT $0 $1) $2)",
+    "SUPEROP 2 (INT INT) (/ INT $0 (% INT $1 (CONST INT -9223372036854775808)))",
+    "SUPEROP 3 (FLOAT BOOL) (SELECT FLOAT $1 (SQRT FLOAT $0) (CONST FLOAT -1.5))",
+    "SUPEROP 4 (INT FLOAT) (< FLOAT (I_TO_F INT $0) (SQRT FLOAT $1))",
+    "SUPEROP 5 (INT FLOAT BOOL) (AND BOOL (< INT $0 (FLOOR FLOAT $1)) (NOT BOOL $2))",
+];
+
+fn parse(src: &str) -> SuperOp {
+    // `SuperOp::parse` takes the text after `SUPEROP n`.
+    let body = src.splitn(3, ' ').nth(2).unwrap_or(src);
+    match SuperOp::parse(body) {
+        Ok(op) => op,
+        Err(e) => panic!("{src}: {e:?}"),
+    }
+}
+
+#[test]
+fn sources_name_every_parameter_and_the_result() {
+    let k = superop::kernel_source(&parse(SAMPLES[0])).expect("generates");
+    assert!(k.name.starts_with("superop_"));
+    assert!(k.text.contains(&format!("void {}(", k.name)), "{}", k.text);
+    assert!(k.text.contains("const i64* __restrict__ a0"));
+    assert!(
+        k.text.contains("const void* a2"),
+        "SEGDES parameter: {}",
+        k.text
+    );
+    assert!(k.text.contains("wmul("), "{}", k.text);
+    assert!(!k.may_trap);
+    let k2 = superop::kernel_source(&parse(SAMPLES[2])).expect("generates");
+    assert!(k2.may_trap, "integer division can trap");
+    assert!(k2.text.contains("0x8000000000000000ull"), "{}", k2.text);
+    // Same superoperator, same kernel (and cache entry); different ones differ.
+    assert_eq!(
+        superop::kernel_source(&parse(SAMPLES[0])).unwrap().name,
+        k.name
+    );
+    assert_ne!(k2.name, k.name);
+}
+
+#[test]
+fn sample_superoperators_compile_for_sm_90() {
+    if !compile::nvrtc_present() {
+        eprintln!(
+            "SKIPPED sample_superoperators_compile_for_sm_90: {}",
+            compile::CompileError::NoNvrtc
+        );
+        return;
+    }
+    for src in SAMPLES {
+        let k = superop::kernel_source(&parse(src)).expect("generates");
+        if let Err(e) = compile::compile_cubin(&k.name, &k.text, "sm_90") {
+            panic!("{src}: {e}\n{}", k.text);
+        }
+        let size =
+            superop::compile_superop(&parse(src), "sm_90").expect("compiles through the cache");
+        assert!(size > 0);
+    }
+}

@@ -1,0 +1,185 @@
+//! Fusion: every expression tree with at least two operations becomes a superoperator.
+//!
+//! The tree's variable leaves become the parameters `$0, $1, ...` in order of first
+//! appearance (a variable read twice is one parameter), typed by the operand position
+//! they fill; scalar constants and constant broadcasts become constants of the
+//! superoperator. A tree with no variable leaf takes the segment descriptor of one of its
+//! broadcasts as its only (`SEGDES`) parameter, which gives the result length. Identical
+//! superoperators share one table entry. The statement becomes `FUSED n` on the
+//! parameters' variables.
+
+use crate::lir::{Block, LProgram, Rhs, Tree, Var};
+use crate::util::{exec_of, operand_types, scalar_const};
+use vcode::op::{Exec, SlotTy};
+use vcode::{Expr, HostScalar, HostVector, Imm, Instr, Opcode, SuperOp, Ty, VType};
+
+struct Lift {
+    params: Vec<(Var, Ty)>,
+    witness: Option<Var>,
+}
+
+fn ty_of(t: VType) -> Ty {
+    match t {
+        VType::Int => Ty::Int,
+        VType::Float => Ty::Float,
+        VType::Bool => Ty::Bool,
+    }
+}
+
+impl Lift {
+    /// Translates `t`, which fills an operand slot of type `want`.
+    fn expr(&mut self, t: &Tree, want: Option<VType>) -> Option<Expr> {
+        Some(match t {
+            Tree::Var(v) => {
+                let ty = ty_of(want?);
+                match self.params.iter().position(|(p, _)| p == v) {
+                    Some(i) => {
+                        if self.params[i].1 != ty {
+                            return None;
+                        }
+                        Expr::Arg(i)
+                    }
+                    None => {
+                        self.params.push((*v, ty));
+                        Expr::Arg(self.params.len() - 1)
+                    }
+                }
+            }
+            Tree::Const(k) => Expr::Const(scalar_const(k)?),
+            Tree::Dist { konst, seg, .. } => {
+                if self.witness.is_none() {
+                    self.witness = Some(*seg);
+                }
+                Expr::Const(scalar_const(konst)?)
+            }
+            Tree::Op { ins, args } => {
+                let tys = operand_types(ins);
+                let mut sub = Vec::with_capacity(args.len());
+                for (a, t) in args.iter().zip(&tys) {
+                    let want = match t {
+                        Some(SlotTy::Vec(v)) => Some(*v),
+                        _ => return None,
+                    };
+                    sub.push(self.expr(a, want)?);
+                }
+                let first = match tys.first() {
+                    Some(Some(SlotTy::Vec(v))) => *v,
+                    _ => return None,
+                };
+                let mut sub = sub.into_iter();
+                match exec_of(ins) {
+                    Exec::Binary(op) => {
+                        Expr::Binary { op, ty: first, a: Box::new(sub.next()?), b: Box::new(sub.next()?) }
+                    }
+                    Exec::Unary(op) => Expr::Unary { op, ty: first, a: Box::new(sub.next()?) },
+                    Exec::Select => {
+                        let ty = match tys.get(1) {
+                            Some(Some(SlotTy::Vec(v))) => *v,
+                            _ => return None,
+                        };
+                        Expr::Select {
+                            ty,
+                            f: Box::new(sub.next()?),
+                            a: Box::new(sub.next()?),
+                            b: Box::new(sub.next()?),
+                        }
+                    }
+                    _ => return None,
+                }
+            }
+        })
+    }
+}
+
+/// The superoperator for a tree and its operand variables, or `None` when the tree is
+/// too small (fewer than two operations) or cannot be expressed.
+pub fn lift(t: &Tree) -> Option<(SuperOp, Vec<Var>)> {
+    if t.op_count() < 2 {
+        return None;
+    }
+    let mut l = Lift { params: Vec::new(), witness: None };
+    let body = l.expr(t, tree_type(t))?;
+    let (params, args): (Vec<Ty>, Vec<Var>) = if l.params.is_empty() {
+        let w = l.witness?;
+        (vec![Ty::Segdes], vec![w])
+    } else {
+        l.params.iter().map(|(v, t)| (*t, *v)).unzip()
+    };
+    let op = SuperOp { params, body };
+    op.check().ok()?;
+    Some((op, args))
+}
+
+/// The value of a tree whose leaves are all constants or constant broadcasts, computed
+/// with the CPU vector library; `None` when it traps or is NaN (not writable as VCODE).
+pub fn const_value(t: &Tree) -> Option<HostScalar> {
+    let mut l = Lift { params: Vec::new(), witness: None };
+    let e = l.expr(t, tree_type(t))?;
+    if !l.params.is_empty() {
+        return None;
+    }
+    let op = SuperOp { params: vec![Ty::Segdes], body: e };
+    op.check().ok()?;
+    let mut cvl = vcode::CpuCvl::new();
+    let v = vcode::cvl::fused_by_parts(&mut cvl, &op.body, &[None], 1).ok()?;
+    use vcode::Cvl;
+    Some(match cvl.to_host(&v).ok()? {
+        HostVector::Int(x) => HostScalar::Int(*x.first()?),
+        HostVector::Float(x) => {
+            let f = *x.first()?;
+            if f.is_nan() {
+                return None;
+            }
+            HostScalar::Float(f)
+        }
+        HostVector::Bool(x) => HostScalar::Bool(*x.first()?),
+    })
+}
+
+/// The result type of a tree's root.
+fn tree_type(t: &Tree) -> Option<VType> {
+    match t {
+        Tree::Op { ins, .. } => match ins.op.info().effect {
+            vcode::op::Effect::Fixed(_, outs) => match outs.first()?.resolve(ins.ty)? {
+                SlotTy::Vec(v) => Some(v),
+                SlotTy::Segdes => None,
+            },
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn fuse_block(b: &mut Block, table: &mut Vec<SuperOp>) {
+    for s in &mut b.stmts {
+        match &mut s.rhs {
+            Rhs::If { then, els, .. } => {
+                fuse_block(then, table);
+                fuse_block(els, table);
+            }
+            Rhs::Tree(t) => {
+                if let Some((op, args)) = lift(t) {
+                    let k = match table.iter().position(|o| *o == op) {
+                        Some(k) => k,
+                        None => {
+                            table.push(op);
+                            table.len() - 1
+                        }
+                    };
+                    let ins = Instr { op: Opcode::Fused, ty: None, imm: Imm::Index(k as u32) };
+                    s.rhs = Rhs::Prim { ins, args };
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Replaces every fusible tree of the program by a `FUSED` statement.
+pub fn fuse(p: &mut LProgram) {
+    let mut table = std::mem::take(&mut p.superops);
+    for f in &mut p.funcs {
+        fuse_block(&mut f.body, &mut table);
+    }
+    p.superops = table;
+}

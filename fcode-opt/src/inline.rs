@@ -1,0 +1,197 @@
+//! The inliner: works on stack code, bottom-up over the call graph.
+//!
+//! VCODE calls have no frames (the callee works on the caller's stack), so replacing
+//! `CALL f` by the body of `f` without its `RET` is exact. Functions are visited callees
+//! first (reverse topological order of the strongly connected components); a call is
+//! inlined when the callee is not recursive (not in a cycle of the call graph) and either
+//! its size (computational instructions, see [`size`]) is at most
+//! [`INLINE_SIZE_LIMIT`] or it has exactly one call site. Functions no longer reachable
+//! from the entry are then dropped.
+
+use crate::OptError;
+use vcode::op::Exec;
+use vcode::{Function, Imm, Program};
+
+/// Largest callee (in computational instructions) inlined at every call site.
+pub const INLINE_SIZE_LIMIT: usize = 24;
+
+/// The size metric: instructions other than stack shuffles, constants and structure
+/// (`COPY`, `POP`, `CPOP`, `CONST`, `IF`, `ELSE`, `ENDIF`, `RET`).
+pub fn size(f: &Function) -> usize {
+    f.body
+        .iter()
+        .filter(|i| {
+            !matches!(
+                i.op.info().exec,
+                Exec::Copy | Exec::Pop | Exec::Cpop | Exec::Const | Exec::If | Exec::Else | Exec::EndIf | Exec::Ret
+            )
+        })
+        .count()
+}
+
+fn callees(p: &Program, f: &Function) -> Result<Vec<usize>, OptError> {
+    let mut out = Vec::new();
+    for (i, ins) in f.body.iter().enumerate() {
+        if let Imm::Label(l) = &ins.imm {
+            match p.lookup(l) {
+                Some(k) => out.push(k),
+                None => {
+                    let pos = f.pos_of(i);
+                    return Err(OptError::Malformed {
+                        function: f.name.clone(),
+                        message: format!("{}:{}: call to undefined function `{l}`", pos.line, pos.col),
+                    });
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// Strongly connected components (Tarjan), callees before callers.
+fn sccs(graph: &[Vec<usize>]) -> Vec<Vec<usize>> {
+    struct T<'a> {
+        g: &'a [Vec<usize>],
+        index: Vec<Option<usize>>,
+        low: Vec<usize>,
+        on: Vec<bool>,
+        stack: Vec<usize>,
+        next: usize,
+        out: Vec<Vec<usize>>,
+    }
+    // Iterative to stay safe on long call chains.
+    fn visit(t: &mut T<'_>, root: usize) {
+        let mut work: Vec<(usize, usize)> = vec![(root, 0)];
+        t.index[root] = Some(t.next);
+        t.low[root] = t.next;
+        t.next += 1;
+        t.stack.push(root);
+        t.on[root] = true;
+        while let Some(&mut (v, ref mut k)) = work.last_mut() {
+            if *k < t.g[v].len() {
+                let w = t.g[v][*k];
+                *k += 1;
+                match t.index[w] {
+                    None => {
+                        t.index[w] = Some(t.next);
+                        t.low[w] = t.next;
+                        t.next += 1;
+                        t.stack.push(w);
+                        t.on[w] = true;
+                        work.push((w, 0));
+                    }
+                    Some(iw) if t.on[w] => t.low[v] = t.low[v].min(iw),
+                    _ => {}
+                }
+            } else {
+                work.pop();
+                if let Some(&(u, _)) = work.last() {
+                    t.low[u] = t.low[u].min(t.low[v]);
+                }
+                if Some(t.low[v]) == t.index[v] {
+                    let mut comp = Vec::new();
+                    while let Some(w) = t.stack.pop() {
+                        t.on[w] = false;
+                        comp.push(w);
+                        if w == v {
+                            break;
+                        }
+                    }
+                    t.out.push(comp);
+                }
+            }
+        }
+    }
+    let n = graph.len();
+    let mut t = T {
+        g: graph,
+        index: vec![None; n],
+        low: vec![0; n],
+        on: vec![false; n],
+        stack: Vec::new(),
+        next: 0,
+        out: Vec::new(),
+    };
+    for v in 0..n {
+        if t.index[v].is_none() {
+            visit(&mut t, v);
+        }
+    }
+    t.out
+}
+
+/// Inlines calls as described in the module documentation and drops unreachable
+/// functions.
+pub fn inline(p: &Program) -> Result<Program, OptError> {
+    let n = p.functions.len();
+    let graph: Vec<Vec<usize>> = p.functions.iter().map(|f| callees(p, f)).collect::<Result<_, _>>()?;
+    let comps = sccs(&graph);
+    let mut recursive = vec![false; n];
+    for c in &comps {
+        let rec = c.len() > 1 || graph[c[0]].contains(&c[0]);
+        for &v in c {
+            recursive[v] = rec;
+        }
+    }
+    let reach = reachable(&graph, p.entry());
+    let mut call_sites = vec![0usize; n];
+    for (f, cs) in graph.iter().enumerate() {
+        if reach[f] {
+            for &c in cs {
+                call_sites[c] += 1;
+            }
+        }
+    }
+    let mut funcs: Vec<Function> = p.functions.clone();
+    for comp in &comps {
+        for &fi in comp {
+            let f = &funcs[fi];
+            let mut body = Vec::with_capacity(f.body.len());
+            let mut spans = Vec::with_capacity(f.body.len());
+            let mut changed = false;
+            for (i, ins) in f.body.iter().enumerate() {
+                let target = match &ins.imm {
+                    Imm::Label(l) => p.lookup(l),
+                    _ => None,
+                };
+                if let Some(g) = target {
+                    let callee = &funcs[g];
+                    if g != fi && !recursive[g] && (size(callee) <= INLINE_SIZE_LIMIT || call_sites[g] == 1) {
+                        let k = callee.body.len().saturating_sub(1);
+                        body.extend_from_slice(&callee.body[..k]);
+                        spans.extend(std::iter::repeat_n(f.pos_of(i), k));
+                        changed = true;
+                        continue;
+                    }
+                }
+                body.push(ins.clone());
+                spans.push(f.pos_of(i));
+            }
+            if changed {
+                funcs[fi].body = body;
+                funcs[fi].spans = spans;
+            }
+        }
+    }
+    let mut out = Program { functions: funcs, superops: p.superops.clone() };
+    let graph: Vec<Vec<usize>> = out.functions.iter().map(|f| callees(&out, f)).collect::<Result<_, _>>()?;
+    let reach = reachable(&graph, out.entry());
+    let mut k = 0;
+    out.functions.retain(|_| {
+        k += 1;
+        reach[k - 1]
+    });
+    Ok(out)
+}
+
+fn reachable(graph: &[Vec<usize>], entry: usize) -> Vec<bool> {
+    let mut seen = vec![false; graph.len()];
+    let mut work = vec![entry];
+    while let Some(v) = work.pop() {
+        if v < seen.len() && !seen[v] {
+            seen[v] = true;
+            work.extend(&graph[v]);
+        }
+    }
+    seen
+}

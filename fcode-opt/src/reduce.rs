@@ -1,0 +1,359 @@
+//! The reducer: builds element-wise expression trees and removes dead code.
+//!
+//! * Every element-wise instruction becomes a one-node [`Tree`].
+//! * A variable bound by an element-wise tree and used exactly once, as an operand of
+//!   another tree in the same block, is substituted into it (never across
+//!   `START_TIMER`/`STOP_TIMER`, and a tree that can trap — integer `/`, `%` — is never
+//!   moved past an effectful statement).
+//! * Scalar constants are substituted into every tree operand that uses them; a
+//!   constant broadcast (`DIST` of a scalar constant) is substituted into its tree uses
+//!   too — all of them when fusing, only a single use otherwise (duplicating it without
+//!   fusion would repeat the `DIST`).
+//! * Statements whose results are all unused and that have no effect are deleted, unused
+//!   `IF` results are dropped from both branches, and unused function parameters are
+//!   removed together with the matching arguments at every call site, to a fixed point.
+
+use crate::lir::{removable, use_counts, Block, LProgram, Rhs, Tree, Var};
+use crate::util::{exec_of, is_elementwise, scalar_const};
+use std::collections::{HashMap, HashSet};
+use vcode::op::Exec;
+use vcode::{Const, HostScalar, Imm, Instr, Opcode, Ty};
+
+/// What a variable is bound to, for substitution.
+#[derive(Clone)]
+enum Known {
+    Const(Instr),
+    Dist { konst: Instr, dist: Instr, seg: Var },
+}
+
+struct Reducer {
+    fuse: bool,
+    /// Constants and constant broadcasts visible anywhere in the function.
+    known: HashMap<Var, Known>,
+    uses: HashMap<Var, usize>,
+    /// Uses as element-wise operands in the block being reduced.
+    tree_uses: HashMap<Var, usize>,
+}
+
+/// A tree read several times (all by element-wise code) is recomputed in each reader
+/// when it has at most this many operations...
+const DUP_MAX_OPS: usize = 3;
+/// ...and at most this many readers.
+const DUP_MAX_USES: usize = 4;
+
+impl Reducer {
+    fn block(&mut self, b: &mut Block) {
+        // In order: record constants and constant broadcasts (visible to later statements
+        // and nested blocks), reduce nested blocks, build trees and substitute into them
+        // the single-use trees defined earlier in this block.
+        let mut defs_at: HashMap<Var, usize> = HashMap::new();
+        // Uses of each variable as an operand of an element-wise computation of this block.
+        self.tree_uses.clear();
+        for st in &b.stmts {
+            match &st.rhs {
+                Rhs::Prim { ins, args } if is_elementwise(ins) => {
+                    args.iter().for_each(|v| *self.tree_uses.entry(*v).or_insert(0) += 1)
+                }
+                Rhs::Tree(t) => t.for_each_var(&mut |v| *self.tree_uses.entry(v).or_insert(0) += 1),
+                _ => {}
+            }
+        }
+        let mut taken: HashSet<usize> = HashSet::new();
+        for j in 0..b.stmts.len() {
+            let s = &mut b.stmts[j];
+            match &mut s.rhs {
+                Rhs::Prim { ins, args } => {
+                    if let [d] = s.defs.as_slice() {
+                        if scalar_const(ins).is_some() {
+                            self.known.insert(*d, Known::Const(ins.clone()));
+                        } else if exec_of(ins) == Exec::Dist {
+                            if let (Some(Known::Const(k)), Some(seg)) =
+                                (args.first().and_then(|a| self.known.get(a)), args.get(1))
+                            {
+                                self.known.insert(*d, Known::Dist { konst: k.clone(), dist: ins.clone(), seg: *seg });
+                            }
+                        }
+                    }
+                    if is_elementwise(ins) {
+                        let t = Tree::Op { ins: ins.clone(), args: args.iter().map(|v| Tree::Var(*v)).collect() };
+                        s.rhs = Rhs::Tree(t);
+                    }
+                }
+                Rhs::If { then, els, .. } => {
+                    let saved = std::mem::take(&mut self.tree_uses);
+                    self.block(then);
+                    self.block(els);
+                    self.tree_uses = saved;
+                }
+                _ => {}
+            }
+            if let Rhs::Tree(t) = &b.stmts[j].rhs {
+                let mut t = t.clone();
+                self.subst(&mut t, j, b, &defs_at, &mut taken);
+                fold(&mut t);
+                if let [d] = b.stmts[j].defs.as_slice() {
+                    match &t {
+                        Tree::Const(k) => {
+                            self.known.insert(*d, Known::Const(k.clone()));
+                        }
+                        Tree::Dist { konst, dist, seg } => {
+                            self.known.insert(*d, Known::Dist { konst: konst.clone(), dist: dist.clone(), seg: *seg });
+                        }
+                        _ => {}
+                    }
+                    defs_at.insert(*d, j);
+                }
+                b.stmts[j].rhs = Rhs::Tree(t);
+            }
+        }
+        if !taken.is_empty() {
+            let mut k = 0;
+            b.stmts.retain(|_| {
+                k += 1;
+                !taken.contains(&(k - 1))
+            });
+        }
+    }
+
+    fn subst(&mut self, t: &mut Tree, at: usize, b: &Block, defs_at: &HashMap<Var, usize>, taken: &mut HashSet<usize>) {
+        match t {
+            Tree::Var(v) => {
+                let v = *v;
+                if let Some(&i) = defs_at.get(&v) {
+                    let n = self.uses.get(&v).copied().unwrap_or(0);
+                    if let (false, Rhs::Tree(def)) = (taken.contains(&i), &b.stmts[i].rhs) {
+                        let trap = def.may_trap();
+                        let blocked =
+                            b.stmts[i + 1..at].iter().any(|s| s.rhs.is_timer() || (trap && s.rhs.is_effectful()));
+                        if n == 1 && !blocked {
+                            taken.insert(i);
+                            *t = def.clone();
+                            return;
+                        }
+                        // A small tree read only by element-wise code of this block is
+                        // recomputed in each reader rather than stored (fusion only).
+                        let dup = self.fuse
+                            && n > 1
+                            && n <= DUP_MAX_USES
+                            && self.tree_uses.get(&v) == Some(&n)
+                            && def.op_count() <= DUP_MAX_OPS
+                            && !trap
+                            && !blocked;
+                        if dup {
+                            let def = def.clone();
+                            def.for_each_var(&mut |x| *self.uses.entry(x).or_insert(0) += 1);
+                            self.dec(v);
+                            if let Some(k) = self.tree_uses.get_mut(&v) {
+                                *k -= 1;
+                            }
+                            if self.uses.get(&v) == Some(&0) {
+                                taken.insert(i);
+                                def.for_each_var(&mut |x| self.dec(x));
+                            }
+                            *t = def;
+                            return;
+                        }
+                    }
+                }
+                match self.known.get(&v).cloned() {
+                    Some(Known::Const(k)) => {
+                        *t = Tree::Const(k);
+                        self.dec(v);
+                    }
+                    Some(Known::Dist { konst, dist, seg }) => {
+                        let single_local =
+                            self.uses.get(&v) == Some(&1) && b.stmts[..at].iter().any(|s| s.defs.contains(&v));
+                        if self.fuse || single_local {
+                            *t = Tree::Dist { konst, dist, seg };
+                            self.dec(v);
+                            *self.uses.entry(seg).or_insert(0) += 1;
+                        }
+                    }
+                    None => {}
+                }
+            }
+            Tree::Op { args, .. } => {
+                for a in args {
+                    self.subst(a, at, b, defs_at, taken);
+                }
+            }
+            Tree::Const(_) | Tree::Dist { .. } => {}
+        }
+    }
+
+    fn dec(&mut self, v: Var) {
+        if let Some(n) = self.uses.get_mut(&v) {
+            *n = n.saturating_sub(1);
+        }
+    }
+}
+
+/// Folds constant subtrees: a subtree whose leaves are all scalar constants becomes one
+/// constant, one whose leaves are constants and constant broadcasts becomes one broadcast.
+/// Evaluation uses the CPU vector library, so it follows the run-time semantics exactly; a
+/// subtree that would trap (integer division by zero) or give NaN is left alone.
+fn fold(t: &mut Tree) {
+    let Tree::Op { args, .. } = t else { return };
+    for a in args.iter_mut() {
+        fold(a);
+    }
+    if !args.iter().all(|a| matches!(a, Tree::Const(_) | Tree::Dist { .. })) {
+        return;
+    }
+    let seg = args.iter().find_map(|a| match a {
+        Tree::Dist { seg, .. } => Some(*seg),
+        _ => None,
+    });
+    let Some(value) = crate::fuse::const_value(t) else { return };
+    let konst = const_instr(value);
+    *t = match seg {
+        None => Tree::Const(konst),
+        Some(seg) => {
+            let ty = match value {
+                HostScalar::Int(_) => Ty::Int,
+                HostScalar::Float(_) => Ty::Float,
+                HostScalar::Bool(_) => Ty::Bool,
+            };
+            Tree::Dist { konst, dist: Instr::typed(Opcode::Dist, ty), seg }
+        }
+    };
+}
+
+/// `CONST` of one scalar.
+fn const_instr(v: HostScalar) -> Instr {
+    let c = match v {
+        HostScalar::Int(x) => Const::Int(vec![x], false),
+        HostScalar::Float(x) => Const::Float(vec![x], false),
+        HostScalar::Bool(x) => Const::Bool(vec![x], false),
+    };
+    Instr { op: Opcode::Const, ty: None, imm: Imm::Const(c) }
+}
+
+/// Deletes dead statements and unused `IF` results in a block, given the variables live
+/// after it. Returns true when something changed.
+fn dce_block(b: &mut Block, live_out: &HashSet<Var>, superops: &[vcode::SuperOp]) -> bool {
+    let mut live: HashSet<Var> = live_out.clone();
+    live.extend(b.results.iter().copied());
+    let mut changed = false;
+    let mut keep = vec![true; b.stmts.len()];
+    for (i, s) in b.stmts.iter_mut().enumerate().rev() {
+        let used = s.defs.iter().any(|d| live.contains(d));
+        if !used && removable(&s.rhs, superops) {
+            keep[i] = false;
+            changed = true;
+            continue;
+        }
+        if let Rhs::If { then, els, .. } = &mut s.rhs {
+            // Drop the results nobody reads.
+            let dead: Vec<usize> = (0..s.defs.len()).filter(|&k| !live.contains(&s.defs[k])).collect();
+            if !dead.is_empty() {
+                for &k in dead.iter().rev() {
+                    s.defs.remove(k);
+                    if !then.diverges {
+                        then.results.remove(k);
+                    }
+                    if !els.diverges {
+                        els.results.remove(k);
+                    }
+                }
+                changed = true;
+            }
+            let mut inner_live = live.clone();
+            for d in &s.defs {
+                inner_live.remove(d);
+            }
+            changed |= dce_block(then, &inner_live, superops);
+            changed |= dce_block(els, &inner_live, superops);
+        }
+        for d in &s.defs {
+            live.remove(d);
+        }
+        s.rhs.for_each_use(&mut |v| {
+            live.insert(v);
+        });
+    }
+    if changed {
+        let mut k = 0;
+        b.stmts.retain(|_| {
+            k += 1;
+            keep[k - 1]
+        });
+    }
+    changed
+}
+
+/// Removes unused parameters of non-entry functions and the matching call arguments.
+fn drop_params(p: &mut LProgram, entry: usize) -> bool {
+    let names: Vec<String> = p.funcs.iter().map(|f| f.name.clone()).collect();
+    fn p_names_last(names: &[String], name: &str) -> Option<usize> {
+        names.iter().rposition(|n| n == name)
+    }
+    let mut removed: HashMap<String, Vec<usize>> = HashMap::new();
+    for (fi, f) in p.funcs.iter_mut().enumerate() {
+        if fi == entry || p_names_last(&names, &f.name) != Some(fi) {
+            continue;
+        }
+        let used = use_counts(&f.body);
+        let dead: Vec<usize> = (0..f.params.len()).filter(|&k| !used.contains_key(&f.params[k])).collect();
+        if !dead.is_empty() {
+            for &k in dead.iter().rev() {
+                f.params.remove(k);
+            }
+            f.sig = None;
+            removed.insert(f.name.clone(), dead);
+        }
+    }
+    if removed.is_empty() {
+        return false;
+    }
+    fn fix(b: &mut Block, removed: &HashMap<String, Vec<usize>>) {
+        for s in &mut b.stmts {
+            match &mut s.rhs {
+                Rhs::Call { name, args } => {
+                    if let Some(dead) = removed.get(name) {
+                        for &k in dead.iter().rev() {
+                            if k < args.len() {
+                                args.remove(k);
+                            }
+                        }
+                    }
+                }
+                Rhs::If { then, els, .. } => {
+                    fix(then, removed);
+                    fix(els, removed);
+                }
+                _ => {}
+            }
+        }
+    }
+    for f in &mut p.funcs {
+        fix(&mut f.body, &removed);
+    }
+    true
+}
+
+/// Runs the reducer on every function; `fuse` selects the substitution policy for
+/// constant broadcasts (see the module documentation).
+pub fn reduce(p: &mut LProgram, entry: usize, fuse: bool) {
+    for f in &mut p.funcs {
+        let mut r = Reducer { fuse, known: HashMap::new(), uses: use_counts(&f.body), tree_uses: HashMap::new() };
+        r.block(&mut f.body);
+    }
+    dead_code(p, entry);
+}
+
+/// Dead-code elimination and parameter removal to a fixed point.
+pub fn dead_code(p: &mut LProgram, entry: usize) {
+    loop {
+        let mut changed = false;
+        for f in &mut p.funcs {
+            while dce_block(&mut f.body, &HashSet::new(), &p.superops) {
+                changed = true;
+            }
+        }
+        changed |= drop_params(p, entry);
+        if !changed {
+            break;
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! Structure tests: what each level does to the code, counted on the output program and
+//! on the interpreter's operation statistics.
+
+mod common;
+
+use common::{calls, elements, load, opt, run_text};
+use fcode_opt::{emit_cuda, optimize, optimize_report, OptError, OptOptions, PASSES};
+use std::path::Path;
+use vcode::{Imm, Opcode, Program};
+
+fn fixture(name: &str) -> Program {
+    load(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/vcode").join(name))
+}
+
+fn count_op(p: &Program, op: Opcode) -> usize {
+    p.functions.iter().flat_map(|f| &f.body).filter(|i| i.op == op).count()
+}
+
+fn assert_one_fused_muladd(name: &str) {
+    let p = fixture(name);
+    let q = opt(&p, 2);
+    assert_eq!(q.superops.len(), 1, "{name}: one superoperator\n{q}");
+    assert_eq!(q.superops[0].to_string(), "(INT INT INT) (+ INT (* INT $0 $1) $2)", "{name}");
+    assert_eq!(count_op(&q, Opcode::Fused), 1, "{name}: one FUSED instruction\n{q}");
+    assert_eq!(count_op(&q, Opcode::Mul) + count_op(&q, Opcode::Add), 0, "{name}: no loose * or +\n{q}");
+    assert_eq!(run_text(&p).0, run_text(&q).0);
+}
+
+#[test]
+fn muladd_cmu_style_is_one_superoperator() {
+    assert_one_fused_muladd("muladd_cmu.vcode");
+    // The stack churn of Figure 5 is gone: no shuffles remain at all.
+    let q = opt(&fixture("muladd_cmu.vcode"), 2);
+    assert_eq!(count_op(&q, Opcode::Cpop) + count_op(&q, Opcode::Copy) + count_op(&q, Opcode::Pop), 0, "{q}");
+    assert_eq!(q.functions.len(), 1, "the helpers are inlined away\n{q}");
+}
+
+#[test]
+fn muladd_from_the_nesl_compiler_is_one_superoperator() {
+    assert_one_fused_muladd("muladd_nesl.vcode");
+}
+
+#[test]
+fn black_scholes_chain_drops_operations_fivefold() {
+    let p = fixture("bs_chain.vcode");
+    let (out0, s0) = run_text(&p);
+    let (out1, s1) = run_text(&opt(&p, 1));
+    let (out2, s2) = run_text(&opt(&p, 2));
+    assert_eq!(out0, out1);
+    assert_eq!(out0, out2);
+    let (c0, c2) = (calls(&s0), calls(&s2));
+    let (e0, e2) = (elements(&s0), elements(&s2));
+    assert!(c0 >= 5 * c2, "CVL calls {c0} at level 0, {c2} at level 2: {s2:?}");
+    assert!(e0 >= 5 * e2, "elements touched {e0} at level 0, {e2} at level 2: {s2:?}");
+    assert!(calls(&s1) <= c0, "level 1 never adds operations");
+}
+
+#[test]
+fn black_scholes_from_the_nesl_compiler_fuses() {
+    // The compiled program also checks its arguments (sqrt, ln, division): those checks
+    // are reductions that stay, so the drop is smaller than for the bare chain.
+    let p = fixture("bs_nesl.vcode");
+    let (out0, s0) = run_text(&p);
+    let q = opt(&p, 2);
+    let (out2, s2) = run_text(&q);
+    assert_eq!(out0, out2);
+    let (e0, e2) = (elements(&s0), elements(&s2));
+    assert!(e0 >= 3 * e2, "elements touched {e0} at level 0, {e2} at level 2");
+    assert!(calls(&s0) >= 2 * calls(&s2));
+    assert!(q.superops.iter().any(|op| op.body.size() >= 20), "the CND polynomial is one superoperator");
+}
+
+#[test]
+fn level_zero_is_the_identity() {
+    let p = fixture("bs_chain.vcode");
+    let q = optimize(&p, 0, &OptOptions::default()).expect("level 0");
+    assert!(q.same_code(&p));
+}
+
+#[test]
+fn level_one_has_no_superoperators_and_fewer_shuffles() {
+    let p = fixture("muladd_cmu.vcode");
+    let q = opt(&p, 1);
+    assert!(q.superops.is_empty());
+    assert_eq!(count_op(&q, Opcode::Fused), 0);
+    let shuffles = |p: &Program| count_op(p, Opcode::Cpop) + count_op(p, Opcode::Copy) + count_op(p, Opcode::Pop);
+    assert!(shuffles(&q) < shuffles(&p), "{q}");
+    assert_eq!(count_op(&q, Opcode::Call), 0, "ZIP-OVER helpers and MULADD are inlined");
+}
+
+#[test]
+fn recursive_functions_are_not_inlined() {
+    let p = fixture("fact.vcode");
+    let q = opt(&p, 2);
+    assert!(q.functions.iter().any(|f| f.name == "FACT"));
+    let fact = q.functions.iter().find(|f| f.name == "FACT").expect("FACT");
+    assert!(fact.body.iter().any(|i| i.imm == Imm::Label("FACT".into())));
+    // Mutual recursion too.
+    let q = opt(&fixture("effects.vcode"), 2);
+    assert!(q.functions.iter().any(|f| f.name == "EVEN") && q.functions.iter().any(|f| f.name == "ODD"));
+}
+
+#[test]
+fn identical_trees_share_one_superoperator() {
+    let src = "FUNC MAIN\nCONST INT (1 2 3)\nCONST INT (4 5 6)\n* INT\nCONST INT (1 1 1)\n- INT\n\
+               CONST INT (7 8 9)\nCONST INT (2 2 2)\n* INT\nCONST INT (1 1 1)\n- INT\n\
+               CONST INT (3 3 3)\nCONST INT (5 5 5)\n+ INT\nCONST INT (1 1 1)\n* INT\nRET\n";
+    let p = vcode::parse(src).expect("parses");
+    let q = opt(&p, 2);
+    assert_eq!(run_text(&p).0, run_text(&q).0);
+    // a*b - c appears twice with different operands, (a + b) * c once.
+    assert_eq!(count_op(&q, Opcode::Fused), 3, "{q}");
+    assert_eq!(q.superops.len(), 2, "{q}");
+}
+
+#[test]
+fn nothing_moves_across_timers() {
+    let p = fixture("timer.vcode");
+    let q = opt(&p, 2);
+    assert_eq!(run_text(&p).0, run_text(&q).0);
+    // x*x is computed before START_TIMER and (.. + x) / SQRT between the timers: the
+    // multiplication must stay before the timer starts.
+    let main = &q.functions[0];
+    let start = main.body.iter().position(|i| i.op == Opcode::StartTimer).expect("START_TIMER");
+    let stop = main.body.iter().position(|i| i.op == Opcode::StopTimer).expect("STOP_TIMER");
+    assert!(main.body[..start].iter().any(|i| i.op == Opcode::Mul), "{q}");
+    let inside = &main.body[start..stop];
+    assert!(inside.iter().any(|i| matches!(i.op, Opcode::Sqrt | Opcode::Fused)), "{q}");
+}
+
+#[test]
+fn dumps_and_timings() {
+    let p = fixture("muladd_cmu.vcode");
+    for pass in PASSES {
+        let opts = OptOptions { verify: true, dump_after: Some(pass.to_string()), timings: true };
+        let (_, rep) = optimize_report(&p, 2, &opts).expect("optimises");
+        let (name, text) = rep.dump.expect("a dump");
+        assert_eq!(name, *pass);
+        assert!(!text.is_empty());
+        assert_eq!(rep.timings.iter().map(|t| t.0).collect::<Vec<_>>(), PASSES.to_vec());
+    }
+    let (_, rep) = optimize_report(&p, 2, &OptOptions { dump_after: Some("let".into()), ..Default::default() })
+        .expect("optimises");
+    let text = rep.dump.expect("dump").1;
+    assert!(text.contains("function MAIN1_1 ()") && text.contains("* INT"), "{text}");
+    let err = optimize(&p, 2, &OptOptions { dump_after: Some("nope".into()), ..Default::default() });
+    assert!(matches!(err, Err(OptError::UnknownPass(_))));
+    assert!(matches!(optimize(&p, 3, &OptOptions::default()), Err(OptError::BadLevel(3))));
+}
+
+#[test]
+fn malformed_input_is_an_error_with_a_place() {
+    let p = vcode::parse("FUNC MAIN\nCONST BOOL T\nIF\nCONST INT 1\nELSE\nENDIF\nRET\n").expect("parses");
+    let e = optimize(&p, 2, &OptOptions::default()).expect_err("unbalanced branches");
+    let msg = e.to_string();
+    assert!(msg.contains("MAIN") && msg.contains("3:1") && msg.contains("different stack depths"), "{msg}");
+    let call = vcode::Instr { op: Opcode::Call, ty: None, imm: Imm::Label("NOWHERE".into()) };
+    let p = Program {
+        functions: vec![vcode::Function::new("MAIN", vec![call, vcode::Instr::plain(Opcode::Ret)])],
+        superops: Vec::new(),
+    };
+    let e = optimize(&p, 1, &OptOptions::default()).expect_err("unknown callee");
+    assert!(e.to_string().contains("NOWHERE"), "{e}");
+    let p = vcode::parse("FUNC MAIN\n+ INT\nRET\n").expect("parses");
+    let e = optimize(&p, 1, &OptOptions { verify: true, ..Default::default() }).expect_err("underflow");
+    assert!(matches!(e, OptError::Verify { .. }), "{e}");
+}
+
+#[test]
+fn cuda_kernels_follow_the_convention() {
+    let q = opt(&fixture("muladd_cmu.vcode"), 2);
+    let cu = emit_cuda(&q);
+    assert!(!cu.contains("#include"));
+    assert!(cu.contains(
+        "extern \"C\" __global__ void fused_0(const long long* __restrict__ a0, const long long* __restrict__ a1, const long long* __restrict__ a2, long long* __restrict__ r, long long n, long long* err)"
+    ), "{cu}");
+    assert!(cu.contains("p += (long long)blockDim.x * gridDim.x"), "grid-stride loop\n{cu}");
+    for i in 0..3 {
+        assert_eq!(cu.matches(&format!("a{i}[p]")).count(), 1, "operand {i} read once\n{cu}");
+    }
+    assert_eq!(cu.matches("r[p] =").count(), 1, "result written once\n{cu}");
+    // Every superoperator of a bigger program gets a kernel; floats avoid contraction.
+    let q = opt(&fixture("bs_chain.vcode"), 2);
+    let cu = emit_cuda(&q);
+    for n in 0..q.superops.len() {
+        assert!(cu.contains(&format!("void fused_{n}(")), "kernel {n}");
+    }
+    assert!(cu.contains("__dmul_rn(") && cu.contains("exp(") && cu.contains("const double* __restrict__ a0"));
+    assert_eq!(cu.matches("__global__").count(), q.superops.len());
+}

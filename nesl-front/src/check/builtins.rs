@@ -1,0 +1,596 @@
+//! The types and one-line descriptions of the standard library (spec section 5).
+//!
+//! Every built-in function, operator and constant is one row of [`TABLE`]: its name (as
+//! the AST spells it: operators keep their symbol, `#x` is `length`, `a[i]` is `elt`, ...),
+//! its type written as NESL prints it (`"(a, a) -> a :: (a in number)"`) and a
+//! description. The type strings are parsed once by the small parser of this module
+//! ([`parse_type_string`]); a variable without a context entry is in class `any`.
+//!
+//! Not covered: the hash-table library (`make_table`, ...) and the X11 plotting library,
+//! whose exact types the spec does not give.
+
+use crate::ty::{Scheme, TyVar, Type, TypeClass};
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+/// `(name, type, description)` for every built-in.
+#[rustfmt::skip]
+pub const TABLE: &[(&str, &str, &str)] = &[
+    // 5.1 logical
+    ("not", "a -> a :: (a in logical)", "Logical negation on bool, bitwise complement on int."),
+    ("or", "(a, a) -> a :: (a in logical)", "Inclusive or (bitwise on int)."),
+    ("and", "(a, a) -> a :: (a in logical)", "And (bitwise on int)."),
+    ("xor", "(a, a) -> a :: (a in logical)", "Exclusive or (bitwise on int)."),
+    ("nor", "(a, a) -> a :: (a in logical)", "not(a or b)."),
+    ("nand", "(a, a) -> a :: (a in logical)", "not(a and b)."),
+    // 5.2 comparison
+    ("==", "(a, a) -> bool :: (a in ordinal)", "Equality."),
+    ("/=", "(a, a) -> bool :: (a in ordinal)", "Inequality."),
+    ("<", "(a, a) -> bool :: (a in ordinal)", "Less than (characters by code)."),
+    (">", "(a, a) -> bool :: (a in ordinal)", "Greater than (characters by code)."),
+    ("<=", "(a, a) -> bool :: (a in ordinal)", "Less than or equal."),
+    (">=", "(a, a) -> bool :: (a in ordinal)", "Greater than or equal."),
+    ("plusp", "a -> bool :: (a in number)", "True if the argument is positive."),
+    ("minusp", "a -> bool :: (a in number)", "True if the argument is negative."),
+    ("zerop", "a -> bool :: (a in number)", "True if the argument is zero."),
+    ("oddp", "int -> bool", "True if the integer is odd."),
+    ("evenp", "int -> bool", "True if the integer is even."),
+    // 5.3 arithmetic
+    ("+", "(a, a) -> a :: (a in number)", "Addition."),
+    ("-", "(a, a) -> a :: (a in number)", "Subtraction."),
+    ("*", "(a, a) -> a :: (a in number)", "Multiplication."),
+    ("/", "(a, a) -> a :: (a in number)", "Division; integers truncate toward zero; dividing by zero is an error."),
+    ("negate", "a -> a :: (a in number)", "Negation (prefix -)."),
+    ("abs", "a -> a :: (a in number)", "Absolute value."),
+    ("diff", "(a, a) -> a :: (a in number)", "Absolute difference abs(x - y)."),
+    ("max", "(a, a) -> a :: (a in ordinal)", "The larger of two values."),
+    ("min", "(a, a) -> a :: (a in ordinal)", "The smaller of two values."),
+    ("rem", "(int, int) -> int", "Remainder, with the sign of the dividend."),
+    ("mod", "(int, int) -> int", "Modulus, with the sign of the divisor."),
+    ("lshift", "(int, int) -> int", "Shift left by n bits."),
+    ("rshift", "(int, int) -> int", "Arithmetic shift right by n bits."),
+    ("sqrt", "float -> float", "Square root of a non-negative number."),
+    ("isqrt", "int -> int", "Integer square root, floor(sqrt(float(v)))."),
+    ("ln", "float -> float", "Natural logarithm."),
+    ("log", "(float, float) -> float", "Logarithm of v to base b."),
+    ("exp", "float -> float", "e to the power v."),
+    ("expt", "(float, float) -> float", "v to the power p, exp(ln(v) * p)."),
+    ("^", "(a, int) -> a :: (a in number)", "Integer power (the exponent must be non-negative)."),
+    ("reciprocal", "float -> float", "1.0 / v."),
+    ("sin", "float -> float", "Sine (radians)."),
+    ("cos", "float -> float", "Cosine (radians)."),
+    ("tan", "float -> float", "Tangent (radians)."),
+    ("asin", "float -> float", "Arc sine."),
+    ("acos", "float -> float", "Arc cosine."),
+    ("atan", "float -> float", "Arc tangent."),
+    ("sinh", "float -> float", "Hyperbolic sine."),
+    ("cosh", "float -> float", "Hyperbolic cosine."),
+    ("tanh", "float -> float", "Hyperbolic tangent."),
+    ("gcd", "(int, int) -> int", "Greatest common divisor."),
+    // 5.4 conversions and constants
+    ("btoi", "bool -> int", "t to 1, f to 0."),
+    ("code_char", "int -> char", "The character with the given code."),
+    ("char_code", "char -> int", "The code of a character."),
+    ("float", "int -> float", "Integer to float."),
+    ("ceil", "float -> int", "Smallest integer not below v."),
+    ("floor", "float -> int", "Largest integer not above v."),
+    ("trunc", "float -> int", "Round toward zero."),
+    ("round", "float -> int", "Round to nearest, trunc(v + 0.5)."),
+    ("pi", "float", "The constant pi."),
+    ("max_int", "int", "The largest integer."),
+    ("min_int", "int", "The smallest integer."),
+    ("space", "char", "The space character."),
+    ("newline", "char", "The newline character."),
+    ("tab", "char", "The tab character."),
+    // 5.5 random numbers
+    ("rand", "a -> a :: (a in number)", "A random number in [0, v)."),
+    ("rand_seed", "int -> bool", "Reseed the random number generator (serial only)."),
+    // 5.6 basic sequence functions
+    ("length", "[a] -> int :: (a in any)", "The length of a sequence (prefix #)."),
+    ("elt", "([a], int) -> a :: (a in any)", "The element at a position, 0-based (a[i])."),
+    ("dist", "(a, int) -> [a] :: (a in any)", "A sequence of n copies of a value."),
+    ("index", "int -> [int]", "The sequence [0, 1, ..., n-1]."),
+    ("iseq", "(int, int, int) -> [int]", "iseq(s, d, e) is [s:e:d]."),
+    ("rep", "([a], a, int) -> [a] :: (a in any)", "A copy of d with position i replaced by v."),
+    ("zip", "([a], [b]) -> [(a, b)] :: (a in any; b in any)", "Pairs the elements of two sequences of equal length."),
+    ("zip3", "([a], [b], [c]) -> [(a, b, c)] :: (a in any; b in any; c in any)", "Triples the elements of three sequences."),
+    ("unzip", "[(a, b)] -> ([a], [b]) :: (a in any; b in any)", "Splits a sequence of pairs."),
+    ("cons", "(a, [a]) -> [a] :: (a in any)", "Prepends an element."),
+    ("snoc", "([a], a) -> [a] :: (a in any)", "Appends an element."),
+    ("vpair", "(a, a) -> [a] :: (a in any)", "A two-element sequence."),
+    ("vsep", "[a] -> (a, a) :: (a in any)", "The first two elements as a pair."),
+    // 5.7 scans and reductions
+    ("plus_scan", "[a] -> [a] :: (a in number)", "Exclusive prefix sums."),
+    ("mult_scan", "[a] -> [a] :: (a in number)", "Exclusive prefix products."),
+    ("max_scan", "[a] -> [a] :: (a in ordinal)", "Exclusive prefix maxima."),
+    ("min_scan", "[a] -> [a] :: (a in ordinal)", "Exclusive prefix minima."),
+    ("or_scan", "[a] -> [a] :: (a in logical)", "Exclusive prefix or."),
+    ("and_scan", "[a] -> [a] :: (a in logical)", "Exclusive prefix and."),
+    ("xor_scan", "[a] -> [a] :: (a in logical)", "Exclusive prefix exclusive or."),
+    ("sum", "[a] -> a :: (a in number)", "Sum of the elements (0 when empty)."),
+    ("product", "[a] -> a :: (a in number)", "Product of the elements (1 when empty)."),
+    ("max_val", "[a] -> a :: (a in ordinal)", "The largest element."),
+    ("min_val", "[a] -> a :: (a in ordinal)", "The smallest element."),
+    ("any", "[a] -> a :: (a in logical)", "Or of the elements."),
+    ("all", "[a] -> a :: (a in logical)", "And of the elements."),
+    ("parity", "[a] -> a :: (a in logical)", "Exclusive or of the elements."),
+    ("count", "[bool] -> int", "The number of true flags."),
+    ("max_index", "[a] -> int :: (a in ordinal)", "Index of the (leftmost) largest element."),
+    ("min_index", "[a] -> int :: (a in ordinal)", "Index of the (leftmost) smallest element."),
+    ("enumerate", "[bool] -> [int]", "Exclusive prefix count of the true flags."),
+    // 5.8 reordering
+    ("->", "([a], [int]) -> [a] :: (a in any)", "Gather: result k is a[i[k]]."),
+    ("read", "([a], [int]) -> [a] :: (a in any)", "Gather: result k is a[i[k]] (same as ->)."),
+    ("<-", "([a], [(int, a)]) -> [a] :: (a in any)", "Scatter: a copy of d with d[i] = v for each (i, v)."),
+    ("write", "([a], [(int, a)]) -> [a] :: (a in any)", "Scatter (same as <-)."),
+    ("permute", "([a], [int]) -> [a] :: (a in any)", "Permute: result[i[k]] = v[k]."),
+    ("put", "([a], [int], [a]) -> [a] :: (a in any)", "Write the values v at the positions i of d."),
+    ("cond_put", "([a], [int], [bool], [a]) -> [a] :: (a in any)", "put, only where the flag is true."),
+    ("rotate", "([a], int) -> [a] :: (a in any)", "Rotate right by i (left if negative)."),
+    ("reverse", "[a] -> [a] :: (a in any)", "Reverse a sequence."),
+    ("join", "([a], [int], [a], [int]) -> [a] :: (a in any)", "Merge two sequences into the given positions."),
+    // 5.9 simple sequence manipulation
+    ("pack", "[(a, bool)] -> [a] :: (a in any)", "Keep the values whose flag is true."),
+    ("++", "([a], [a]) -> [a] :: (a in any)", "Append two sequences."),
+    ("subseq", "([a], int, int) -> [a] :: (a in any)", "The elements from s to e-1."),
+    ("take", "([a], int) -> [a] :: (a in any)", "The first n elements (the last -n if negative)."),
+    ("drop", "([a], int) -> [a] :: (a in any)", "All but the first n elements (the last -n if negative)."),
+    ("odd_elts", "[a] -> [a] :: (a in any)", "The elements at odd positions."),
+    ("even_elts", "[a] -> [a] :: (a in any)", "The elements at even positions."),
+    ("interleave", "([a], [a]) -> [a] :: (a in any)", "a0, b0, a1, b1, ..."),
+    ("length_from_flags", "[bool] -> [int]", "Lengths of the runs starting at each true flag."),
+    ("pack_index", "[bool] -> [int]", "Positions of the true flags."),
+    ("unpack", "([a], [bool]) -> [a] :: (a in any)", "Place v at the true positions, a zero-like default elsewhere."),
+    ("flag_merge", "([bool], [a], [a]) -> [a] :: (a in any)", "True positions take elements of v2, false ones of v1."),
+    ("next", "([a], a) -> [a] :: (a in any)", "Shift left by one, filling with v."),
+    ("previous", "([a], a) -> [a] :: (a in any)", "Shift right by one, filling with v."),
+    ("group_by", "([a], int) -> [[a]] :: (a in any)", "Chunks of length n (the last may be shorter)."),
+    // 5.10 nesting
+    ("partition", "([a], [int]) -> [[a]] :: (a in any)", "Cut v into subsequences of the given lengths."),
+    ("flatten", "[[a]] -> [a] :: (a in any)", "Concatenate the subsequences."),
+    ("split", "([a], [bool]) -> [[a]] :: (a in any)", "The elements with false flags, then those with true flags."),
+    ("bottop", "[a] -> [[a]] :: (a in any)", "The first half (rounded up) and the second half."),
+    ("head_rest", "[a] -> (a, [a]) :: (a in any)", "The first element and the rest."),
+    ("rest_tail", "[a] -> ([a], a) :: (a in any)", "All but the last element, and the last."),
+    ("transpose", "[[a]] -> [[a]] :: (a in any)", "Transpose a rectangular nested sequence."),
+    // 5.11 other sequence functions
+    ("rank", "[a] -> [int] :: (a in number)", "Stable ascending rank of each element."),
+    ("rank_down", "[a] -> [int] :: (a in number)", "Stable descending rank of each element."),
+    ("sort", "[a] -> [a] :: (a in number)", "Ascending sort."),
+    ("char_rank", "[char] -> [int]", "Rank of characters by code."),
+    ("kth_smallest", "([a], int) -> a :: (a in ordinal)", "The k-th smallest element, 0-based."),
+    ("median", "[a] -> a :: (a in ordinal)", "The median element."),
+    ("find", "(a, [a]) -> int :: (a in any)", "Index of the first element equal to e, or -1."),
+    ("search_for_subseqs", "([a], [a]) -> [int] :: (a in any)", "All start positions where p occurs in s."),
+    ("remove_duplicates", "[a] -> [a] :: (a in any)", "One instance of each distinct value."),
+    ("mark_duplicates", "[a] -> [bool] :: (a in any)", "True on exactly one instance of each distinct value."),
+    ("union", "([a], [a]) -> [a] :: (a in any)", "Union of duplicate-free sequences."),
+    ("intersection", "([a], [a]) -> [a] :: (a in any)", "Intersection of duplicate-free sequences."),
+    ("set_difference", "([a], [a]) -> [a] :: (a in any)", "Difference of duplicate-free sequences."),
+    ("name", "[a] -> [int] :: (a in any)", "A label per element; equal values get equal labels."),
+    ("collect", "[(a, b)] -> [(a, [b])] :: (a in any; b in any)", "Group values by key."),
+    ("int_collect", "[(int, a)] -> [(int, [a])] :: (a in any)", "Group values by integer key, keys ascending."),
+    ("histogram", "[a] -> [(a, int)] :: (a in any)", "Each distinct value with its count."),
+    ("scan", "((a, a) -> a, a, [a]) -> ([a], a) :: (a in any)", "Exclusive scan with a function argument; scans and total."),
+    ("map", "(a -> b, [a]) -> [b] :: (a in any; b in any)", "Apply a function argument to each element."),
+    // 5.12 functions on any type
+    ("eql", "(a, a) -> bool :: (a in any)", "Structural equality."),
+    ("hash", "(a, int) -> int :: (a in any)", "Hash a value into [0, l)."),
+    ("select", "(bool, a, a) -> a :: (a in any)", "a if the flag is true, else b (both evaluated)."),
+    ("identity", "a -> a :: (a in any)", "The zero-like value of the argument's type."),
+    // 5.13 strings
+    ("string", "a -> [char] :: (a in any)", "Printable representation of a value (prefix @)."),
+    ("exp_string", "(float, int) -> [char]", "Exponential notation with d digits after the point."),
+    ("||", "([char], int) -> [char]", "Pad with spaces to width |n| (left-justified if n > 0)."),
+    ("int_string", "int -> [char]", "An integer as text."),
+    ("float_string", "float -> [char]", "A float as text."),
+    ("linify", "[char] -> [[char]]", "Split into lines."),
+    ("wordify", "[char] -> [[char]]", "Split into words."),
+    ("lowercase", "char -> char", "Lower-case a character."),
+    ("uppercase", "char -> char", "Upper-case a character."),
+    ("string_eql", "([char], [char]) -> bool", "Case-insensitive string equality."),
+    ("parse_int", "[char] -> (int, bool)", "Parse an integer; value and success flag."),
+    ("parse_float", "[char] -> (float, bool)", "Parse a float; value and success flag."),
+    ("digitp", "char -> bool", "True for a decimal digit."),
+    // 5.14 input/output and other side effects
+    ("print_char", "char -> bool", "Print a character to the terminal."),
+    ("print_string", "[char] -> bool", "Print a string to the terminal."),
+    ("print_line", "[char] -> bool", "Print a string and a newline."),
+    ("print", "a -> a :: (a in any)", "Print a value followed by a space; returns it."),
+    ("printl", "a -> a :: (a in any)", "Print a value followed by a newline; returns it."),
+    ("print_debug", "([char], a) -> a :: (a in any)", "Print a label, the value and a newline; returns the value."),
+    ("error", "[char] -> bool", "Print ERROR: s and abort the evaluation."),
+    ("open_in_file", "[char] -> (stream, bool, [char])", "Open a file for reading."),
+    ("open_out_file", "[char] -> (stream, bool, [char])", "Open a file for writing."),
+    ("open_append_file", "[char] -> (stream, bool, [char])", "Open a file for appending."),
+    ("close_file", "stream -> (bool, [char])", "Close a file."),
+    ("write_char", "(char, stream) -> (bool, [char])", "Write a character to a stream."),
+    ("write_string", "([char], stream) -> (bool, [char])", "Write a string to a stream."),
+    ("write_object", "(a, stream) -> (bool, [char]) :: (a in any)", "Write any value in the VCODE text format."),
+    ("read_object", "(a, stream) -> (a, bool, [char]) :: (a in any)", "Read a value of the type of the prototype."),
+    ("read_char", "stream -> (char, bool, [char])", "Read a character."),
+    ("read_string", "([char], int, stream) -> (([char], int), bool, [char])", "Read up to a delimiter, end of file or max characters."),
+    ("read_line", "stream -> (([char], bool), bool, [char])", "Read a line and an end-of-file flag."),
+    ("read_word", "stream -> (([char], char, bool), bool, [char])", "Read a word, its terminating character and an end-of-file flag."),
+    ("read_int_seq", "stream -> ([int], bool, [char])", "Read a sequence of integers."),
+    ("read_float_seq", "stream -> ([float], bool, [char])", "Read a sequence of floats."),
+    ("open_check", "(a, bool, [char]) -> a :: (a in any)", "Strip the error information of an open, printing the message on failure."),
+    ("read_check", "(a, bool, [char]) -> a :: (a in any)", "Strip the error information of a read, printing the message on failure."),
+    ("write_check", "(bool, [char]) -> bool", "Strip the error information of a write, printing the message on failure."),
+    ("close_check", "(bool, [char]) -> bool", "Strip the error information of a close, printing the message on failure."),
+    ("write_object_to_file", "(a, [char]) -> bool :: (a in any)", "Write a value to a file."),
+    ("read_object_from_file", "(a, [char]) -> a :: (a in any)", "Read a value of the prototype's type from a file."),
+    ("write_string_to_file", "([char], [char]) -> bool", "Write a string to a file."),
+    ("append_string_to_file", "([char], [char]) -> bool", "Append a string to a file."),
+    ("read_string_from_file", "[char] -> [char]", "The whole contents of a file."),
+    ("read_int_seq_from_file", "[char] -> [int]", "Read a file containing ( 1 2 3 )."),
+    ("read_float_seq_from_file", "[char] -> [float]", "Read a file containing ( 1.0 2.0 )."),
+    ("nullstr", "stream", "The null stream, stream(-1)."),
+    ("stdin", "stream", "Standard input, stream(0)."),
+    ("stdout", "stream", "Standard output, stream(2)."),
+    ("stderr", "stream", "Standard error, stream(2)."),
+    ("shell_command", "([char], [char]) -> [char]", "Run a shell command with the given input; its output."),
+    ("get_environment_variable", "[char] -> [char]", "The value of an environment variable."),
+    ("spawn", "([char], stream, stream, stream) -> ((stream, stream, stream), bool, [char])", "Start a subprocess."),
+];
+
+/// Built-ins that may not be called inside an apply-to-each ("Cannot call X in
+/// parallel"): reseeding the generator and the file, stream and process functions. The
+/// terminal output functions (`print_char`, `print_string`, ...) and `write_char`,
+/// `write_string`, `write_check` may be called in parallel.
+const SERIAL_ONLY: &[&str] = &[
+    "rand_seed",
+    "open_in_file",
+    "open_out_file",
+    "open_append_file",
+    "close_file",
+    "write_object",
+    "read_object",
+    "read_char",
+    "read_string",
+    "read_line",
+    "read_word",
+    "read_int_seq",
+    "read_float_seq",
+    "write_object_to_file",
+    "read_object_from_file",
+    "write_string_to_file",
+    "append_string_to_file",
+    "read_string_from_file",
+    "read_int_seq_from_file",
+    "read_float_seq_from_file",
+    "shell_command",
+    "get_environment_variable",
+    "spawn",
+];
+
+/// True for a built-in that may not be called inside an apply-to-each.
+pub fn is_serial_only_builtin(name: &str) -> bool {
+    SERIAL_ONLY.contains(&name)
+}
+
+/// Names of the datatypes the prelude predefines (usable in type strings).
+const PREDEFINED_DATATYPES: &[&str] = &["stream"];
+
+/// First variable id used by built-in schemes (instantiation replaces them all, so they
+/// only need to be distinct within one scheme; a high range keeps them apart from
+/// session variables in debugging output).
+const BUILTIN_VAR_BASE: u32 = 0xF000_0000;
+
+struct Entry {
+    scheme: Scheme,
+    description: &'static str,
+}
+
+fn table() -> &'static HashMap<&'static str, Entry> {
+    static TABLE_MAP: OnceLock<HashMap<&'static str, Entry>> = OnceLock::new();
+    TABLE_MAP.get_or_init(|| {
+        let mut map = HashMap::new();
+        for (i, (name, ty, description)) in TABLE.iter().enumerate() {
+            let base = BUILTIN_VAR_BASE + (i as u32) * 8;
+            // The table is constant and covered by a unit test that parses every row; a
+            // row that failed to parse would simply be absent.
+            if let Ok(scheme) = parse_type_string(ty, base, PREDEFINED_DATATYPES) {
+                map.insert(
+                    *name,
+                    Entry {
+                        scheme,
+                        description,
+                    },
+                );
+            }
+        }
+        map
+    })
+}
+
+/// The type scheme of a built-in function or constant, by its AST name.
+pub fn builtin_scheme(name: &str) -> Option<Scheme> {
+    table().get(name).map(|e| e.scheme.clone())
+}
+
+/// The type scheme of a built-in, borrowed from the table.
+pub(crate) fn builtin_scheme_ref(name: &str) -> Option<&'static Scheme> {
+    table().get(name).map(|e| &e.scheme)
+}
+
+/// The one-line description of a built-in, by its AST name.
+pub fn builtin_description(name: &str) -> Option<&'static str> {
+    table().get(name).map(|e| e.description)
+}
+
+/// True when `name` is a built-in function, operator or constant.
+pub fn is_builtin(name: &str) -> bool {
+    table().contains_key(name)
+}
+
+/// Parses a NESL type string such as `"([a], int) -> a :: (a in ordinal)"` into a
+/// scheme whose variables are numbered from `base`. Identifiers other than the base
+/// types and the names in `datatypes` are type variables; variables missing from the
+/// context are in class `any`. The scheme lists its variables in order of first
+/// appearance.
+pub fn parse_type_string(src: &str, base: u32, datatypes: &[&str]) -> Result<Scheme, String> {
+    let toks = tokenize(src)?;
+    let mut p = TyParser {
+        toks,
+        pos: 0,
+        vars: Vec::new(),
+        base,
+        datatypes,
+    };
+    let ty = p.ty()?;
+    if p.eat("::") {
+        p.expect("(")?;
+        loop {
+            let v = p.ident()?;
+            p.expect("in")?;
+            let c = p.ident()?;
+            let class = class_from_name(&c).ok_or_else(|| format!("unknown type class `{c}`"))?;
+            match p.vars.iter_mut().find(|(n, _)| *n == v) {
+                Some((_, tv)) => tv.class = class,
+                None => {
+                    return Err(format!(
+                        "the context names `{v}`, which the type does not use"
+                    ))
+                }
+            }
+            if !p.eat(";") {
+                break;
+            }
+        }
+        p.expect(")")?;
+    }
+    if p.pos != p.toks.len() {
+        return Err(format!("unexpected `{}`", p.toks[p.pos]));
+    }
+    let vars: Vec<TyVar> = p.vars.iter().map(|(_, v)| *v).collect();
+    let ty = reclass(&ty, &vars);
+    Ok(Scheme { vars, ty })
+}
+
+/// The class named `name` (`any`, `number`, `ordinal`, `logical`).
+pub fn class_from_name(name: &str) -> Option<TypeClass> {
+    match name {
+        "any" => Some(TypeClass::Any),
+        "number" => Some(TypeClass::Number),
+        "ordinal" => Some(TypeClass::Ordinal),
+        "logical" => Some(TypeClass::Logical),
+        _ => None,
+    }
+}
+
+/// Rewrites the classes stored in `t`'s variables to those of `vars`.
+fn reclass(t: &Type, vars: &[TyVar]) -> Type {
+    match t {
+        Type::Var(v) => Type::Var(vars.iter().find(|w| w.id == v.id).copied().unwrap_or(*v)),
+        Type::Seq(e) => Type::seq(reclass(e, vars)),
+        Type::Pair(a, b) => Type::pair(reclass(a, vars), reclass(b, vars)),
+        Type::Fun(a, b) => Type::fun(reclass(a, vars), reclass(b, vars)),
+        Type::Data(n, args) => {
+            Type::Data(n.clone(), args.iter().map(|a| reclass(a, vars)).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+fn tokenize(src: &str) -> Result<Vec<String>, String> {
+    let b = src.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c.is_ascii_whitespace() {
+            i += 1;
+        } else if c.is_ascii_alphanumeric() || c == b'_' {
+            let s = i;
+            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                i += 1;
+            }
+            out.push(src[s..i].to_ascii_lowercase());
+        } else if src[i..].starts_with("->") || src[i..].starts_with("::") {
+            out.push(src[i..i + 2].to_string());
+            i += 2;
+        } else if matches!(c, b'(' | b')' | b'[' | b']' | b',' | b';') {
+            out.push((c as char).to_string());
+            i += 1;
+        } else {
+            return Err(format!("unexpected character `{}` in a type", c as char));
+        }
+    }
+    Ok(out)
+}
+
+struct TyParser<'a> {
+    toks: Vec<String>,
+    pos: usize,
+    vars: Vec<(String, TyVar)>,
+    base: u32,
+    datatypes: &'a [&'a str],
+}
+
+impl TyParser<'_> {
+    fn peek(&self) -> Option<&str> {
+        self.toks.get(self.pos).map(String::as_str)
+    }
+
+    fn eat(&mut self, t: &str) -> bool {
+        if self.peek() == Some(t) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn expect(&mut self, t: &str) -> Result<(), String> {
+        if self.eat(t) {
+            Ok(())
+        } else {
+            Err(format!(
+                "expected `{t}`, found {}",
+                self.peek().map_or("the end".into(), |s| format!("`{s}`"))
+            ))
+        }
+    }
+
+    fn ident(&mut self) -> Result<String, String> {
+        match self.peek() {
+            Some(s)
+                if s.chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_') =>
+            {
+                let s = s.to_string();
+                self.pos += 1;
+                Ok(s)
+            }
+            other => Err(format!(
+                "expected a name, found {}",
+                other.map_or("the end".into(), |s| format!("`{s}`"))
+            )),
+        }
+    }
+
+    /// type ::= arrow {',' arrow}   (pairs are right-nested)
+    fn ty(&mut self) -> Result<Type, String> {
+        let first = self.arrow()?;
+        if self.eat(",") {
+            let rest = self.ty()?;
+            Ok(Type::pair(first, rest))
+        } else {
+            Ok(first)
+        }
+    }
+
+    /// arrow ::= atom ['->' atom]
+    fn arrow(&mut self) -> Result<Type, String> {
+        let a = self.atom()?;
+        if self.eat("->") {
+            let r = self.atom()?;
+            Ok(Type::fun(a, r))
+        } else {
+            Ok(a)
+        }
+    }
+
+    fn atom(&mut self) -> Result<Type, String> {
+        if self.eat("[") {
+            let t = self.ty()?;
+            self.expect("]")?;
+            return Ok(Type::seq(t));
+        }
+        if self.eat("(") {
+            let t = self.ty()?;
+            self.expect(")")?;
+            return Ok(t);
+        }
+        let name = self.ident()?;
+        Ok(match name.as_str() {
+            "int" => Type::Int,
+            "bool" => Type::Bool,
+            "float" => Type::Float,
+            "char" => Type::Char,
+            n if self.datatypes.contains(&n) => {
+                let mut args = Vec::new();
+                if self.eat("(") {
+                    loop {
+                        args.push(self.arrow()?);
+                        if !self.eat(",") {
+                            break;
+                        }
+                    }
+                    self.expect(")")?;
+                }
+                Type::Data(name, args)
+            }
+            _ => {
+                if let Some((_, v)) = self.vars.iter().find(|(n, _)| *n == name) {
+                    Type::Var(*v)
+                } else {
+                    let v = TyVar {
+                        id: self.base + self.vars.len() as u32,
+                        class: TypeClass::Any,
+                    };
+                    self.vars.push((name, v));
+                    Type::Var(v)
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::check::print::format_scheme;
+
+    #[test]
+    fn every_row_parses_and_prints_back() {
+        let mut seen = std::collections::HashSet::new();
+        for (name, ty, desc) in TABLE {
+            assert!(seen.insert(*name), "duplicate row {name}");
+            assert!(!desc.is_empty());
+            let s = parse_type_string(ty, 0, PREDEFINED_DATATYPES)
+                .unwrap_or_else(|e| panic!("{name}: {e}"));
+            // Rows without a context are printed with `(a in any)` contexts; compare
+            // modulo that.
+            let printed = format_scheme(&s);
+            if ty.contains("::") || s.vars.is_empty() {
+                assert_eq!(&printed, ty, "row {name}");
+            }
+            assert!(builtin_scheme(name).is_some(), "{name}");
+        }
+    }
+
+    #[test]
+    fn classes_and_structure() {
+        let s = builtin_scheme("+").unwrap();
+        assert_eq!(s.vars.len(), 1);
+        assert_eq!(s.vars[0].class, TypeClass::Number);
+        let v = Type::Var(s.vars[0]);
+        assert_eq!(s.ty, Type::fun(Type::pair(v.clone(), v.clone()), v));
+        assert_eq!(builtin_scheme("pi").unwrap().ty, Type::Float);
+        assert_eq!(
+            builtin_scheme("stdout").unwrap().ty,
+            Type::Data("stream".into(), vec![])
+        );
+        assert!(builtin_scheme("no_such_function").is_none());
+        assert_eq!(
+            builtin_description("sum"),
+            Some("Sum of the elements (0 when empty).")
+        );
+    }
+
+    #[test]
+    fn parser_errors() {
+        assert!(parse_type_string("(a, a", 0, &[]).is_err());
+        assert!(parse_type_string("a -> a :: (b in number)", 0, &[]).is_err());
+        assert!(parse_type_string("a -> a :: (a in nothing)", 0, &[]).is_err());
+        assert!(parse_type_string("a $ b", 0, &[]).is_err());
+        let s = parse_type_string("((b, b) -> b, b, [b]) -> ([b], b)", 0, &[]).unwrap();
+        assert_eq!(
+            format_scheme(&s),
+            "((a, a) -> a, a, [a]) -> ([a], a) :: (a in any)"
+        );
+    }
+}

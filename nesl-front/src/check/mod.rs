@@ -1,0 +1,227 @@
+//! Name resolution and type inference for NESL top-level forms.
+//!
+//! A [`Session`] holds what earlier forms defined (functions with their schemes and typed
+//! definitions, datatypes, global bindings). [`Session::check_item`] resolves every name
+//! of one form, infers its types with Hindley–Milner unification extended by NESL's type
+//! classes ([`unify`]), and records the form on success. The built-in functions' types
+//! come from [`builtins`]; types print as the NESL top level prints them ([`print`]).
+//!
+//! Guarantees after a successful `check_item` (what the flattener relies on):
+//! - every [`Expr::ty`](crate::ast::Expr) and [`Pattern::ty`](crate::ast::Pattern) of the
+//!   form is `Some` and fully substituted;
+//! - inside a function body the types mention only the variables quantified in that
+//!   function's [`Scheme`] (any other leftover variable is defaulted to `int`);
+//! - the types of a top-level expression or binding are ground (leftover variables of
+//!   any class default to `int`, a member of every class);
+//! - every [`Ident::res`](crate::ast::Ident) is set. The instance of an overloaded
+//!   built-in is given by the (ground, after monomorphisation) types of the `Call` node's
+//!   argument and result.
+//!
+//! What this module does not do: evaluate anything, or decide whether a function can be
+//! called in parallel.
+
+pub mod builtins;
+mod infer;
+pub mod print;
+pub mod unify;
+
+pub use builtins::{builtin_description, builtin_scheme, is_builtin};
+pub use infer::{walk_expr, walk_pattern};
+pub use print::{format_scheme, format_type, TypePrinter};
+
+use crate::ast::{DataDef, FunDef, TopLevel};
+use crate::diag::Diagnostic;
+use crate::ty::{Scheme, TyVar, Type};
+use indexmap::IndexMap;
+use std::collections::HashSet;
+
+/// Everything known about a user-defined function.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FunInfo {
+    /// Its (possibly polymorphic) type.
+    pub scheme: Scheme,
+    /// The typed definition (`body` is `None` for a declaration without a body).
+    pub def: FunDef,
+}
+
+/// Everything known about a datatype.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DataInfo {
+    /// Its type parameters, in order (the variables of the fields, in order of first
+    /// appearance).
+    pub params: Vec<TyVar>,
+    /// The underlying representation: the tuple (right-nested pairs) of the fields.
+    pub fields: Type,
+    /// The constructor's type: `fields -> name(params)`.
+    pub scheme: Scheme,
+    /// The definition, when the datatype was defined by a form (`None` for the
+    /// predefined `stream`).
+    pub def: Option<DataDef>,
+}
+
+/// What a successfully checked form was.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ItemInfo {
+    /// A function definition or declaration.
+    Function {
+        /// Its name.
+        name: String,
+        /// Its type.
+        scheme: Scheme,
+    },
+    /// A datatype definition; `scheme` is the constructor's type.
+    Datatype {
+        /// Its name.
+        name: String,
+        /// The constructor's type.
+        scheme: Scheme,
+    },
+    /// A top-level binding `pattern = exp`: the names bound, with their (ground) types.
+    Binding {
+        /// The bound names in pattern order.
+        names: Vec<(String, Type)>,
+    },
+    /// A top-level expression (bound to `it`).
+    Expr {
+        /// Its (ground) type.
+        ty: Type,
+    },
+    /// A command (nothing to check).
+    Command,
+}
+
+/// The state of one type-checking session: what earlier forms defined.
+#[derive(Clone, Debug)]
+pub struct Session {
+    /// User-defined functions, in definition order (a redefinition keeps the first
+    /// position and replaces the contents).
+    pub functions: IndexMap<String, FunInfo>,
+    /// Datatypes, including the predefined `stream`.
+    pub datatypes: IndexMap<String, DataInfo>,
+    /// Global variables bound by top-level `pattern = exp` forms (and `it`).
+    pub globals: IndexMap<String, Type>,
+    /// When true, function definitions may use the names of built-ins (for a prelude
+    /// written in NESL); otherwise redefining a built-in is an error.
+    pub prelude_mode: bool,
+    /// The first type-variable id not used yet (ids stored in schemes stay unique).
+    next_var: u32,
+    /// User functions that call a serial-only function (directly or indirectly).
+    serial_functions: HashSet<String>,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Session::new()
+    }
+}
+
+impl Session {
+    /// A session that knows only the standard library (and the `stream` datatype).
+    pub fn new() -> Session {
+        let mut datatypes = IndexMap::new();
+        let stream = Type::Data("stream".into(), Vec::new());
+        datatypes.insert(
+            "stream".to_string(),
+            DataInfo {
+                params: Vec::new(),
+                fields: Type::Int,
+                scheme: Scheme {
+                    vars: Vec::new(),
+                    ty: Type::fun(Type::Int, stream),
+                },
+                def: None,
+            },
+        );
+        Session {
+            functions: IndexMap::new(),
+            datatypes,
+            globals: IndexMap::new(),
+            prelude_mode: false,
+            next_var: 0,
+            serial_functions: HashSet::new(),
+        }
+    }
+
+    /// Resolves names and infers types of one top-level item, in place; on success the
+    /// item is recorded in the session (a redefinition replaces the old one).
+    pub fn check_item(&mut self, item: &mut TopLevel) -> Result<ItemInfo, Vec<Diagnostic>> {
+        let outcome = infer::check(self, item);
+        self.next_var = outcome.next_var;
+        let info = outcome.result?;
+        match (&info, &*item) {
+            (ItemInfo::Function { name, scheme }, TopLevel::Function(def)) => {
+                if outcome.calls_serial {
+                    self.serial_functions.insert(name.clone());
+                } else {
+                    self.serial_functions.remove(name);
+                }
+                self.functions.insert(
+                    name.clone(),
+                    FunInfo {
+                        scheme: scheme.clone(),
+                        def: def.clone(),
+                    },
+                );
+            }
+            (ItemInfo::Datatype { name, scheme }, TopLevel::Datatype(def)) => {
+                if let Type::Fun(fields, _) = &scheme.ty {
+                    let info = DataInfo {
+                        params: scheme.vars.clone(),
+                        fields: (**fields).clone(),
+                        scheme: scheme.clone(),
+                        def: Some(def.clone()),
+                    };
+                    self.datatypes.insert(name.clone(), info);
+                }
+            }
+            (ItemInfo::Binding { names }, _) => {
+                for (n, t) in names {
+                    self.globals.insert(n.clone(), t.clone());
+                }
+            }
+            (ItemInfo::Expr { ty }, _) => {
+                self.globals.insert("it".to_string(), ty.clone());
+            }
+            _ => {}
+        }
+        Ok(info)
+    }
+
+    /// Whether calling `name` (a user function or a built-in) is serial only: it may
+    /// not be called inside an apply-to-each. The serial-only built-ins are those with
+    /// effects on the state of the whole program (reseeding, files, processes); a user
+    /// function is serial only when its body calls a serial-only function.
+    pub fn is_serial_only(&self, name: &str) -> bool {
+        if self.functions.contains_key(name) {
+            self.serial_functions.contains(name)
+        } else {
+            builtins::is_serial_only_builtin(name)
+        }
+    }
+
+    /// The scheme of whatever a name in call position would refer to: a user function,
+    /// a datatype constructor or a built-in (used by `describe`).
+    pub fn scheme_of(&self, name: &str) -> Option<Scheme> {
+        if let Some(f) = self.functions.get(name) {
+            return Some(f.scheme.clone());
+        }
+        if let Some(d) = self.datatypes.get(name) {
+            return Some(d.scheme.clone());
+        }
+        builtin_scheme(name)
+    }
+}
+
+/// The line the NESL top level prints for a checked function or datatype definition
+/// (`name = fn : type`), or `None` for other forms.
+pub fn definition_line(info: &ItemInfo) -> Option<String> {
+    match info {
+        ItemInfo::Function { name, scheme } | ItemInfo::Datatype { name, scheme } => {
+            Some(format!("{name} = fn : {}", format_scheme(scheme)))
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,216 @@
+//! Printing types the way the NESL top level does (spec section 6.2).
+//!
+//! Pairs print as `t1, t2` at the top of a type and as `(t1, t2)` inside brackets,
+//! datatype arguments and function arguments and results; a function type prints as
+//! `(int, int) -> int`; type variables are renamed `a`, `b`, `c`, ... in order of first
+//! appearance and their classes are listed in a trailing context
+//! ` :: (a in number; b in any)`.
+
+use crate::ty::{Scheme, TyVar, Type, TypeClass};
+
+/// Prints several types with one shared renaming of their variables, so that the same
+/// variable gets the same letter in all of them (used for error messages).
+#[derive(Default)]
+pub struct TypePrinter {
+    names: Vec<(u32, TypeClass)>,
+    overrides: Vec<(u32, TypeClass)>,
+}
+
+impl TypePrinter {
+    /// A printer with no variables named yet.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    fn name(&mut self, v: TyVar) -> String {
+        let class = self
+            .overrides
+            .iter()
+            .find(|(id, _)| *id == v.id)
+            .map(|(_, c)| *c)
+            .unwrap_or(v.class);
+        let i = match self.names.iter().position(|(id, _)| *id == v.id) {
+            Some(i) => i,
+            None => {
+                self.names.push((v.id, class));
+                self.names.len() - 1
+            }
+        };
+        letter_name(i)
+    }
+
+    /// `t` as it appears at the top of a result (`int, float`).
+    pub fn top(&mut self, t: &Type) -> String {
+        match t {
+            Type::Pair(..) => self.spine(t),
+            Type::Fun(a, r) => self.fun(a, r),
+            _ => self.inner(t),
+        }
+    }
+
+    fn fun(&mut self, a: &Type, r: &Type) -> String {
+        let a = self.inner(a);
+        let r = self.inner(r);
+        format!("{a} -> {r}")
+    }
+
+    /// The components of a tuple, separated by commas. A function-typed component is
+    /// written without parentheses (`((a, a) -> a, a, [a])`), as NESL writes the type
+    /// of `scan`: `->` binds tighter than `,`.
+    fn spine(&mut self, t: &Type) -> String {
+        match t {
+            Type::Pair(a, b) => {
+                let a = self.component(a);
+                let b = self.spine(b);
+                format!("{a}, {b}")
+            }
+            _ => self.component(t),
+        }
+    }
+
+    fn component(&mut self, t: &Type) -> String {
+        match t {
+            Type::Fun(a, r) => self.fun(a, r),
+            _ => self.inner(t),
+        }
+    }
+
+    /// `t` as it appears inside brackets or arguments (`(int, float)`).
+    pub fn inner(&mut self, t: &Type) -> String {
+        match t {
+            Type::Int => "int".into(),
+            Type::Bool => "bool".into(),
+            Type::Float => "float".into(),
+            Type::Char => "char".into(),
+            Type::Seq(e) => format!("[{}]", self.inner(e)),
+            Type::Pair(..) => format!("({})", self.spine(t)),
+            Type::Fun(a, r) => format!("({})", self.fun(a, r)),
+            Type::Data(n, args) if args.is_empty() => n.clone(),
+            Type::Data(n, args) => {
+                let args: Vec<String> = args.iter().map(|a| self.inner(a)).collect();
+                format!("{n}({})", args.join(", "))
+            }
+            Type::Var(v) => self.name(*v),
+        }
+    }
+
+    /// The context of every variable named so far: ` :: (a in number; b in any)`, or
+    /// the empty string when no variable was printed.
+    pub fn context(&self) -> String {
+        if self.names.is_empty() {
+            return String::new();
+        }
+        let parts: Vec<String> = self
+            .names
+            .iter()
+            .enumerate()
+            .map(|(i, (_, c))| format!("{} in {}", letter_name(i), c.name()))
+            .collect();
+        format!(" :: ({})", parts.join("; "))
+    }
+
+    /// `t` at the top, followed by the context of its variables.
+    pub fn with_context(&mut self, t: &Type) -> String {
+        let s = self.top(t);
+        format!("{s}{}", self.context())
+    }
+}
+
+/// `a`, `b`, ..., `z`, `a1`, `b1`, ...
+fn letter_name(i: usize) -> String {
+    let letter = (b'a' + (i % 26) as u8) as char;
+    if i < 26 {
+        letter.to_string()
+    } else {
+        format!("{letter}{}", i / 26)
+    }
+}
+
+/// A type as printed after `it = value :` (with a context when it has variables).
+pub fn format_type(t: &Type) -> String {
+    TypePrinter::new().with_context(t)
+}
+
+/// A scheme as printed after `name = fn :`, e.g. `(a, a) -> a :: (a in number)`. The
+/// classes recorded in the scheme's variable list take precedence over those stored in
+/// the type's variables.
+pub fn format_scheme(s: &Scheme) -> String {
+    let mut p = TypePrinter::new();
+    p.overrides = s.vars.iter().map(|v| (v.id, v.class)).collect();
+    p.with_context(&s.ty)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(id: u32, class: TypeClass) -> Type {
+        Type::Var(TyVar { id, class })
+    }
+
+    #[test]
+    fn ground_types() {
+        assert_eq!(format_type(&Type::seq(Type::Int)), "[int]");
+        assert_eq!(
+            format_type(&Type::pair(Type::Int, Type::Float)),
+            "int, float"
+        );
+        assert_eq!(
+            format_type(&Type::seq(Type::pair(Type::Int, Type::Bool))),
+            "[(int, bool)]"
+        );
+        assert_eq!(
+            format_type(&Type::pair(Type::pair(Type::Int, Type::Int), Type::Int)),
+            "(int, int), int"
+        );
+        assert_eq!(
+            format_type(&Type::pair(Type::Int, Type::pair(Type::Int, Type::Int))),
+            "int, int, int"
+        );
+        assert_eq!(
+            format_type(&Type::Data("box".into(), vec![Type::seq(Type::Char)])),
+            "box([char])"
+        );
+        assert_eq!(
+            format_type(&Type::Data("complex".into(), vec![])),
+            "complex"
+        );
+    }
+
+    #[test]
+    fn function_types() {
+        let a = v(7, TypeClass::Number);
+        let t = Type::fun(Type::pair(a.clone(), a.clone()), a.clone());
+        assert_eq!(format_type(&t), "(a, a) -> a :: (a in number)");
+        let t = Type::fun(a.clone(), Type::pair(a.clone(), a.clone()));
+        assert_eq!(format_type(&t), "a -> (a, a) :: (a in number)");
+        let b = v(3, TypeClass::Any);
+        let t = Type::fun(
+            Type::pair(
+                Type::pair(b.clone(), a.clone()),
+                Type::pair(b.clone(), a.clone()),
+            ),
+            Type::pair(b.clone(), a.clone()),
+        );
+        assert_eq!(
+            format_type(&t),
+            "((a, b), a, b) -> (a, b) :: (a in any; b in number)"
+        );
+    }
+
+    #[test]
+    fn scheme_classes_win() {
+        let stale = TyVar {
+            id: 1,
+            class: TypeClass::Any,
+        };
+        let s = Scheme {
+            vars: vec![TyVar {
+                id: 1,
+                class: TypeClass::Ordinal,
+            }],
+            ty: Type::fun(Type::seq(Type::Var(stale)), Type::Var(stale)),
+        };
+        assert_eq!(format_scheme(&s), "[a] -> a :: (a in ordinal)");
+    }
+}

@@ -1,0 +1,363 @@
+//! Unification of NESL types with type classes.
+//!
+//! A [`Unifier`] owns the unification variables of one checking run: each variable is
+//! either unbound, with a class constraint, or bound to a type. Unifying two constrained
+//! variables keeps the intersection of their classes (which may be a single type: the
+//! only type both `ordinal` and `logical` admit is `int`); unifying a constrained variable
+//! with a concrete type checks that the type belongs to the class.
+
+use crate::ty::{Scheme, TyVar, Type, TypeClass};
+use std::collections::HashMap;
+
+/// Why two types do not unify.
+#[derive(Clone, Debug, PartialEq)]
+pub enum UnifyError {
+    /// Two types of different shapes (both fully substituted at the time of failure).
+    Mismatch(Type, Type),
+    /// A type that is not a member of a class that a variable requires.
+    Class(TypeClass, Type),
+    /// A variable would have to contain itself (an infinite type).
+    Occurs(TyVar, Type),
+}
+
+/// The intersection of two classes: a class, or the one type both admit.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Meet {
+    /// Still a class of several types.
+    Class(TypeClass),
+    /// Exactly one type belongs to both.
+    Single(Type),
+}
+
+/// The intersection of two type classes.
+pub fn meet(a: TypeClass, b: TypeClass) -> Meet {
+    use TypeClass::*;
+    match (a, b) {
+        (x, y) if x == y => Meet::Class(x),
+        (Any, x) | (x, Any) => Meet::Class(x),
+        (Number, Ordinal) | (Ordinal, Number) => Meet::Class(Number),
+        // logical = {int, bool} meets number/ordinal only in int.
+        (Logical, _) | (_, Logical) => Meet::Single(Type::Int),
+        // Every remaining pair is equal or handled above; keep the narrower for safety.
+        (x, _) => Meet::Class(x),
+    }
+}
+
+/// Whether a concrete (non-variable) type belongs to a class.
+pub fn is_member(class: TypeClass, t: &Type) -> bool {
+    match class {
+        TypeClass::Any => true,
+        TypeClass::Number => matches!(t, Type::Int | Type::Float),
+        TypeClass::Ordinal => matches!(t, Type::Int | Type::Float | Type::Char),
+        TypeClass::Logical => matches!(t, Type::Int | Type::Bool),
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Slot {
+    Unbound(TypeClass),
+    Bound(Type),
+}
+
+/// The substitution of one checking run.
+#[derive(Clone, Debug)]
+pub struct Unifier {
+    base: u32,
+    slots: Vec<Slot>,
+}
+
+impl Unifier {
+    /// A unifier whose fresh variables are numbered from `base` on (so that they never
+    /// collide with variables stored in earlier definitions).
+    pub fn new(base: u32) -> Self {
+        Unifier {
+            base,
+            slots: Vec::new(),
+        }
+    }
+
+    /// The first id this unifier has not handed out.
+    pub fn next_id(&self) -> u32 {
+        self.base + self.slots.len() as u32
+    }
+
+    /// A fresh variable of the given class.
+    pub fn fresh(&mut self, class: TypeClass) -> Type {
+        let id = self.next_id();
+        self.slots.push(Slot::Unbound(class));
+        Type::Var(TyVar { id, class })
+    }
+
+    fn slot(&self, id: u32) -> Option<&Slot> {
+        id.checked_sub(self.base)
+            .and_then(|i| self.slots.get(i as usize))
+    }
+
+    fn set(&mut self, id: u32, s: Slot) {
+        if let Some(i) = id.checked_sub(self.base) {
+            if let Some(slot) = self.slots.get_mut(i as usize) {
+                *slot = s;
+            }
+        }
+    }
+
+    /// The current class of a variable (its own class if the unifier does not know it).
+    pub fn class_of(&self, v: TyVar) -> TypeClass {
+        match self.slot(v.id) {
+            Some(Slot::Unbound(c)) => *c,
+            _ => v.class,
+        }
+    }
+
+    /// Follows variable bindings at the top of `t` only.
+    pub fn shallow(&self, t: &Type) -> Type {
+        let mut t = t.clone();
+        while let Type::Var(v) = t {
+            match self.slot(v.id) {
+                Some(Slot::Bound(b)) => t = b.clone(),
+                Some(Slot::Unbound(c)) => {
+                    return Type::Var(TyVar {
+                        id: v.id,
+                        class: *c,
+                    })
+                }
+                None => return Type::Var(v),
+            }
+        }
+        t
+    }
+
+    /// Applies the substitution everywhere in `t`, refreshing the classes of the
+    /// variables that remain.
+    pub fn zonk(&self, t: &Type) -> Type {
+        match self.shallow(t) {
+            Type::Seq(e) => Type::seq(self.zonk(&e)),
+            Type::Pair(a, b) => Type::pair(self.zonk(&a), self.zonk(&b)),
+            Type::Fun(a, b) => Type::fun(self.zonk(&a), self.zonk(&b)),
+            Type::Data(n, args) => Type::Data(n, args.iter().map(|a| self.zonk(a)).collect()),
+            other => other,
+        }
+    }
+
+    fn occurs(&self, id: u32, t: &Type) -> bool {
+        match self.shallow(t) {
+            Type::Var(v) => v.id == id,
+            Type::Seq(e) => self.occurs(id, &e),
+            Type::Pair(a, b) | Type::Fun(a, b) => self.occurs(id, &a) || self.occurs(id, &b),
+            Type::Data(_, args) => args.iter().any(|a| self.occurs(id, a)),
+            _ => false,
+        }
+    }
+
+    /// Makes `a` and `b` equal, or says why they cannot be. On failure some variables
+    /// may already be bound; callers abandon the whole form then.
+    pub fn unify(&mut self, a: &Type, b: &Type) -> Result<(), UnifyError> {
+        let a = self.shallow(a);
+        let b = self.shallow(b);
+        match (&a, &b) {
+            (Type::Var(x), Type::Var(y)) if x.id == y.id => Ok(()),
+            (Type::Var(x), Type::Var(y)) => {
+                match meet(x.class, y.class) {
+                    Meet::Class(c) => {
+                        self.set(x.id, Slot::Bound(Type::Var(TyVar { id: y.id, class: c })));
+                        self.set(y.id, Slot::Unbound(c));
+                    }
+                    Meet::Single(t) => {
+                        self.set(x.id, Slot::Bound(t.clone()));
+                        self.set(y.id, Slot::Bound(t));
+                    }
+                }
+                Ok(())
+            }
+            (Type::Var(x), t) | (t, Type::Var(x)) => self.bind(*x, t),
+            (Type::Int, Type::Int)
+            | (Type::Bool, Type::Bool)
+            | (Type::Float, Type::Float)
+            | (Type::Char, Type::Char) => Ok(()),
+            (Type::Seq(p), Type::Seq(q)) => self.unify(p, q),
+            (Type::Pair(a1, b1), Type::Pair(a2, b2)) | (Type::Fun(a1, b1), Type::Fun(a2, b2)) => {
+                self.unify(a1, a2)?;
+                self.unify(b1, b2)
+            }
+            (Type::Data(n1, a1), Type::Data(n2, a2)) if n1 == n2 && a1.len() == a2.len() => {
+                for (p, q) in a1.iter().zip(a2) {
+                    self.unify(p, q)?;
+                }
+                Ok(())
+            }
+            _ => Err(UnifyError::Mismatch(self.zonk(&a), self.zonk(&b))),
+        }
+    }
+
+    fn bind(&mut self, v: TyVar, t: &Type) -> Result<(), UnifyError> {
+        if self.occurs(v.id, t) {
+            return Err(UnifyError::Occurs(v, self.zonk(t)));
+        }
+        if !is_member(v.class, t) {
+            return Err(UnifyError::Class(v.class, self.zonk(t)));
+        }
+        self.set(v.id, Slot::Bound(t.clone()));
+        Ok(())
+    }
+
+    /// A copy of the scheme's type with its generalised variables replaced by fresh
+    /// variables of the same classes.
+    pub fn instantiate(&mut self, s: &Scheme) -> Type {
+        let map: HashMap<u32, Type> = s.vars.iter().map(|v| (v.id, self.fresh(v.class))).collect();
+        substitute(&s.ty, &map)
+    }
+}
+
+/// Replaces the variables of `t` found in `map`.
+pub fn substitute(t: &Type, map: &HashMap<u32, Type>) -> Type {
+    match t {
+        Type::Var(v) => map.get(&v.id).cloned().unwrap_or(Type::Var(*v)),
+        Type::Seq(e) => Type::seq(substitute(e, map)),
+        Type::Pair(a, b) => Type::pair(substitute(a, map), substitute(b, map)),
+        Type::Fun(a, b) => Type::fun(substitute(a, map), substitute(b, map)),
+        Type::Data(n, args) => {
+            Type::Data(n.clone(), args.iter().map(|a| substitute(a, map)).collect())
+        }
+        other => other.clone(),
+    }
+}
+
+/// The variables of `t` in order of first appearance (left to right), without repeats.
+pub fn free_vars(t: &Type) -> Vec<TyVar> {
+    fn go(t: &Type, out: &mut Vec<TyVar>) {
+        match t {
+            Type::Var(v) if !out.iter().any(|w| w.id == v.id) => out.push(*v),
+            Type::Var(_) => {}
+            Type::Seq(e) => go(e, out),
+            Type::Pair(a, b) | Type::Fun(a, b) => {
+                go(a, out);
+                go(b, out);
+            }
+            Type::Data(_, args) => args.iter().for_each(|a| go(a, out)),
+            _ => {}
+        }
+    }
+    let mut out = Vec::new();
+    go(t, &mut out);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use TypeClass::*;
+
+    fn var(u: &mut Unifier, c: TypeClass) -> Type {
+        u.fresh(c)
+    }
+
+    #[test]
+    fn class_meets() {
+        assert_eq!(meet(Any, Number), Meet::Class(Number));
+        assert_eq!(meet(Ordinal, Number), Meet::Class(Number));
+        assert_eq!(meet(Number, Ordinal), Meet::Class(Number));
+        assert_eq!(meet(Ordinal, Logical), Meet::Single(Type::Int));
+        assert_eq!(meet(Logical, Number), Meet::Single(Type::Int));
+        assert_eq!(meet(Logical, Logical), Meet::Class(Logical));
+        assert_eq!(meet(Logical, Any), Meet::Class(Logical));
+    }
+
+    #[test]
+    fn membership() {
+        assert!(is_member(Number, &Type::Float));
+        assert!(!is_member(Number, &Type::Char));
+        assert!(is_member(Ordinal, &Type::Char));
+        assert!(!is_member(Ordinal, &Type::Bool));
+        assert!(is_member(Logical, &Type::Bool));
+        assert!(!is_member(Logical, &Type::Float));
+        assert!(!is_member(Number, &Type::seq(Type::Int)));
+        assert!(is_member(Any, &Type::seq(Type::Int)));
+    }
+
+    #[test]
+    fn unify_structural() {
+        let mut u = Unifier::new(0);
+        let a = var(&mut u, Any);
+        let b = var(&mut u, Any);
+        u.unify(
+            &Type::pair(a.clone(), Type::seq(b.clone())),
+            &Type::pair(Type::Int, Type::seq(Type::Char)),
+        )
+        .unwrap();
+        assert_eq!(u.zonk(&a), Type::Int);
+        assert_eq!(u.zonk(&b), Type::Char);
+        assert!(matches!(
+            u.unify(&a, &Type::Float),
+            Err(UnifyError::Mismatch(Type::Int, Type::Float))
+        ));
+    }
+
+    #[test]
+    fn narrowing_keeps_the_intersection() {
+        let mut u = Unifier::new(10);
+        let o = var(&mut u, Ordinal);
+        let n = var(&mut u, Number);
+        u.unify(&o, &n).unwrap();
+        match u.zonk(&o) {
+            Type::Var(v) => assert_eq!(v.class, Number),
+            t => panic!("expected a variable, got {t:?}"),
+        }
+        assert!(matches!(
+            u.unify(&o, &Type::Char),
+            Err(UnifyError::Class(Number, Type::Char))
+        ));
+        u.unify(&n, &Type::Float).unwrap();
+        assert_eq!(u.zonk(&o), Type::Float);
+    }
+
+    #[test]
+    fn ordinal_and_logical_is_int() {
+        let mut u = Unifier::new(0);
+        let o = var(&mut u, Ordinal);
+        let l = var(&mut u, Logical);
+        u.unify(&l, &o).unwrap();
+        assert_eq!(u.zonk(&o), Type::Int);
+        assert_eq!(u.zonk(&l), Type::Int);
+    }
+
+    #[test]
+    fn class_rejects_structures() {
+        let mut u = Unifier::new(0);
+        let n = var(&mut u, Number);
+        assert!(matches!(
+            u.unify(&n, &Type::seq(Type::Int)),
+            Err(UnifyError::Class(Number, _))
+        ));
+        let l = var(&mut u, Logical);
+        assert!(matches!(u.unify(&Type::Bool, &l), Ok(())));
+        assert_eq!(u.zonk(&l), Type::Bool);
+    }
+
+    #[test]
+    fn occurs_check() {
+        let mut u = Unifier::new(0);
+        let a = var(&mut u, Any);
+        assert!(matches!(
+            u.unify(&a, &Type::seq(a.clone())),
+            Err(UnifyError::Occurs(..))
+        ));
+    }
+
+    #[test]
+    fn instantiate_renames_scheme_vars() {
+        let v = TyVar {
+            id: 0,
+            class: Number,
+        };
+        let s = Scheme {
+            vars: vec![v],
+            ty: Type::fun(Type::pair(Type::Var(v), Type::Var(v)), Type::Var(v)),
+        };
+        let mut u = Unifier::new(100);
+        let t = u.instantiate(&s);
+        let fv = free_vars(&t);
+        assert_eq!(fv.len(), 1);
+        assert_eq!(fv[0].id, 100);
+        assert_eq!(fv[0].class, Number);
+    }
+}

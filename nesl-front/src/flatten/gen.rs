@@ -1,0 +1,1020 @@
+//! The flattening code generator: typed NESL expressions to lifted VCODE.
+//!
+//! Every expression is compiled in a *context* of `N` parallel instances, given by a
+//! context segment descriptor (one segment of length `N`). A value of type `T` is then
+//! held in the flat layout of `T` "one level up": a scalar is a vector of `N` elements, a
+//! sequence a segment descriptor with `N` segments plus its elements, and so on
+//! (spec Part 2, sections 9-12). Top-level code runs in a context of one instance, where
+//! this is exactly the plain layout of vcode.md section 3.
+//!
+//! Every user function instance (function, concrete argument type) becomes one VCODE
+//! function taking its arguments in the lifted layout and the context on top. An
+//! apply-to-each runs its body in a context of all elements of all instances; a
+//! conditional packs the variables each branch uses and runs a branch only when some
+//! instance takes it.
+
+use super::builder::{FunBuilder, Slot};
+use super::layout::{lay_of, match_type, subst, DataTypes, Lay, SlotKind};
+use super::{GlobalValue, Globals};
+use crate::ast::{Expr, ExprKind, FunDef, Pattern, PatternKind, Res, Span};
+use crate::diag::{DiagKind, Diagnostic};
+use crate::ty::Type;
+use std::collections::HashMap;
+
+/// Result of code generation steps.
+pub(crate) type R<T> = Result<T, Diagnostic>;
+
+/// What the generator needs to know about the program beyond the expression.
+pub(crate) trait ProgInfo: DataTypes {
+    /// The typed definition of a user function.
+    fn function(&self, name: &str) -> Option<&FunDef>;
+    /// The typed definition of a prelude function implementing builtin `name`.
+    fn prelude(&self, name: &str) -> Option<&FunDef>;
+}
+
+/// A compiled value: its slots and its layout.
+///
+/// A variable replicated into an apply-to-each may instead be *lazy*: `s` is empty and
+/// the value is `orig` (over the outer instances) gathered by `idx` (one outer instance
+/// number per inner instance). Indexing and length then read `orig` directly instead of
+/// copying a whole sequence per instance; any other use materialises the gather.
+#[derive(Clone, Debug)]
+pub(crate) struct Val {
+    pub s: Vec<Slot>,
+    pub lay: Lay,
+    pub lazy: Option<std::rc::Rc<(Val, Slot)>>,
+}
+
+impl Val {
+    pub(crate) fn new(s: Vec<Slot>, lay: Lay) -> Self {
+        Val { s, lay, lazy: None }
+    }
+
+    pub(crate) fn base(s: Slot, k: SlotKind) -> Self {
+        Val { s: vec![s], lay: Lay::Base(k), lazy: None }
+    }
+
+    /// A lazy value: `orig` gathered by `idx`.
+    pub(crate) fn lazy(orig: Val, idx: Slot) -> Self {
+        let lay = orig.lay.clone();
+        Val { s: Vec::new(), lay, lazy: Some(std::rc::Rc::new((orig, idx))) }
+    }
+
+    /// The single slot of a base value.
+    pub(crate) fn one(&self) -> Slot {
+        self.s.first().copied().unwrap_or(0)
+    }
+
+    /// The base kind (INT for non-base layouts, which callers never pass).
+    pub(crate) fn kind(&self) -> SlotKind {
+        match self.lay {
+            Lay::Base(k) => k,
+            _ => SlotKind::Int,
+        }
+    }
+
+    /// The two components of a pair value.
+    pub(crate) fn split(&self) -> (Val, Val) {
+        match &self.lay {
+            Lay::Pair(a, b) => {
+                let n = a.size();
+                (Val::new(self.s[..n].to_vec(), (**a).clone()), Val::new(self.s[n..].to_vec(), (**b).clone()))
+            }
+            _ => (self.clone(), Val::new(Vec::new(), Lay::Unit)),
+        }
+    }
+
+    /// The segment descriptor and the elements of a sequence value.
+    pub(crate) fn seq(&self) -> (Slot, Val) {
+        match &self.lay {
+            Lay::Seq(e) => (self.s[0], Val::new(self.s[1..].to_vec(), (**e).clone())),
+            _ => (self.one(), Val::new(Vec::new(), Lay::Unit)),
+        }
+    }
+
+    /// A sequence value from a segment descriptor and elements.
+    pub(crate) fn mk_seq(seg: Slot, data: Val) -> Val {
+        let mut s = vec![seg];
+        s.extend_from_slice(&data.s);
+        Val::new(s, Lay::Seq(Box::new(data.lay)))
+    }
+
+    /// A pair value.
+    pub(crate) fn pair(a: Val, b: Val) -> Val {
+        let mut s = a.s;
+        s.extend_from_slice(&b.s);
+        Val::new(s, Lay::Pair(Box::new(a.lay), Box::new(b.lay)))
+    }
+}
+
+/// The context of a computation: a segment descriptor with one segment whose length is
+/// the number of instances, and whether that number is statically 1.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Ctx {
+    pub seg: Slot,
+    pub unit: bool,
+}
+
+/// Variables in scope, innermost last.
+pub(crate) type Env = Vec<(String, Val)>;
+
+/// Where a function instance comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum Origin {
+    User,
+    Prelude,
+}
+
+/// Code generation state of one compilation (one VCODE program).
+pub(crate) struct Compiler<'a> {
+    pub info: &'a dyn ProgInfo,
+    pub globals: &'a Globals,
+    pub arg_check: bool,
+    /// Finished functions other than the entry, in order of completion.
+    pub funcs: Vec<String>,
+    /// Generated helper functions by key.
+    pub helpers: HashMap<String, String>,
+    /// Function instances by (origin, name, argument type).
+    instances: HashMap<(Origin, String, Type), String>,
+    pending: Vec<(Origin, String, Type, String)>,
+    counter: usize,
+    /// Type-variable substitution of the function instance being compiled.
+    pub subst: HashMap<u32, Type>,
+    /// Where the function being compiled comes from (its calls resolve there).
+    pub origin: Origin,
+    /// Globals bound by earlier forms of the same program (whole-file compilation),
+    /// as values on the entry function's stack (unit context).
+    pub main_globals: Vec<(String, Val)>,
+}
+
+/// A compile-time error at `span`.
+pub(crate) fn err(span: Span, msg: impl Into<String>) -> Diagnostic {
+    Diagnostic::new(DiagKind::Compile, span, msg)
+}
+
+/// Text of a VCODE float constant (always with a decimal point).
+pub(crate) fn float_text(f: f64) -> String {
+    if f.is_finite() {
+        format!("{f:.16e}")
+    } else if f.is_nan() {
+        "0.0".into()
+    } else if f > 0.0 {
+        "1.0e308".into()
+    } else {
+        "-1.0e308".into()
+    }
+}
+
+/// Collects the local variables an expression uses that `bound` does not bind.
+pub(crate) fn free_locals(e: &Expr, bound: &mut Vec<String>, out: &mut Vec<String>) {
+    match &e.kind {
+        ExprKind::Var(id) => {
+            if id.res == Res::Local && !bound.contains(&id.name) && !out.contains(&id.name) {
+                out.push(id.name.clone());
+            }
+        }
+        ExprKind::Call { func, arg } => {
+            if func.res == Res::Local && !bound.contains(&func.name) && !out.contains(&func.name) {
+                out.push(func.name.clone());
+            }
+            free_locals(arg, bound, out);
+        }
+        ExprKind::Pair(a, b) => {
+            free_locals(a, bound, out);
+            free_locals(b, bound, out);
+        }
+        ExprKind::If(c, a, b) => {
+            free_locals(c, bound, out);
+            free_locals(a, bound, out);
+            free_locals(b, bound, out);
+        }
+        ExprKind::Let(binds, body) => {
+            let n = bound.len();
+            for (p, x) in binds {
+                free_locals(x, bound, out);
+                pat_vars(p, bound);
+            }
+            free_locals(body, bound, out);
+            bound.truncate(n);
+        }
+        ExprKind::ApplyToEach { body, binders, filter } => {
+            for b in binders {
+                free_locals(&b.seq, bound, out);
+            }
+            let n = bound.len();
+            for b in binders {
+                pat_vars(&b.pat, bound);
+            }
+            if let Some(f) = filter {
+                free_locals(f, bound, out);
+            }
+            if let Some(b) = body {
+                free_locals(b, bound, out);
+            }
+            bound.truncate(n);
+        }
+        ExprKind::Seq(es) => {
+            for x in es {
+                free_locals(x, bound, out);
+            }
+        }
+        ExprKind::Range { start, end, stride } => {
+            free_locals(start, bound, out);
+            free_locals(end, bound, out);
+            if let Some(s) = stride {
+                free_locals(s, bound, out);
+            }
+        }
+        ExprKind::Time(x) => free_locals(x, bound, out),
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Char(_)
+        | ExprKind::Str(_)
+        | ExprKind::EmptySeq(_) => {}
+    }
+}
+
+/// The variables a pattern binds.
+pub(crate) fn pat_vars(p: &Pattern, out: &mut Vec<String>) {
+    match &p.kind {
+        PatternKind::Var(id) => out.push(id.name.clone()),
+        PatternKind::Pair(a, b) => {
+            pat_vars(a, out);
+            pat_vars(b, out);
+        }
+        PatternKind::Con(_, a) => pat_vars(a, out),
+    }
+}
+
+fn uses_locals(e: &Expr) -> bool {
+    let mut out = Vec::new();
+    free_locals(e, &mut Vec::new(), &mut out);
+    !out.is_empty()
+}
+
+/// The VCODE label for a NESL name: upper case, characters VCODE labels allow.
+fn label(name: &str) -> String {
+    name.chars()
+        .map(|c| if c.is_ascii_alphanumeric() || "-+*/%<>=!._".contains(c) { c.to_ascii_uppercase() } else { '_' })
+        .collect()
+}
+
+impl<'a> Compiler<'a> {
+    pub(crate) fn new(info: &'a dyn ProgInfo, globals: &'a Globals, arg_check: bool) -> Self {
+        Compiler {
+            info,
+            globals,
+            arg_check,
+            funcs: Vec::new(),
+            helpers: HashMap::new(),
+            instances: HashMap::new(),
+            pending: Vec::new(),
+            counter: 0,
+            subst: HashMap::new(),
+            origin: Origin::User,
+            main_globals: Vec::new(),
+        }
+    }
+
+    /// A fresh number for naming functions.
+    pub(crate) fn fresh(&mut self) -> usize {
+        self.counter += 1;
+        self.counter
+    }
+
+    /// The ground type of an expression in the current instance.
+    pub(crate) fn ty(&self, e: &Expr) -> R<Type> {
+        match &e.ty {
+            Some(t) => Ok(subst(t, &self.subst)),
+            None => Err(err(e.span, "internal error: expression without a type")),
+        }
+    }
+
+    /// The layout of a ground type.
+    pub(crate) fn lay(&self, t: &Type, span: Span) -> R<Lay> {
+        lay_of(t, self.info).map_err(|m| err(span, m))
+    }
+
+    // ----- small emitters -----
+
+    pub(crate) fn cint(&self, fb: &mut FunBuilder, k: i64) -> Slot {
+        fb.konst(&format!("INT {k}"))
+    }
+
+    /// Number of instances of a context (INT scalar).
+    pub(crate) fn count(&self, fb: &mut FunBuilder, seg: Slot) -> Slot {
+        fb.op1("LENGTHS", &[seg])
+    }
+
+    /// A context segment descriptor for `n` (INT scalar) instances.
+    pub(crate) fn segdes(&self, fb: &mut FunBuilder, n: Slot) -> Slot {
+        fb.op1("MAKE_SEGDES", &[n])
+    }
+
+    /// A unit context (one instance).
+    pub(crate) fn unit_ctx(&self, fb: &mut FunBuilder) -> Ctx {
+        let one = self.cint(fb, 1);
+        Ctx { seg: self.segdes(fb, one), unit: true }
+    }
+
+    /// A scalar constant replicated over the context.
+    pub(crate) fn const_in(&self, fb: &mut FunBuilder, ctx: Ctx, k: SlotKind, text: &str) -> Slot {
+        let c = fb.konst(&format!("{} {}", k.keyword(), text));
+        if ctx.unit {
+            c
+        } else {
+            fb.op1(&format!("DIST {}", k.keyword()), &[c, ctx.seg])
+        }
+    }
+
+    pub(crate) fn int_in(&self, fb: &mut FunBuilder, ctx: Ctx, k: i64) -> Slot {
+        self.const_in(fb, ctx, SlotKind::Int, &k.to_string())
+    }
+
+    /// `0, 1, ..., n-1` over a one-segment descriptor.
+    pub(crate) fn iota(&self, fb: &mut FunBuilder, seg: Slot) -> Slot {
+        let z = self.cint(fb, 0);
+        let o = self.cint(fb, 1);
+        fb.op1("INDEX", &[z, o, seg])
+    }
+
+    /// Position of every element within its segment, for a descriptor `seg` with one
+    /// segment per instance of `ctx`.
+    pub(crate) fn local_index(&self, fb: &mut FunBuilder, ctx: Ctx, seg: Slot) -> Slot {
+        let z = self.int_in(fb, ctx, 0);
+        let o = self.int_in(fb, ctx, 1);
+        fb.op1("INDEX", &[z, o, seg])
+    }
+
+    /// Per-element instance number: for a descriptor `seg` with one segment per
+    /// instance of `ctx`, the segment each element lies in.
+    pub(crate) fn seg_index(&self, fb: &mut FunBuilder, ctx: Ctx, seg: Slot) -> Slot {
+        let io = self.iota(fb, ctx.seg);
+        fb.op1("DIST INT", &[io, seg])
+    }
+
+    /// Emits a run-time check: when `bad` (BOOL scalar) holds, print the NESL run-time
+    /// error message and stop.
+    pub(crate) fn fail_if(&self, fb: &mut FunBuilder, bad: Slot, msg: &str) {
+        let m = fb.begin_if(bad);
+        fb.emit(format!("CONST CHAR \"\nRUNTIME ERROR: {msg}\n\""));
+        fb.emit("WRITE CHAR");
+        fb.emit("POP 2 0");
+        fb.emit("CONST INT 1");
+        fb.emit("EXIT");
+        fb.emit("POP 1 0");
+        fb.end_exit_if(m);
+    }
+
+    /// Checks that every element of the BOOL vector `ok` (over descriptor `seg`, which
+    /// has a single segment) holds.
+    pub(crate) fn check_all(&self, fb: &mut FunBuilder, ok: Slot, seg: Slot, msg: &str) {
+        if !self.arg_check {
+            return;
+        }
+        let all = fb.op1("AND_REDUCE BOOL", &[ok, seg]);
+        let bad = fb.op1("NOT BOOL", &[all]);
+        self.fail_if(fb, bad, msg);
+    }
+
+    // ----- function instances -----
+
+    /// The VCODE name of the instance of a function at a ground argument type, queueing
+    /// it for compilation if it is new.
+    pub(crate) fn instance(&mut self, origin: Origin, name: &str, arg: &Type) -> String {
+        let key = (origin, name.to_string(), arg.clone());
+        if let Some(v) = self.instances.get(&key) {
+            return v.clone();
+        }
+        let v = format!("{}_{}", label(name), self.fresh());
+        self.instances.insert(key, v.clone());
+        self.pending.push((origin, name.to_string(), arg.clone(), v.clone()));
+        v
+    }
+
+    /// Compiles every queued function instance.
+    pub(crate) fn drain(&mut self) -> R<()> {
+        while let Some((origin, name, arg, vname)) = self.pending.pop() {
+            let info = self.info;
+            let def = match origin {
+                Origin::User => info.function(&name),
+                Origin::Prelude => info.prelude(&name),
+            };
+            let def = match def {
+                Some(d) => d,
+                None => return Err(err(Span::default(), format!("function {name} is not defined"))),
+            };
+            let saved = std::mem::replace(&mut self.origin, origin);
+            let r = self.compile_fun(def, &arg, &vname);
+            self.origin = saved;
+            r?;
+        }
+        Ok(())
+    }
+
+    fn compile_fun(&mut self, def: &FunDef, arg: &Type, vname: &str) -> R<()> {
+        let body = match &def.body {
+            Some(b) => b,
+            None => return Err(err(def.span, format!("function {} has no body", def.name.name))),
+        };
+        let pty = match &def.params.ty {
+            Some(t) => t.clone(),
+            None => return Err(err(def.span, "internal error: untyped parameters")),
+        };
+        let mut s = HashMap::new();
+        if !match_type(&pty, arg, &mut s) {
+            return Err(err(def.span, format!("internal error: bad instance of {}", def.name.name)));
+        }
+        let saved = std::mem::replace(&mut self.subst, s);
+        let lay = self.lay(arg, def.span)?;
+        let n = lay.size();
+        let (mut fb, args) = FunBuilder::new(n + 1);
+        let ctx = Ctx { seg: args[n], unit: false };
+        let mut env = Env::new();
+        self.bind(&def.params, Val::new(args[..n].to_vec(), lay), &mut env)?;
+        let r = self.expr(&mut fb, &mut env, ctx, body);
+        self.subst = saved;
+        let r = r?;
+        self.funcs.push(fb.finish(vname, &r.s));
+        Ok(())
+    }
+
+    /// Binds a pattern to a value.
+    pub(crate) fn bind(&self, p: &Pattern, v: Val, env: &mut Env) -> R<()> {
+        match &p.kind {
+            PatternKind::Var(id) => env.push((id.name.clone(), v)),
+            PatternKind::Pair(a, b) => {
+                let (x, y) = v.split();
+                self.bind(a, x, env)?;
+                self.bind(b, y, env)?;
+            }
+            PatternKind::Con(_, inner) => self.bind(inner, v, env)?,
+        }
+        Ok(())
+    }
+
+    /// The slots of a value, materialising a lazy one.
+    pub(crate) fn force(&mut self, fb: &mut FunBuilder, v: &Val) -> Val {
+        match &v.lazy {
+            Some(l) => {
+                let (orig, idx) = (l.0.clone(), l.1);
+                self.gather(fb, &orig, idx)
+            }
+            None => v.clone(),
+        }
+    }
+
+    /// The instances `idx` of a value, keeping sequence-like values lazy.
+    pub(crate) fn pick(&mut self, fb: &mut FunBuilder, v: &Val, idx: Slot) -> Val {
+        match (&v.lazy, &v.lay) {
+            (Some(l), _) => {
+                let i = self.gather(fb, &Val::base(l.1, SlotKind::Int), idx).one();
+                Val::lazy(l.0.clone(), i)
+            }
+            (None, Lay::Base(_) | Lay::Unit) => self.gather(fb, v, idx),
+            (None, _) => Val::lazy(v.clone(), idx),
+        }
+    }
+
+    /// The lazy value of a local variable expression, if it is one.
+    pub(crate) fn lazy_var(&self, env: &Env, e: &Expr) -> Option<std::rc::Rc<(Val, Slot)>> {
+        match &e.kind {
+            ExprKind::Var(id) if id.res == Res::Local => {
+                env.iter().rev().find(|(n, _)| *n == id.name).and_then(|(_, v)| v.lazy.clone())
+            }
+            _ => None,
+        }
+    }
+
+    // ----- expressions -----
+
+    /// Compiles `e` in context `ctx`, leaving its lifted value on the stack.
+    pub(crate) fn expr(&mut self, fb: &mut FunBuilder, env: &mut Env, ctx: Ctx, e: &Expr) -> R<Val> {
+        let hoist = matches!(
+            e.kind,
+            ExprKind::Call { .. }
+                | ExprKind::Seq(_)
+                | ExprKind::Str(_)
+                | ExprKind::Range { .. }
+                | ExprKind::ApplyToEach { .. }
+                | ExprKind::Let(..)
+                | ExprKind::If(..)
+                | ExprKind::Time(_)
+        ) || matches!(&e.kind, ExprKind::Var(id) if id.res == Res::Global);
+        if !ctx.unit && hoist && !uses_locals(e) {
+            // No instance-dependent input: evaluate once, then replicate (as CMU NESL).
+            let mark = fb.height();
+            let u = self.unit_ctx(fb);
+            let v = self.expr(fb, env, u, e)?;
+            let r = self.replicate(fb, &v, ctx)?;
+            fb.collapse(mark, &r.s);
+            return Ok(r);
+        }
+        let ty = self.ty(e)?;
+        match &e.kind {
+            ExprKind::Int(k) => Ok(Val::base(self.int_in(fb, ctx, *k), SlotKind::Int)),
+            ExprKind::Char(c) => Ok(Val::base(self.int_in(fb, ctx, *c as i64), SlotKind::Int)),
+            ExprKind::Float(f) => {
+                Ok(Val::base(self.const_in(fb, ctx, SlotKind::Float, &float_text(*f)), SlotKind::Float))
+            }
+            ExprKind::Bool(b) => {
+                Ok(Val::base(self.const_in(fb, ctx, SlotKind::Bool, if *b { "T" } else { "F" }), SlotKind::Bool))
+            }
+            ExprKind::Str(bytes) => {
+                let v = self.string_const(fb, bytes);
+                self.replicate(fb, &v, ctx)
+            }
+            ExprKind::Var(id) => self.var(fb, env, ctx, id, &ty, e.span),
+            ExprKind::Pair(a, b) => {
+                let x = self.expr(fb, env, ctx, a)?;
+                let y = self.expr(fb, env, ctx, b)?;
+                Ok(Val::pair(x, y))
+            }
+            ExprKind::Let(binds, body) => {
+                let mark = fb.height();
+                let n = env.len();
+                for (p, x) in binds {
+                    let v = self.expr(fb, env, ctx, x)?;
+                    self.bind(p, v, env)?;
+                }
+                let r = self.expr(fb, env, ctx, body);
+                env.truncate(n);
+                let r = r?;
+                fb.collapse(mark, &r.s);
+                Ok(r)
+            }
+            ExprKind::If(c, a, b) => self.if_expr(fb, env, ctx, c, a, b, &ty, e.span),
+            ExprKind::ApplyToEach { body, binders, filter } => {
+                self.apply_to_each(fb, env, ctx, body.as_deref(), binders, filter.as_deref(), &ty, e.span)
+            }
+            ExprKind::Seq(es) => self.seq_lit(fb, env, ctx, es, &ty, e.span),
+            ExprKind::EmptySeq(_) => {
+                let lay = self.lay(&ty, e.span)?;
+                let z = self.int_in(fb, ctx, 0);
+                let seg = fb.op1("MAKE_SEGDES", &[z]);
+                let el = match &lay {
+                    Lay::Seq(el) => (**el).clone(),
+                    _ => Lay::Unit,
+                };
+                let data = self.empty(fb, &el);
+                Ok(Val::mk_seq(seg, data))
+            }
+            ExprKind::Range { start, end, stride } => {
+                let s = self.expr(fb, env, ctx, start)?.one();
+                let en = self.expr(fb, env, ctx, end)?.one();
+                let d = match stride {
+                    Some(d) => self.expr(fb, env, ctx, d)?.one(),
+                    None => self.int_in(fb, ctx, 1),
+                };
+                if self.arg_check {
+                    let one = self.int_in(fb, ctx, 1);
+                    let ok1 = fb.op1(">= INT", &[d, one]);
+                    let ok2 = fb.op1("<= INT", &[s, en]);
+                    let ok = fb.op1("AND BOOL", &[ok1, ok2]);
+                    self.check_all(fb, ok, ctx.seg, "In [s:e:l], e must be >= to s, and l must be positive.");
+                }
+                let len = self.range_len(fb, s, en, d);
+                let seg = fb.op1("MAKE_SEGDES", &[len]);
+                let data = fb.op1("INDEX", &[s, d, seg]);
+                Ok(Val::mk_seq(seg, Val::base(data, SlotKind::Int)))
+            }
+            ExprKind::Time(x) => {
+                fb.emit("START_TIMER");
+                let v = self.expr(fb, env, ctx, x)?;
+                let t = fb.op1("STOP_TIMER", &[]);
+                let t = if ctx.unit { t } else { fb.op1("DIST FLOAT", &[t, ctx.seg]) };
+                Ok(Val::pair(v, Val::base(t, SlotKind::Float)))
+            }
+            ExprKind::Call { func, arg } => {
+                let aty = self.ty(arg)?;
+                match func.res {
+                    Res::Constructor => {
+                        let v = self.expr(fb, env, ctx, arg)?;
+                        let lay = self.lay(&ty, e.span)?;
+                        Ok(Val::new(v.s, lay))
+                    }
+                    Res::Function => {
+                        let v = self.expr(fb, env, ctx, arg)?;
+                        let origin = self.origin;
+                        let known = match origin {
+                            Origin::User => self.info.function(&func.name).is_some(),
+                            Origin::Prelude => self.info.prelude(&func.name).is_some(),
+                        };
+                        if !known {
+                            return Err(err(func.span, format!("function {} is not defined", func.name)));
+                        }
+                        let name = self.instance(origin, &func.name, &aty);
+                        self.call(fb, &name, &v, ctx, &ty, e.span)
+                    }
+                    Res::Builtin => {
+                        if let Some(r) = self.lazy_builtin(fb, env, ctx, &func.name, arg, &ty, e.span)? {
+                            return Ok(r);
+                        }
+                        let v = self.expr(fb, env, ctx, arg)?;
+                        self.builtin(fb, ctx, &func.name, v, &aty, &ty, e.span)
+                    }
+                    _ => Err(err(
+                        func.span,
+                        format!("calling the function parameter {} is not supported", func.name),
+                    )),
+                }
+            }
+        }
+    }
+
+    /// `len = (e - s - 1 + d) / d` of a range.
+    fn range_len(&self, fb: &mut FunBuilder, s: Slot, e: Slot, d: Slot) -> Slot {
+        let a = fb.op1("- INT", &[e, s]);
+        let b = fb.op1("+ INT", &[a, d]);
+        let n = fb.op1("LENGTH INT", &[b]);
+        let nseg = fb.op1("MAKE_SEGDES", &[n]);
+        let one = self.cint(fb, 1);
+        let ones = fb.op1("DIST INT", &[one, nseg]);
+        let c = fb.op1("- INT", &[b, ones]);
+        fb.op1("/ INT", &[c, d])
+    }
+
+    /// Calls a VCODE function on a lifted argument in `ctx`.
+    pub(crate) fn call(&mut self, fb: &mut FunBuilder, name: &str, arg: &Val, ctx: Ctx, res: &Type, span: Span) -> R<Val> {
+        let lay = self.lay(res, span)?;
+        let mut args = arg.s.clone();
+        args.push(ctx.seg);
+        let s = fb.op(&format!("CALL {name}"), &args, lay.size());
+        Ok(Val::new(s, lay))
+    }
+
+    /// A string constant in a unit context.
+    pub(crate) fn string_const(&self, fb: &mut FunBuilder, bytes: &[u8]) -> Val {
+        let n = self.cint(fb, bytes.len() as i64);
+        let seg = fb.op1("MAKE_SEGDES", &[n]);
+        let plain = !bytes.is_empty()
+            && bytes.len() <= 100
+            && bytes.iter().all(|&b| (b.is_ascii_graphic() || b == b' ') && b != b'"' && b != b'\\');
+        let data = if plain {
+            fb.konst(&format!("CHAR \"{}\"", String::from_utf8_lossy(bytes)))
+        } else {
+            let codes: Vec<String> = bytes.iter().map(|b| b.to_string()).collect();
+            fb.konst(&format!("INT ({})", codes.join(" ")))
+        };
+        Val::mk_seq(seg, Val::base(data, SlotKind::Int))
+    }
+
+    fn var(&mut self, fb: &mut FunBuilder, env: &mut Env, ctx: Ctx, id: &crate::ast::Ident, ty: &Type, span: Span) -> R<Val> {
+        match id.res {
+            Res::Local => match env.iter().rev().find(|(n, _)| *n == id.name) {
+                Some((_, v)) => {
+                    let v = v.clone();
+                    Ok(self.force(fb, &v))
+                }
+                None => Err(err(span, format!("internal error: unbound variable {}", id.name))),
+            },
+            Res::Global if self.main_globals.iter().any(|(n, _)| *n == id.name) => {
+                let v = match self.main_globals.iter().rev().find(|(n, _)| *n == id.name) {
+                    Some((_, v)) => v.clone(),
+                    None => return Err(err(span, format!("{} is undefined.", id.name))),
+                };
+                self.replicate(fb, &v, ctx)
+            }
+            Res::Global => match self.globals.get(&id.name) {
+                Some(g) => {
+                    let v = self.global_const(fb, g, span)?;
+                    self.replicate(fb, &v, ctx)
+                }
+                None => Err(err(span, format!("{} is undefined.", id.name))),
+            },
+            Res::Function | Res::Constructor => Ok(Val::new(Vec::new(), Lay::Unit)),
+            Res::Builtin => self.builtin_const(fb, ctx, &id.name, ty, span),
+            Res::Unresolved => Err(err(span, format!("internal error: unresolved name {}", id.name))),
+        }
+    }
+
+    /// Emits the constants of a global value (unit context).
+    fn global_const(&self, fb: &mut FunBuilder, g: &GlobalValue, span: Span) -> R<Val> {
+        let lay = self.lay(&g.ty, span)?;
+        let mut kinds = Vec::new();
+        lay.slots(&mut kinds);
+        if kinds.len() != g.slots.len() {
+            return Err(err(span, "internal error: global value does not match its type"));
+        }
+        let mut s = Vec::new();
+        for hv in &g.slots {
+            s.push(super::host_const(fb, hv));
+        }
+        Ok(Val::new(s, lay))
+    }
+
+    /// Replicates a unit-context value over `ctx`.
+    pub(crate) fn replicate(&mut self, fb: &mut FunBuilder, v: &Val, ctx: Ctx) -> R<Val> {
+        if ctx.unit {
+            return Ok(v.clone());
+        }
+        match &v.lay {
+            Lay::Base(k) => Ok(Val::base(fb.op1(&format!("DIST {}", k.keyword()), &[v.one(), ctx.seg]), *k)),
+            Lay::Unit => Ok(v.clone()),
+            Lay::Pair(..) => {
+                let (a, b) = v.split();
+                let x = self.replicate(fb, &a, ctx)?;
+                let y = self.replicate(fb, &b, ctx)?;
+                Ok(Val::pair(x, y))
+            }
+            Lay::Seq(_) => {
+                let zeros = self.int_in(fb, ctx, 0);
+                Ok(self.gather(fb, v, zeros))
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn if_expr(&mut self, fb: &mut FunBuilder, env: &mut Env, ctx: Ctx, c: &Expr, a: &Expr, b: &Expr, ty: &Type, span: Span) -> R<Val> {
+        let lay = self.lay(ty, span)?;
+        let flags = self.expr(fb, env, ctx, c)?.one();
+        if ctx.unit {
+            let mut m = fb.begin_if(flags);
+            let x = self.expr(fb, env, ctx, a)?;
+            fb.else_(&mut m, &x.s);
+            let y = self.expr(fb, env, ctx, b)?;
+            let s = fb.end_if(m, &y.s);
+            return Ok(Val::new(s, lay));
+        }
+        let fi = fb.op1("B_TO_I", &[flags]);
+        let cnt_t = fb.op1("+_REDUCE INT", &[fi, ctx.seg]);
+        let n = self.count(fb, ctx.seg);
+        let cnt_f = fb.op1("- INT", &[n, cnt_t]);
+        let zero = self.cint(fb, 0);
+        let nflags = fb.op1("NOT BOOL", &[flags]);
+        let rt = self.branch(fb, env, ctx, a, flags, cnt_t, cnt_f, zero, &lay)?;
+        let rf = self.branch(fb, env, ctx, b, nflags, cnt_f, cnt_t, zero, &lay)?;
+        // Combine: all one way, or merge by the flags.
+        let f_none = fb.op1("= INT", &[cnt_f, zero]);
+        let mut m1 = fb.begin_if(f_none);
+        fb.else_(&mut m1, &rt);
+        let t_none = fb.op1("= INT", &[cnt_t, zero]);
+        let mut m2 = fb.begin_if(t_none);
+        fb.else_(&mut m2, &rf);
+        let scan_t = fb.op1("+_SCAN INT", &[fi, ctx.seg]);
+        let io = self.iota(fb, ctx.seg);
+        let ct = fb.op1("DIST INT", &[cnt_t, ctx.seg]);
+        let d = fb.op1("- INT", &[io, scan_t]);
+        let fpos = fb.op1("+ INT", &[d, ct]);
+        let g = fb.op1("SELECT INT", &[flags, scan_t, fpos]);
+        let both = self.append(fb, &Val::new(rt.clone(), lay.clone()), &Val::new(rf.clone(), lay.clone()));
+        let merged = self.gather(fb, &both, g);
+        let inner = fb.end_if(m2, &merged.s);
+        let s = fb.end_if(m1, &inner);
+        Ok(Val::new(s, lay))
+    }
+
+    /// One branch of a parallel conditional: runs `e` on the instances whose flag is set
+    /// (when there are any), with the variables it uses packed to those instances.
+    #[allow(clippy::too_many_arguments)]
+    fn branch(
+        &mut self,
+        fb: &mut FunBuilder,
+        env: &mut Env,
+        ctx: Ctx,
+        e: &Expr,
+        flags: Slot,
+        cnt: Slot,
+        cnt_other: Slot,
+        zero: Slot,
+        lay: &Lay,
+    ) -> R<Vec<Slot>> {
+        let mut used = Vec::new();
+        free_locals(e, &mut Vec::new(), &mut used);
+        let live: Vec<(String, Val)> = used
+            .iter()
+            .filter_map(|n| env.iter().rev().find(|(m, _)| m == n).cloned())
+            .collect();
+        let any = fb.op1("> INT", &[cnt, zero]);
+        let mut m = fb.begin_if(any);
+        // Pack the live variables unless every instance takes this branch.
+        let all = fb.op1("= INT", &[cnt_other, zero]);
+        let mut pm = fb.begin_if(all);
+        let mut cur: Vec<Slot> = live
+            .iter()
+            .flat_map(|(_, v)| match &v.lazy {
+                Some(l) => vec![l.1],
+                None => v.s.clone(),
+            })
+            .collect();
+        cur.push(ctx.seg);
+        fb.else_(&mut pm, &cur);
+        let io = self.iota(fb, ctx.seg);
+        let packed = fb.op("PACK INT", &[io, flags, ctx.seg], 2);
+        let (idx, seg2) = (packed[0], packed[1]);
+        let mut out = Vec::new();
+        for (_, v) in &live {
+            match &v.lazy {
+                Some(l) => out.push(self.gather(fb, &Val::base(l.1, SlotKind::Int), idx).one()),
+                None => out.extend(self.gather(fb, v, idx).s),
+            }
+        }
+        out.push(seg2);
+        let newslots = fb.end_if(pm, &out);
+        let n0 = env.len();
+        let mut k = 0;
+        for (name, v) in &live {
+            match &v.lazy {
+                Some(l) => {
+                    env.push((name.clone(), Val::lazy(l.0.clone(), newslots[k])));
+                    k += 1;
+                }
+                None => {
+                    let sz = v.s.len();
+                    env.push((name.clone(), Val::new(newslots[k..k + sz].to_vec(), v.lay.clone())));
+                    k += sz;
+                }
+            }
+        }
+        let bctx = Ctx { seg: newslots[k], unit: false };
+        let r = self.expr(fb, env, bctx, e);
+        env.truncate(n0);
+        let r = r?;
+        fb.else_(&mut m, &r.s);
+        let em = self.empty(fb, lay);
+        Ok(fb.end_if(m, &em.s))
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn apply_to_each(
+        &mut self,
+        fb: &mut FunBuilder,
+        env: &mut Env,
+        ctx: Ctx,
+        body: Option<&Expr>,
+        binders: &[crate::ast::Binder],
+        filter: Option<&Expr>,
+        ty: &Type,
+        span: Span,
+    ) -> R<Val> {
+        let mark = fb.height();
+        let mut seqs = Vec::new();
+        for b in binders {
+            seqs.push(self.expr(fb, env, ctx, &b.seq)?);
+        }
+        let (seg0, _) = seqs[0].seq();
+        if seqs.len() > 1 && self.arg_check {
+            let l0 = fb.op1("LENGTHS", &[seg0]);
+            for v in &seqs[1..] {
+                let (sg, _) = v.seq();
+                let l = fb.op1("LENGTHS", &[sg]);
+                let ok = fb.op1("= INT", &[l0, l]);
+                self.check_all(fb, ok, ctx.seg, "Length mismatch in an apply-to-each.");
+            }
+        }
+        let lens = fb.op1("LENGTHS", &[seg0]);
+        let total = fb.op1("+_REDUCE INT", &[lens, ctx.seg]);
+        let inner = fb.op1("MAKE_SEGDES", &[total]);
+        let mut ictx = Ctx { seg: inner, unit: false };
+        // Free variables of the filter and body, replicated over the elements.
+        let mut bound = Vec::new();
+        for b in binders {
+            pat_vars(&b.pat, &mut bound);
+        }
+        let mut used = Vec::new();
+        if let Some(f) = filter {
+            free_locals(f, &mut bound.clone(), &mut used);
+        }
+        if let Some(b) = body {
+            free_locals(b, &mut bound.clone(), &mut used);
+        }
+        let mut inner_env: Env = Vec::new();
+        let mut segidx = None;
+        for name in &used {
+            let v = match env.iter().rev().find(|(m, _)| m == name) {
+                Some((_, v)) => v.clone(),
+                None => continue,
+            };
+            let r = match &v.lay {
+                Lay::Base(k) if v.lazy.is_none() => {
+                    Val::base(fb.op1(&format!("DIST {}", k.keyword()), &[v.one(), seg0]), *k)
+                }
+                Lay::Unit => v.clone(),
+                _ => {
+                    let si = match segidx {
+                        Some(s) => s,
+                        None => {
+                            let s = self.seg_index(fb, ctx, seg0);
+                            segidx = Some(s);
+                            s
+                        }
+                    };
+                    self.pick(fb, &v, si)
+                }
+            };
+            inner_env.push((name.clone(), r));
+        }
+        let n_free = inner_env.len();
+        for (b, v) in binders.iter().zip(&seqs) {
+            let (_, data) = v.seq();
+            self.bind(&b.pat, data, &mut inner_env)?;
+        }
+        // The element values themselves (for the bodyless form).
+        let mut elems = seqs[0].seq().1;
+        let mut seg = seg0;
+        if let Some(f) = filter {
+            let flags = self.expr(fb, &mut inner_env, ictx, f)?.one();
+            let fi = fb.op1("B_TO_I", &[flags]);
+            let newlens = fb.op1("+_REDUCE INT", &[fi, seg0]);
+            seg = fb.op1("MAKE_SEGDES", &[newlens]);
+            let io = self.iota(fb, inner);
+            let packed = fb.op("PACK INT", &[io, flags, inner], 2);
+            let (idx, seg2) = (packed[0], packed[1]);
+            // Pack every variable the body uses (all of them for the bodyless form).
+            let mut body_used = Vec::new();
+            if let Some(b) = body {
+                free_locals(b, &mut Vec::new(), &mut body_used);
+            }
+            let mut packed_env: Env = Vec::new();
+            for (i, (name, v)) in inner_env.iter().enumerate() {
+                let later_shadows = inner_env[i + 1..].iter().any(|(m, _)| m == name);
+                if later_shadows || !body_used.contains(name) {
+                    continue;
+                }
+                let g = self.pick(fb, v, idx);
+                packed_env.push((name.clone(), g));
+            }
+            inner_env = packed_env;
+            if body.is_none() {
+                elems = self.gather(fb, &elems, idx);
+            }
+            ictx = Ctx { seg: seg2, unit: false };
+        }
+        let _ = n_free;
+        let r = match body {
+            Some(b) => self.expr(fb, &mut inner_env, ictx, b)?,
+            None => elems,
+        };
+        let lay = self.lay(ty, span)?;
+        let out = Val::mk_seq(seg, r);
+        let out = Val::new(out.s, lay);
+        fb.collapse(mark, &out.s);
+        Ok(out)
+    }
+
+    fn seq_lit(&mut self, fb: &mut FunBuilder, env: &mut Env, ctx: Ctx, es: &[Expr], ty: &Type, span: Span) -> R<Val> {
+        let lay = self.lay(ty, span)?;
+        let el = match &lay {
+            Lay::Seq(e) => (**e).clone(),
+            _ => return Err(err(span, "internal error: sequence literal of non-sequence type")),
+        };
+        let n = es.len() as i64;
+        // All literal scalars: one constant vector.
+        if ctx.unit {
+            if let Lay::Base(k) = el {
+                let lits: Option<Vec<String>> = es
+                    .iter()
+                    .map(|x| match &x.kind {
+                        ExprKind::Int(v) => Some(v.to_string()),
+                        ExprKind::Char(c) => Some((*c as i64).to_string()),
+                        ExprKind::Float(f) => Some(float_text(*f)),
+                        ExprKind::Bool(b) => Some(if *b { "T".into() } else { "F".into() }),
+                        _ => None,
+                    })
+                    .collect();
+                if let Some(l) = lits {
+                    let nn = self.cint(fb, n);
+                    let seg = fb.op1("MAKE_SEGDES", &[nn]);
+                    let d = fb.konst(&format!("{} ({})", k.keyword(), l.join(" ")));
+                    return Ok(Val::new(vec![seg, d], lay));
+                }
+            }
+        }
+        let mark = fb.height();
+        let mut acc: Option<Val> = None;
+        for x in es {
+            let v = self.expr(fb, env, ctx, x)?;
+            acc = Some(match acc {
+                None => v,
+                Some(a) => self.append(fb, &a, &v),
+            });
+        }
+        let cat = match acc {
+            Some(a) => a,
+            None => self.empty(fb, &el),
+        };
+        let nn = self.int_in(fb, ctx, n);
+        let seg = fb.op1("MAKE_SEGDES", &[nn]);
+        let data = if ctx.unit || n == 1 {
+            cat
+        } else {
+            // cat holds element j of instance i at j*N + i; the result wants i*n + j.
+            let nc = self.count(fb, ctx.seg);
+            let nk = self.cint(fb, n);
+            let tot = fb.op1("* INT", &[nc, nk]);
+            let ts = fb.op1("MAKE_SEGDES", &[tot]);
+            let pos = self.iota(fb, ts);
+            let nd = fb.op1("DIST INT", &[nk, ts]);
+            let i = fb.op1("/ INT", &[pos, nd]);
+            let j = fb.op1("%", &[pos, nd]);
+            let ncd = fb.op1("DIST INT", &[nc, ts]);
+            let jn = fb.op1("* INT", &[j, ncd]);
+            let idx = fb.op1("+ INT", &[jn, i]);
+            self.gather(fb, &cat, idx)
+        };
+        let out = Val::mk_seq(seg, data);
+        fb.collapse(mark, &out.s);
+        Ok(out)
+    }
+}

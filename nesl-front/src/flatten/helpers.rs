@@ -1,0 +1,201 @@
+//! Type-directed building blocks, generated per layout: gather (`v[idx]` for an index
+//! vector, any element type, nested too), append, empty values and zero values.
+//!
+//! Gather and append of non-base layouts become VCODE helper functions (`GATHER_<lay>`,
+//! `APPEND_<lay>`), generated once per layout; base layouts are inlined. Most sequence
+//! primitives are index computations followed by one gather.
+
+use super::builder::{FunBuilder, Slot};
+use super::gen::{Compiler, Val};
+use super::layout::{Lay, SlotKind};
+
+/// The zero of a base kind as a VCODE constant operand.
+pub(crate) fn zero_text(k: SlotKind) -> &'static str {
+    match k {
+        SlotKind::Float => "FLOAT 0.0",
+        SlotKind::Bool => "BOOL F",
+        _ => "INT 0",
+    }
+}
+
+impl Compiler<'_> {
+    /// `v[idx]`: the instances of `v` (a lifted value over `M` instances) selected by the
+    /// INT vector `idx` (values in `0..M`), as a lifted value over `#idx` instances.
+    pub(crate) fn gather(&mut self, fb: &mut FunBuilder, v: &Val, idx: Slot) -> Val {
+        match &v.lay {
+            Lay::Unit => v.clone(),
+            Lay::Base(k) => {
+                let kw = k.keyword();
+                let m = fb.op1(&format!("LENGTH {kw}"), &[v.one()]);
+                let sm = fb.op1("MAKE_SEGDES", &[m]);
+                let kk = fb.op1("LENGTH INT", &[idx]);
+                let sk = fb.op1("MAKE_SEGDES", &[kk]);
+                Val::base(fb.op1(&format!("BPERMUTE {kw}"), &[v.one(), idx, sm, sk]), *k)
+            }
+            lay => {
+                let name = self.gather_fn(lay);
+                let mut args = v.s.clone();
+                args.push(idx);
+                let s = fb.op(&format!("CALL {name}"), &args, lay.size());
+                Val::new(s, lay.clone())
+            }
+        }
+    }
+
+    fn gather_fn(&mut self, lay: &Lay) -> String {
+        let key = format!("GATHER_{}", lay.mangle());
+        if let Some(n) = self.helpers.get(&key) {
+            return n.clone();
+        }
+        self.helpers.insert(key.clone(), key.clone());
+        let n = lay.size();
+        let (mut fb, args) = FunBuilder::new(n + 1);
+        let v = Val::new(args[..n].to_vec(), lay.clone());
+        let idx = args[n];
+        let r = self.gather_body(&mut fb, &v, idx);
+        self.funcs.push(fb.finish(&key, &r.s));
+        key
+    }
+
+    fn gather_body(&mut self, fb: &mut FunBuilder, v: &Val, idx: Slot) -> Val {
+        match &v.lay {
+            Lay::Pair(..) => {
+                let (a, b) = v.split();
+                let x = self.gather(fb, &a, idx);
+                let y = self.gather(fb, &b, idx);
+                Val::pair(x, y)
+            }
+            Lay::Seq(_) => {
+                let (seg, data) = v.seq();
+                let lens = fb.op1("LENGTHS", &[seg]);
+                let m = fb.op1("LENGTH INT", &[lens]);
+                let sm = fb.op1("MAKE_SEGDES", &[m]);
+                let kk = fb.op1("LENGTH INT", &[idx]);
+                let sk = fb.op1("MAKE_SEGDES", &[kk]);
+                let starts = fb.op1("+_SCAN INT", &[lens, sm]);
+                let nl = fb.op1("BPERMUTE INT", &[lens, idx, sm, sk]);
+                let ns = fb.op1("BPERMUTE INT", &[starts, idx, sm, sk]);
+                let nseg = fb.op1("MAKE_SEGDES", &[nl]);
+                let one = self.cint(fb, 1);
+                let ones = fb.op1("DIST INT", &[one, sk]);
+                let eidx = fb.op1("INDEX", &[ns, ones, nseg]);
+                let d = self.gather(fb, &data, eidx);
+                Val::mk_seq(nseg, d)
+            }
+            _ => self.gather(fb, v, idx),
+        }
+    }
+
+    /// Concatenation of the instances of two lifted values of one layout.
+    pub(crate) fn append(&mut self, fb: &mut FunBuilder, a: &Val, b: &Val) -> Val {
+        match &a.lay {
+            Lay::Unit => a.clone(),
+            Lay::Base(k) => {
+                let k = *k;
+                let s = self.append_base(fb, a.one(), b.one(), k);
+                Val::base(s, k)
+            }
+            lay => {
+                let name = self.append_fn(lay);
+                let mut args = a.s.clone();
+                args.extend_from_slice(&b.s);
+                let s = fb.op(&format!("CALL {name}"), &args, lay.size());
+                Val::new(s, lay.clone())
+            }
+        }
+    }
+
+    fn append_base(&mut self, fb: &mut FunBuilder, a: Slot, b: Slot, k: SlotKind) -> Slot {
+        let kw = k.keyword();
+        let m1 = fb.op1(&format!("LENGTH {kw}"), &[a]);
+        let m2 = fb.op1(&format!("LENGTH {kw}"), &[b]);
+        let n = fb.op1("+ INT", &[m1, m2]);
+        let sn = fb.op1("MAKE_SEGDES", &[n]);
+        let s1 = fb.op1("MAKE_SEGDES", &[m1]);
+        let s2 = fb.op1("MAKE_SEGDES", &[m2]);
+        let z = fb.konst(zero_text(k));
+        let d = fb.op1(&format!("DIST {kw}"), &[z, sn]);
+        let i1 = self.iota(fb, s1);
+        let r = fb.op1(&format!("DPERMUTE {kw}"), &[a, i1, d, s1, sn]);
+        let one = self.cint(fb, 1);
+        let i2 = fb.op1("INDEX", &[m1, one, s2]);
+        fb.op1(&format!("DPERMUTE {kw}"), &[b, i2, r, s2, sn])
+    }
+
+    fn append_fn(&mut self, lay: &Lay) -> String {
+        let key = format!("APPEND_{}", lay.mangle());
+        if let Some(n) = self.helpers.get(&key) {
+            return n.clone();
+        }
+        self.helpers.insert(key.clone(), key.clone());
+        let n = lay.size();
+        let (mut fb, args) = FunBuilder::new(2 * n);
+        let a = Val::new(args[..n].to_vec(), lay.clone());
+        let b = Val::new(args[n..].to_vec(), lay.clone());
+        let r = match lay {
+            Lay::Pair(..) => {
+                let (a1, a2) = a.split();
+                let (b1, b2) = b.split();
+                let x = self.append(&mut fb, &a1, &b1);
+                let y = self.append(&mut fb, &a2, &b2);
+                Val::pair(x, y)
+            }
+            Lay::Seq(_) => {
+                let (sa, da) = a.seq();
+                let (sb, db) = b.seq();
+                let la = fb.op1("LENGTHS", &[sa]);
+                let lb = fb.op1("LENGTHS", &[sb]);
+                let l = self.append_base(&mut fb, la, lb, SlotKind::Int);
+                let seg = fb.op1("MAKE_SEGDES", &[l]);
+                let d = self.append(&mut fb, &da, &db);
+                Val::mk_seq(seg, d)
+            }
+            _ => self.append(&mut fb, &a, &b),
+        };
+        self.funcs.push(fb.finish(&key, &r.s));
+        key
+    }
+
+    /// A lifted value over zero instances.
+    pub(crate) fn empty(&mut self, fb: &mut FunBuilder, lay: &Lay) -> Val {
+        match lay {
+            Lay::Unit => Val::new(Vec::new(), Lay::Unit),
+            Lay::Base(k) => Val::base(fb.konst(&format!("{} ()", k.keyword())), *k),
+            Lay::Pair(a, b) => {
+                let x = self.empty(fb, a);
+                let y = self.empty(fb, b);
+                Val::pair(x, y)
+            }
+            Lay::Seq(e) => {
+                let l = fb.konst("INT ()");
+                let seg = fb.op1("MAKE_SEGDES", &[l]);
+                let d = self.empty(fb, e);
+                Val::mk_seq(seg, d)
+            }
+        }
+    }
+
+    /// The "zero" of a layout (NESL `identity`): 0, 0.0, `f`, empty sequences, over
+    /// the instances of descriptor `seg` (one segment).
+    pub(crate) fn zeros(&mut self, fb: &mut FunBuilder, lay: &Lay, seg: Slot) -> Val {
+        match lay {
+            Lay::Unit => Val::new(Vec::new(), Lay::Unit),
+            Lay::Base(k) => {
+                let z = fb.konst(zero_text(*k));
+                Val::base(fb.op1(&format!("DIST {}", k.keyword()), &[z, seg]), *k)
+            }
+            Lay::Pair(a, b) => {
+                let x = self.zeros(fb, a, seg);
+                let y = self.zeros(fb, b, seg);
+                Val::pair(x, y)
+            }
+            Lay::Seq(e) => {
+                let z = self.cint(fb, 0);
+                let l = fb.op1("DIST INT", &[z, seg]);
+                let s = fb.op1("MAKE_SEGDES", &[l]);
+                let d = self.empty(fb, e);
+                Val::mk_seq(s, d)
+            }
+        }
+    }
+}

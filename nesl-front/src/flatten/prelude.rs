@@ -1,0 +1,43 @@
+//! The part of the standard library written in NESL.
+//!
+//! These functions are natural as NESL code (recursion, selection, set operations); they
+//! are parsed and checked once, in a session of their own with `prelude_mode` on, and a
+//! call of one of these builtins compiles the prelude definition like a user function.
+//! Everything else in the library is generated directly as VCODE ([`super::prims`]).
+
+use crate::check::Session;
+use crate::diag::Diagnostic;
+use std::sync::OnceLock;
+
+/// The NESL source of the prelude.
+pub const PRELUDE_SRC: &str = include_str!("../prelude.nesl");
+
+static PRELUDE: OnceLock<Result<Session, Vec<Diagnostic>>> = OnceLock::new();
+
+/// The checked prelude (built on first use, then cached).
+pub fn prelude() -> Result<&'static Session, &'static Vec<Diagnostic>> {
+    PRELUDE
+        .get_or_init(|| {
+            let mut s = Session::new();
+            s.prelude_mode = true;
+            let (items, diags) = crate::parser::parse_program(PRELUDE_SRC);
+            if !diags.is_empty() {
+                return Err(diags);
+            }
+            for mut item in items {
+                s.check_item(&mut item)?;
+            }
+            Ok(s)
+        })
+        .as_ref()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn prelude_checks() {
+        if let Err(d) = super::prelude() {
+            panic!("prelude does not check: {d:?}");
+        }
+    }
+}

@@ -1,0 +1,1354 @@
+//! The standard library's primitives, generated as lifted VCODE.
+//!
+//! Every primitive receives its argument in the lifted layout of the current context
+//! and leaves its result in the same layout. Scalar primitives are single element-wise
+//! instructions; sequence primitives use the segmented instructions (scans, reductions,
+//! `PACK`, `RANK_*`) directly, and everything that moves elements of any type is an index
+//! computation followed by a type-directed gather ([`Compiler::gather`]). Functions
+//! that the NESL prelude defines in NESL ([`super::prelude`]) are compiled like user
+//! functions instead.
+
+use super::builder::{FunBuilder, Slot};
+use super::gen::{err, float_text, Compiler, Ctx, Env, Origin, Val, R};
+use super::layout::{Lay, SlotKind};
+use crate::ast::{Expr, ExprKind, Span};
+use crate::ty::Type;
+
+/// The shape of a sequence result built from a source sequence: its descriptor, the
+/// position of each result element in its sequence, and the start and length of the
+/// source sequence of the same instance (distributed over the result elements).
+struct Shape {
+    rseg: Slot,
+    j: Slot,
+    start: Slot,
+    len: Slot,
+}
+
+impl Compiler<'_> {
+    /// A constant integer with one element per element of `like` (an INT vector).
+    fn int_like(&self, fb: &mut FunBuilder, k: i64, like: Slot) -> Slot {
+        let n = fb.op1("LENGTH INT", &[like]);
+        let s = fb.op1("MAKE_SEGDES", &[n]);
+        let c = self.cint(fb, k);
+        fb.op1("DIST INT", &[c, s])
+    }
+
+    fn shape(&mut self, fb: &mut FunBuilder, ctx: Ctx, seg: Slot, newlens: Slot) -> Shape {
+        let rseg = fb.op1("MAKE_SEGDES", &[newlens]);
+        let j = self.local_index(fb, ctx, rseg);
+        let lens = fb.op1("LENGTHS", &[seg]);
+        let starts = fb.op1("+_SCAN INT", &[lens, ctx.seg]);
+        let start = fb.op1("DIST INT", &[starts, rseg]);
+        let len = fb.op1("DIST INT", &[lens, rseg]);
+        Shape { rseg, j, start, len }
+    }
+
+    fn regather(&mut self, fb: &mut FunBuilder, sh: &Shape, data: &Val, local: Slot) -> Val {
+        let idx = fb.op1("+ INT", &[sh.start, local]);
+        let d = self.gather(fb, data, idx);
+        Val::mk_seq(sh.rseg, d)
+    }
+
+    /// Per-instance concatenation of two lifted sequences.
+    fn seq_append(&mut self, fb: &mut FunBuilder, ctx: Ctx, a: &Val, b: &Val) -> Val {
+        let (sa, da) = a.seq();
+        let (sb, db) = b.seq();
+        let la = fb.op1("LENGTHS", &[sa]);
+        let lb = fb.op1("LENGTHS", &[sb]);
+        let l = fb.op1("+ INT", &[la, lb]);
+        let rseg = fb.op1("MAKE_SEGDES", &[l]);
+        let j = self.local_index(fb, ctx, rseg);
+        let sta = fb.op1("+_SCAN INT", &[la, ctx.seg]);
+        let stb = fb.op1("+_SCAN INT", &[lb, ctx.seg]);
+        let ma = fb.op1("+_REDUCE INT", &[la, ctx.seg]);
+        let la_d = fb.op1("DIST INT", &[la, rseg]);
+        let sta_d = fb.op1("DIST INT", &[sta, rseg]);
+        let stb_d = fb.op1("DIST INT", &[stb, rseg]);
+        let ma_d = self.dist_scalar(fb, ma, j);
+        let in_a = fb.op1("< INT", &[j, la_d]);
+        let ia = fb.op1("+ INT", &[sta_d, j]);
+        let jb = fb.op1("- INT", &[j, la_d]);
+        let ib0 = fb.op1("+ INT", &[stb_d, jb]);
+        let ib = fb.op1("+ INT", &[ib0, ma_d]);
+        let g = fb.op1("SELECT INT", &[in_a, ia, ib]);
+        let cat = self.append(fb, &da, &db);
+        let d = self.gather(fb, &cat, g);
+        Val::mk_seq(rseg, d)
+    }
+
+    /// An INT scalar replicated to the length of the INT vector `like`.
+    fn dist_scalar(&self, fb: &mut FunBuilder, x: Slot, like: Slot) -> Slot {
+        let n = fb.op1("LENGTH INT", &[like]);
+        let s = fb.op1("MAKE_SEGDES", &[n]);
+        fb.op1("DIST INT", &[x, s])
+    }
+
+    /// A one-element sequence per instance.
+    fn singleton(&mut self, fb: &mut FunBuilder, ctx: Ctx, x: &Val) -> Val {
+        let one = self.int_in(fb, ctx, 1);
+        let seg = fb.op1("MAKE_SEGDES", &[one]);
+        Val::mk_seq(seg, x.clone())
+    }
+
+    /// A sequence of `vals.len()` elements per instance, element `k` from `vals[k]`.
+    pub(crate) fn make_seq(&mut self, fb: &mut FunBuilder, ctx: Ctx, vals: &[Val], el: &Lay) -> Val {
+        let n = vals.len() as i64;
+        let mut acc: Option<Val> = None;
+        for v in vals {
+            acc = Some(match acc {
+                None => v.clone(),
+                Some(a) => self.append(fb, &a, v),
+            });
+        }
+        let cat = match acc {
+            Some(a) => a,
+            None => self.empty(fb, el),
+        };
+        let nn = self.int_in(fb, ctx, n);
+        let seg = fb.op1("MAKE_SEGDES", &[nn]);
+        let data = if ctx.unit || n <= 1 {
+            cat
+        } else {
+            let nc = self.count(fb, ctx.seg);
+            let nk = self.cint(fb, n);
+            let tot = fb.op1("* INT", &[nc, nk]);
+            let ts = fb.op1("MAKE_SEGDES", &[tot]);
+            let pos = self.iota(fb, ts);
+            let nd = fb.op1("DIST INT", &[nk, ts]);
+            let i = fb.op1("/ INT", &[pos, nd]);
+            let j = fb.op1("%", &[pos, nd]);
+            let ncd = fb.op1("DIST INT", &[nc, ts]);
+            let jn = fb.op1("* INT", &[j, ncd]);
+            let idx = fb.op1("+ INT", &[jn, i]);
+            self.gather(fb, &cat, idx)
+        };
+        Val::mk_seq(seg, data)
+    }
+
+    /// Keeps the elements of a lifted sequence whose flag (BOOL, one per element) holds.
+    fn seq_pack(&mut self, fb: &mut FunBuilder, v: &Val, flags: Slot) -> Val {
+        let (seg, data) = v.seq();
+        let fi = fb.op1("B_TO_I", &[flags]);
+        let newlens = fb.op1("+_REDUCE INT", &[fi, seg]);
+        let rseg = fb.op1("MAKE_SEGDES", &[newlens]);
+        let n = fb.op1("LENGTH BOOL", &[flags]);
+        let all = fb.op1("MAKE_SEGDES", &[n]);
+        let io = self.iota(fb, all);
+        let p = fb.op("PACK INT", &[io, flags, all], 2);
+        let d = self.gather(fb, &data, p[0]);
+        Val::mk_seq(rseg, d)
+    }
+
+    /// `v[i]` per instance, with the bounds check.
+    fn elt(&mut self, fb: &mut FunBuilder, ctx: Ctx, v: &Val, i: Slot, msg: &str) -> Val {
+        let (seg, data) = v.seq();
+        let lens = fb.op1("LENGTHS", &[seg]);
+        if self.arg_check {
+            let z = self.int_in(fb, ctx, 0);
+            let ok1 = fb.op1(">= INT", &[i, z]);
+            let ok2 = fb.op1("< INT", &[i, lens]);
+            let ok = fb.op1("AND BOOL", &[ok1, ok2]);
+            self.check_all(fb, ok, ctx.seg, msg);
+        }
+        let starts = fb.op1("+_SCAN INT", &[lens, ctx.seg]);
+        let idx = fb.op1("+ INT", &[starts, i]);
+        self.gather(fb, &data, idx)
+    }
+
+    /// Elements `s .. s+n-1` of each instance's sequence (no checks).
+    fn subseq_raw(&mut self, fb: &mut FunBuilder, ctx: Ctx, v: &Val, s: Slot, n: Slot) -> Val {
+        let (seg, data) = v.seq();
+        let sh = self.shape(fb, ctx, seg, n);
+        let sd = fb.op1("DIST INT", &[s, sh.rseg]);
+        let local = fb.op1("+ INT", &[sd, sh.j]);
+        self.regather(fb, &sh, &data, local)
+    }
+
+    /// Structural equality of two lifted values (BOOL per instance of `ctx`).
+    fn eql(&mut self, fb: &mut FunBuilder, ctx: Ctx, a: &Val, b: &Val) -> Slot {
+        match &a.lay {
+            Lay::Unit => self.const_in(fb, ctx, SlotKind::Bool, "T"),
+            Lay::Base(SlotKind::Bool) => {
+                let x = fb.op1("XOR BOOL", &[a.one(), b.one()]);
+                fb.op1("NOT BOOL", &[x])
+            }
+            Lay::Base(k) => fb.op1(&format!("= {}", k.keyword()), &[a.one(), b.one()]),
+            Lay::Pair(..) => {
+                let (a1, a2) = a.split();
+                let (b1, b2) = b.split();
+                let x = self.eql(fb, ctx, &a1, &b1);
+                let y = self.eql(fb, ctx, &a2, &b2);
+                fb.op1("AND BOOL", &[x, y])
+            }
+            Lay::Seq(_) => {
+                // Compare elements only where the lengths agree: the instances with
+                // equal lengths are packed, compared element-wise and scattered back.
+                let (sa, _) = a.seq();
+                let (sb, _) = b.seq();
+                let la = fb.op1("LENGTHS", &[sa]);
+                let lb = fb.op1("LENGTHS", &[sb]);
+                let same = fb.op1("= INT", &[la, lb]);
+                let io = self.iota(fb, ctx.seg);
+                let p = fb.op("PACK INT", &[io, same, ctx.seg], 2);
+                let (idx, pseg) = (p[0], p[1]);
+                let pa = self.gather(fb, a, idx);
+                let pb = self.gather(fb, b, idx);
+                let (psa, da) = pa.seq();
+                let (_, db) = pb.seq();
+                let pl = fb.op1("LENGTHS", &[psa]);
+                let tot = fb.op1("+_REDUCE INT", &[pl, pseg]);
+                let ectx = Ctx { seg: fb.op1("MAKE_SEGDES", &[tot]), unit: false };
+                let e = self.eql(fb, ectx, &da, &db);
+                let per = fb.op1("AND_REDUCE BOOL", &[e, psa]);
+                // Scatter back into a vector of F.
+                let f = fb.konst("BOOL F");
+                let dflt = fb.op1("DIST BOOL", &[f, ctx.seg]);
+                fb.op1("DPERMUTE BOOL", &[per, idx, dflt, pseg, ctx.seg])
+            }
+        }
+    }
+
+    /// `elt`, `length` and `->` on a lazily replicated sequence variable: read the
+    /// original sequence in place. `None` when the call is not of that form.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn lazy_builtin(
+        &mut self,
+        fb: &mut FunBuilder,
+        env: &mut Env,
+        ctx: Ctx,
+        name: &str,
+        arg: &Expr,
+        rty: &Type,
+        span: Span,
+    ) -> R<Option<Val>> {
+        let (seqe, other) = match (name, &arg.kind) {
+            ("length", _) => (arg, None),
+            ("elt" | "->" | "read", ExprKind::Pair(a, i)) => (&**a, Some(&**i)),
+            _ => return Ok(None),
+        };
+        let Some(l) = self.lazy_var(env, seqe) else { return Ok(None) };
+        if !matches!(l.0.lay, Lay::Seq(_)) {
+            return Ok(None);
+        }
+        let rlay = self.lay(rty, span)?;
+        let (seg, data) = l.0.seq();
+        let lens = fb.op1("LENGTHS", &[seg]);
+        let ln = self.gather(fb, &Val::base(lens, SlotKind::Int), l.1).one();
+        let Some(ie) = other else {
+            return Ok(Some(Val::new(vec![ln], rlay)));
+        };
+        let n = fb.op1("LENGTH INT", &[lens]);
+        let sn = fb.op1("MAKE_SEGDES", &[n]);
+        let starts = fb.op1("+_SCAN INT", &[lens, sn]);
+        let st = self.gather(fb, &Val::base(starts, SlotKind::Int), l.1).one();
+        let iv = self.expr(fb, env, ctx, ie)?;
+        if name == "elt" {
+            let i = iv.one();
+            if self.arg_check {
+                let z = self.int_in(fb, ctx, 0);
+                let ok1 = fb.op1(">= INT", &[i, z]);
+                let ok2 = fb.op1("< INT", &[i, ln]);
+                let ok = fb.op1("AND BOOL", &[ok1, ok2]);
+                self.check_all(fb, ok, ctx.seg, "Sequence reference (a[i]) out of bounds.");
+            }
+            let idx = fb.op1("+ INT", &[st, i]);
+            let d = self.gather(fb, &data, idx);
+            return Ok(Some(Val::new(d.s, rlay)));
+        }
+        let (si, di) = iv.seq();
+        if self.arg_check {
+            let ld = fb.op1("DIST INT", &[ln, si]);
+            let z = self.int_like(fb, 0, di.one());
+            let ok1 = fb.op1(">= INT", &[di.one(), z]);
+            let ok2 = fb.op1("< INT", &[di.one(), ld]);
+            let ok = fb.op1("AND BOOL", &[ok1, ok2]);
+            let m = fb.op1("LENGTH BOOL", &[ok]);
+            let s1 = fb.op1("MAKE_SEGDES", &[m]);
+            self.check_all(fb, ok, s1, "Index out of bounds for function ->.");
+        }
+        let sd = fb.op1("DIST INT", &[st, si]);
+        let idx = fb.op1("+ INT", &[sd, di.one()]);
+        let d = self.gather(fb, &data, idx);
+        Ok(Some(Val::new(Val::mk_seq(si, d).s, rlay)))
+    }
+
+    /// A builtin constant (`pi`, `max_int`, ...) or a builtin function used as a value.
+    pub(crate) fn builtin_const(&mut self, fb: &mut FunBuilder, ctx: Ctx, name: &str, ty: &Type, span: Span) -> R<Val> {
+        let (k, text) = match name {
+            "pi" => (SlotKind::Float, float_text(std::f64::consts::PI)),
+            "max_int" => (SlotKind::Int, "2147483647".into()),
+            "min_int" => (SlotKind::Int, "-2147483648".into()),
+            "space" => (SlotKind::Int, "32".into()),
+            "newline" => (SlotKind::Int, "10".into()),
+            "tab" => (SlotKind::Int, "9".into()),
+            "nullstr" => (SlotKind::Int, "-1".into()),
+            "stdin" => (SlotKind::Int, "0".into()),
+            "stdout" | "stderr" => (SlotKind::Int, "2".into()),
+            _ => {
+                if matches!(ty, Type::Fun(..)) {
+                    return Ok(Val::new(Vec::new(), Lay::Unit));
+                }
+                return Err(err(span, format!("the builtin {name} is not supported yet")));
+            }
+        };
+        Ok(Val::base(self.const_in(fb, ctx, k, &text), k))
+    }
+
+    /// Compiles a call of a builtin function on its (lifted) argument.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn builtin(&mut self, fb: &mut FunBuilder, ctx: Ctx, name: &str, arg: Val, aty: &Type, rty: &Type, span: Span) -> R<Val> {
+        if self.info.prelude(name).is_some() {
+            let f = self.instance(Origin::Prelude, name, aty);
+            return self.call(fb, &f, &arg, ctx, rty, span);
+        }
+        let rlay = self.lay(rty, span)?;
+        let (a, b) = arg.split();
+        // The base kind of the (first) argument, for overloaded scalar operations.
+        let k1 = match &arg.lay {
+            Lay::Pair(x, _) => match **x {
+                Lay::Base(k) => k,
+                _ => SlotKind::Int,
+            },
+            Lay::Base(k) => *k,
+            _ => SlotKind::Int,
+        };
+        let kw = k1.keyword();
+        let base = |s: Slot| Ok(Val::new(vec![s], rlay.clone()));
+        macro_rules! bin {
+            ($op:expr) => {{
+                let s = fb.op1(&$op, &[a.one(), b.one()]);
+                base(s)
+            }};
+        }
+        macro_rules! un {
+            ($op:expr) => {{
+                let s = fb.op1(&$op, &[arg.one()]);
+                base(s)
+            }};
+        }
+        match name {
+            // ----- arithmetic, comparison, logic -----
+            "+" => bin!(format!("+ {kw}")),
+            "-" => bin!(format!("- {kw}")),
+            "*" => bin!(format!("* {kw}")),
+            "/" => {
+                if self.arg_check {
+                    let z = self.const_in(fb, ctx, k1, if k1 == SlotKind::Float { "0.0" } else { "0" });
+                    let ok = fb.op1(&format!("!= {kw}"), &[b.one(), z]);
+                    self.check_all(fb, ok, ctx.seg, "Divide by zero.");
+                }
+                bin!(format!("/ {kw}"))
+            }
+            "==" => bin!(format!("= {kw}")),
+            "/=" => bin!(format!("!= {kw}")),
+            "<" | ">" | "<=" | ">=" => bin!(format!("{name} {kw}")),
+            "and" | "or" | "xor" => bin!(format!("{} {kw}", name.to_uppercase())),
+            "nand" | "nor" => {
+                let op = if name == "nand" { "AND" } else { "OR" };
+                let x = fb.op1(&format!("{op} {kw}"), &[a.one(), b.one()]);
+                base(fb.op1(&format!("NOT {kw}"), &[x]))
+            }
+            "not" => un!(format!("NOT {kw}")),
+            "negate" => {
+                let z = self.const_in(fb, ctx, k1, if k1 == SlotKind::Float { "0.0" } else { "0" });
+                base(fb.op1(&format!("- {kw}"), &[z, arg.one()]))
+            }
+            "abs" => {
+                let z = self.const_in(fb, ctx, k1, if k1 == SlotKind::Float { "0.0" } else { "0" });
+                let neg = fb.op1(&format!("- {kw}"), &[z, arg.one()]);
+                let lt = fb.op1(&format!("< {kw}"), &[arg.one(), z]);
+                base(fb.op1(&format!("SELECT {kw}"), &[lt, neg, arg.one()]))
+            }
+            "diff" => {
+                let d = fb.op1(&format!("- {kw}"), &[a.one(), b.one()]);
+                let z = self.const_in(fb, ctx, k1, if k1 == SlotKind::Float { "0.0" } else { "0" });
+                let neg = fb.op1(&format!("- {kw}"), &[z, d]);
+                let lt = fb.op1(&format!("< {kw}"), &[d, z]);
+                base(fb.op1(&format!("SELECT {kw}"), &[lt, neg, d]))
+            }
+            "max" | "min" => {
+                let c = fb.op1(&format!("{} {kw}", if name == "max" { ">=" } else { "<=" }), &[a.one(), b.one()]);
+                base(fb.op1(&format!("SELECT {kw}"), &[c, a.one(), b.one()]))
+            }
+            "rem" | "mod" => {
+                if self.arg_check {
+                    let z = self.int_in(fb, ctx, 0);
+                    let ok = fb.op1("!= INT", &[b.one(), z]);
+                    let msg = format!("Divide by zero in function {}.", name.to_uppercase());
+                    self.check_all(fb, ok, ctx.seg, &msg);
+                }
+                let r = fb.op1("%", &[a.one(), b.one()]);
+                if name == "rem" {
+                    return base(r);
+                }
+                // mod: the sign of the divisor.
+                let z = self.int_in(fb, ctx, 0);
+                let nz = fb.op1("!= INT", &[r, z]);
+                let rn = fb.op1("< INT", &[r, z]);
+                let bn = fb.op1("< INT", &[b.one(), z]);
+                let diff = fb.op1("XOR BOOL", &[rn, bn]);
+                let fix = fb.op1("AND BOOL", &[nz, diff]);
+                let rb = fb.op1("+ INT", &[r, b.one()]);
+                base(fb.op1("SELECT INT", &[fix, rb, r]))
+            }
+            "lshift" => bin!("LSHIFT".to_string()),
+            "rshift" => bin!("RSHIFT".to_string()),
+            "plusp" | "minusp" | "zerop" => {
+                let z = self.const_in(fb, ctx, k1, if k1 == SlotKind::Float { "0.0" } else { "0" });
+                let op = match name {
+                    "plusp" => ">",
+                    "minusp" => "<",
+                    _ => "=",
+                };
+                base(fb.op1(&format!("{op} {kw}"), &[arg.one(), z]))
+            }
+            "oddp" | "evenp" => {
+                let one = self.int_in(fb, ctx, 1);
+                let x = fb.op1("AND INT", &[arg.one(), one]);
+                base(fb.op1(if name == "oddp" { "= INT" } else { "!= INT" }, &[x, one]))
+            }
+            "btoi" => un!("B_TO_I".to_string()),
+            "float" => un!("I_TO_F".to_string()),
+            "code_char" | "char_code" => Ok(Val::new(arg.s.clone(), rlay)),
+            "floor" | "ceil" | "trunc" | "round" => un!(name.to_uppercase()),
+            "sqrt" | "ln" => {
+                if self.arg_check {
+                    let z = self.const_in(fb, ctx, SlotKind::Float, "0.0");
+                    let ok = fb.op1(">= FLOAT", &[arg.one(), z]);
+                    let msg = if name == "sqrt" { "Sqrt of negative number." } else { "Ln of negative number." };
+                    self.check_all(fb, ok, ctx.seg, msg);
+                }
+                un!(if name == "sqrt" { "SQRT".to_string() } else { "LOG".to_string() })
+            }
+            "exp" | "sin" | "cos" | "tan" | "asin" | "acos" | "atan" | "sinh" | "cosh" | "tanh" => {
+                un!(name.to_uppercase())
+            }
+            "log" => {
+                let x = fb.op1("LOG", &[a.one()]);
+                let y = fb.op1("LOG", &[b.one()]);
+                base(fb.op1("/ FLOAT", &[x, y]))
+            }
+            "expt" => {
+                let x = fb.op1("LOG", &[a.one()]);
+                let y = fb.op1("* FLOAT", &[x, b.one()]);
+                base(fb.op1("EXP", &[y]))
+            }
+            "reciprocal" => {
+                let one = self.const_in(fb, ctx, SlotKind::Float, "1.0");
+                base(fb.op1("/ FLOAT", &[one, arg.one()]))
+            }
+            "isqrt" => {
+                let f = fb.op1("I_TO_F", &[arg.one()]);
+                let s = fb.op1("SQRT", &[f]);
+                base(fb.op1("FLOOR", &[s]))
+            }
+            "^" => {
+                if self.arg_check {
+                    let z = self.int_in(fb, ctx, 0);
+                    let ok = fb.op1(">= INT", &[b.one(), z]);
+                    self.check_all(fb, ok, ctx.seg, "The power must be nonnegative for ^ .");
+                }
+                let one = self.const_in(fb, ctx, k1, if k1 == SlotKind::Float { "1.0" } else { "1" });
+                let f = self.pow_fn(k1);
+                let s = fb.op1(&format!("CALL {f}"), &[one, a.one(), b.one(), ctx.seg]);
+                base(s)
+            }
+            "gcd" => {
+                let f = self.gcd_fn();
+                let z = self.int_in(fb, ctx, 0);
+                let abs = |fb: &mut FunBuilder, x: Slot| {
+                    let n = fb.op1("- INT", &[z, x]);
+                    let lt = fb.op1("< INT", &[x, z]);
+                    fb.op1("SELECT INT", &[lt, n, x])
+                };
+                let x = abs(fb, a.one());
+                let y = abs(fb, b.one());
+                base(fb.op1(&format!("CALL {f}"), &[x, y, ctx.seg]))
+            }
+            "rand" => {
+                if self.arg_check {
+                    let z = self.const_in(fb, ctx, k1, if k1 == SlotKind::Float { "0.0" } else { "0" });
+                    let ok = fb.op1(&format!("> {kw}"), &[arg.one(), z]);
+                    self.check_all(fb, ok, ctx.seg, "Rand only works with positive numbers.");
+                }
+                if k1 == SlotKind::Float {
+                    let big = self.int_in(fb, ctx, 1 << 30);
+                    let r = fb.op1("RAND", &[big]);
+                    let rf = fb.op1("I_TO_F", &[r]);
+                    let x = fb.op1("* FLOAT", &[arg.one(), rf]);
+                    let d = self.const_in(fb, ctx, SlotKind::Float, &float_text((1u64 << 30) as f64));
+                    base(fb.op1("/ FLOAT", &[x, d]))
+                } else {
+                    un!("RAND".to_string())
+                }
+            }
+            "select" => {
+                let (x, y) = b.split();
+                self.select_val(fb, ctx, a.one(), &x, &y)
+            }
+            "identity" => {
+                let z = self.zeros(fb, &arg.lay, ctx.seg);
+                Ok(z)
+            }
+            "eql" => base(self.eql(fb, ctx, &a, &b)),
+            "lowercase" | "uppercase" => {
+                let (lo, hi, d) = if name == "lowercase" { (65, 90, 32) } else { (97, 122, -32) };
+                let l = self.int_in(fb, ctx, lo);
+                let h = self.int_in(fb, ctx, hi);
+                let dd = self.int_in(fb, ctx, d);
+                let c1 = fb.op1(">= INT", &[arg.one(), l]);
+                let c2 = fb.op1("<= INT", &[arg.one(), h]);
+                let c = fb.op1("AND BOOL", &[c1, c2]);
+                let m = fb.op1("+ INT", &[arg.one(), dd]);
+                base(fb.op1("SELECT INT", &[c, m, arg.one()]))
+            }
+            "digitp" => {
+                let l = self.int_in(fb, ctx, 48);
+                let h = self.int_in(fb, ctx, 57);
+                let c1 = fb.op1(">= INT", &[arg.one(), l]);
+                let c2 = fb.op1("<= INT", &[arg.one(), h]);
+                base(fb.op1("AND BOOL", &[c1, c2]))
+            }
+
+            // ----- basic sequence functions -----
+            "length" => {
+                let (seg, _) = arg.seq();
+                base(fb.op1("LENGTHS", &[seg]))
+            }
+            "elt" => {
+                let r = self.elt(fb, ctx, &a, b.one(), "Sequence reference (a[i]) out of bounds.");
+                Ok(Val::new(r.s, rlay))
+            }
+            "dist" => {
+                let seg = fb.op1("MAKE_SEGDES", &[b.one()]);
+                let d = match &a.lay {
+                    Lay::Base(k) => Val::base(fb.op1(&format!("DIST {}", k.keyword()), &[a.one(), seg]), *k),
+                    _ => {
+                        let si = self.seg_index(fb, ctx, seg);
+                        self.gather(fb, &a, si)
+                    }
+                };
+                Ok(Val::new(Val::mk_seq(seg, d).s, rlay))
+            }
+            "index" => {
+                let seg = fb.op1("MAKE_SEGDES", &[arg.one()]);
+                let d = self.local_index(fb, ctx, seg);
+                Ok(Val::new(vec![seg, d], rlay))
+            }
+            "iseq" => {
+                let (d, e) = b.split();
+                let s = a.one();
+                if self.arg_check {
+                    let one = self.int_in(fb, ctx, 1);
+                    let ok1 = fb.op1(">= INT", &[d.one(), one]);
+                    let ok2 = fb.op1("<= INT", &[s, e.one()]);
+                    let ok = fb.op1("AND BOOL", &[ok1, ok2]);
+                    self.check_all(fb, ok, ctx.seg, "In [s:e:l], e must be >= to s, and l must be positive.");
+                }
+                let x = fb.op1("- INT", &[e.one(), s]);
+                let y = fb.op1("+ INT", &[x, d.one()]);
+                let one = self.int_in(fb, ctx, 1);
+                let z = fb.op1("- INT", &[y, one]);
+                let len = fb.op1("/ INT", &[z, d.one()]);
+                let seg = fb.op1("MAKE_SEGDES", &[len]);
+                let data = fb.op1("INDEX", &[s, d.one(), seg]);
+                Ok(Val::new(vec![seg, data], rlay))
+            }
+            "rep" => {
+                let (v, i) = b.split();
+                let (seg, data) = a.seq();
+                let lens = fb.op1("LENGTHS", &[seg]);
+                if self.arg_check {
+                    let z = self.int_in(fb, ctx, 0);
+                    let ok1 = fb.op1(">= INT", &[i.one(), z]);
+                    let ok2 = fb.op1("< INT", &[i.one(), lens]);
+                    let ok = fb.op1("AND BOOL", &[ok1, ok2]);
+                    self.check_all(fb, ok, ctx.seg, "Sequence reference (a[i]) out of bounds.");
+                }
+                let sh = self.shape(fb, ctx, seg, lens);
+                let id = fb.op1("DIST INT", &[i.one(), sh.rseg]);
+                let hit = fb.op1("= INT", &[sh.j, id]);
+                let own = fb.op1("+ INT", &[sh.start, sh.j]);
+                let m = fb.op1("LENGTH INT", &[own]);
+                let si = self.seg_index(fb, ctx, sh.rseg);
+                let md = self.dist_scalar(fb, m, si);
+                let from_v = fb.op1("+ INT", &[md, si]);
+                let g = fb.op1("SELECT INT", &[hit, from_v, own]);
+                let _ = m;
+                let cat = self.append(fb, &data, &v);
+                let d = self.gather(fb, &cat, g);
+                Ok(Val::new(Val::mk_seq(sh.rseg, d).s, rlay))
+            }
+            "zip" | "zip3" => {
+                let parts: Vec<Val> = if name == "zip" {
+                    vec![a.clone(), b.clone()]
+                } else {
+                    let (b1, b2) = b.split();
+                    vec![a.clone(), b1, b2]
+                };
+                let (seg0, _) = parts[0].seq();
+                if self.arg_check {
+                    let l0 = fb.op1("LENGTHS", &[seg0]);
+                    for p in &parts[1..] {
+                        let (sg, _) = p.seq();
+                        let l = fb.op1("LENGTHS", &[sg]);
+                        let ok = fb.op1("= INT", &[l0, l]);
+                        self.check_all(fb, ok, ctx.seg, "Length mismatch in function ZIP.");
+                    }
+                }
+                let mut s = vec![seg0];
+                for p in &parts {
+                    s.extend_from_slice(&p.s[1..]);
+                }
+                Ok(Val::new(s, rlay))
+            }
+            "unzip" => {
+                let (seg, data) = arg.seq();
+                let (x, y) = data.split();
+                let r = Val::pair(Val::mk_seq(seg, x), Val::mk_seq(seg, y));
+                Ok(Val::new(r.s, rlay))
+            }
+            "cons" => {
+                let s1 = self.singleton(fb, ctx, &a);
+                let r = self.seq_append(fb, ctx, &s1, &b);
+                Ok(Val::new(r.s, rlay))
+            }
+            "snoc" => {
+                let s1 = self.singleton(fb, ctx, &b);
+                let r = self.seq_append(fb, ctx, &a, &s1);
+                Ok(Val::new(r.s, rlay))
+            }
+            "vpair" => {
+                let r = self.make_seq(fb, ctx, &[a.clone(), b.clone()], &a.lay);
+                Ok(Val::new(r.s, rlay))
+            }
+            "vsep" => {
+                let z = self.int_in(fb, ctx, 0);
+                let x = self.elt(fb, ctx, &arg, z, "Sequence reference (a[i]) out of bounds.");
+                let o = self.int_in(fb, ctx, 1);
+                let y = self.elt(fb, ctx, &arg, o, "Sequence reference (a[i]) out of bounds.");
+                Ok(Val::new(Val::pair(x, y).s, rlay))
+            }
+            "++" => {
+                let r = self.seq_append(fb, ctx, &a, &b);
+                Ok(Val::new(r.s, rlay))
+            }
+
+            // ----- scans and reductions -----
+            "plus_scan" | "mult_scan" | "max_scan" | "min_scan" | "or_scan" | "and_scan" | "xor_scan"
+            | "enumerate" => {
+                let (seg, data) = arg.seq();
+                let (op, k, d) = match name {
+                    "enumerate" => ("+_SCAN", SlotKind::Int, fb.op1("B_TO_I", &[data.one()])),
+                    _ => {
+                        let p = name.trim_end_matches("_scan");
+                        let op = match p {
+                            "plus" => "+_SCAN",
+                            "mult" => "*_SCAN",
+                            "max" => "MAX_SCAN",
+                            "min" => "MIN_SCAN",
+                            "or" => "OR_SCAN",
+                            "and" => "AND_SCAN",
+                            _ => "XOR_SCAN",
+                        };
+                        (op, data.kind(), data.one())
+                    }
+                };
+                let r = fb.op1(&format!("{op} {}", k.keyword()), &[d, seg]);
+                Ok(Val::new(vec![seg, r], rlay))
+            }
+            "sum" | "product" | "max_val" | "min_val" | "any" | "all" | "parity" | "count" => {
+                let (seg, data) = arg.seq();
+                let (op, k, d) = match name {
+                    "count" => ("+_REDUCE", SlotKind::Int, fb.op1("B_TO_I", &[data.one()])),
+                    _ => {
+                        let op = match name {
+                            "sum" => "+_REDUCE",
+                            "product" => "*_REDUCE",
+                            "max_val" => "MAX_REDUCE",
+                            "min_val" => "MIN_REDUCE",
+                            "any" => "OR_REDUCE",
+                            "all" => "AND_REDUCE",
+                            _ => "XOR_REDUCE",
+                        };
+                        (op, data.kind(), data.one())
+                    }
+                };
+                base(fb.op1(&format!("{op} {}", k.keyword()), &[d, seg]))
+            }
+            "max_index" | "min_index" => {
+                let (seg, data) = arg.seq();
+                let k = data.kind();
+                let op = if name == "max_index" { "MAX_REDUCE" } else { "MIN_REDUCE" };
+                let m = fb.op1(&format!("{op} {}", k.keyword()), &[data.one(), seg]);
+                let md = fb.op1(&format!("DIST {}", k.keyword()), &[m, seg]);
+                let eq = fb.op1(&format!("= {}", k.keyword()), &[data.one(), md]);
+                let j = self.local_index(fb, ctx, seg);
+                let big = self.int_like(fb, i64::MAX, j);
+                let c = fb.op1("SELECT INT", &[eq, j, big]);
+                base(fb.op1("MIN_REDUCE INT", &[c, seg]))
+            }
+
+            // ----- reordering -----
+            "->" | "read" => {
+                let (sa, da) = a.seq();
+                let (si, di) = b.seq();
+                let la = fb.op1("LENGTHS", &[sa]);
+                let sta = fb.op1("+_SCAN INT", &[la, ctx.seg]);
+                let sd = fb.op1("DIST INT", &[sta, si]);
+                if self.arg_check {
+                    let ld = fb.op1("DIST INT", &[la, si]);
+                    let z = self.int_like(fb, 0, di.one());
+                    let ok1 = fb.op1(">= INT", &[di.one(), z]);
+                    let ok2 = fb.op1("< INT", &[di.one(), ld]);
+                    let ok = fb.op1("AND BOOL", &[ok1, ok2]);
+                    let n = fb.op1("LENGTH BOOL", &[ok]);
+                    let s1 = fb.op1("MAKE_SEGDES", &[n]);
+                    self.check_all(fb, ok, s1, "Index out of bounds for function ->.");
+                }
+                let idx = fb.op1("+ INT", &[sd, di.one()]);
+                let d = self.gather(fb, &da, idx);
+                Ok(Val::new(Val::mk_seq(si, d).s, rlay))
+            }
+            "<-" | "write" => {
+                let (siv, iv) = b.seq();
+                let (ix, vals) = iv.split();
+                self.scatter(fb, ctx, &a, siv, ix.one(), &vals, None, "Index out of bounds for function <-.", &rlay)
+            }
+            "put" => {
+                let (i, d) = b.split();
+                let (sv, vals) = a.seq();
+                let (_, ix) = i.seq();
+                self.scatter(fb, ctx, &d, sv, ix.one(), &vals, None, "Index out of bounds for function <-.", &rlay)
+            }
+            "cond_put" => {
+                let (i, rest) = b.split();
+                let (fl, d) = rest.split();
+                let (sv, vals) = a.seq();
+                let (_, ix) = i.seq();
+                let (_, f) = fl.seq();
+                self.scatter(fb, ctx, &d, sv, ix.one(), &vals, Some(f.one()), "Index out of bounds for function <-.", &rlay)
+            }
+            "permute" => {
+                let (sv, dv) = a.seq();
+                let (si, di) = b.seq();
+                let lv = fb.op1("LENGTHS", &[sv]);
+                if self.arg_check {
+                    let li = fb.op1("LENGTHS", &[si]);
+                    let ok = fb.op1("= INT", &[lv, li]);
+                    self.check_all(fb, ok, ctx.seg, "Bad arguments to function PERMUTE.");
+                    let ld = fb.op1("DIST INT", &[lv, si]);
+                    let z = self.int_like(fb, 0, di.one());
+                    let ok1 = fb.op1(">= INT", &[di.one(), z]);
+                    let ok2 = fb.op1("< INT", &[di.one(), ld]);
+                    let ok = fb.op1("AND BOOL", &[ok1, ok2]);
+                    let n = fb.op1("LENGTH BOOL", &[ok]);
+                    let s1 = fb.op1("MAKE_SEGDES", &[n]);
+                    self.check_all(fb, ok, s1, "Bad arguments to function PERMUTE.");
+                }
+                let n = fb.op1("LENGTH INT", &[di.one()]);
+                let s1 = fb.op1("MAKE_SEGDES", &[n]);
+                let src = self.iota(fb, s1);
+                let p = fb.op1("PERMUTE INT", &[src, di.one(), sv]);
+                let d = self.gather(fb, &dv, p);
+                Ok(Val::new(Val::mk_seq(sv, d).s, rlay))
+            }
+            "rotate" => {
+                let (seg, data) = a.seq();
+                let lens = fb.op1("LENGTHS", &[seg]);
+                let sh = self.shape(fb, ctx, seg, lens);
+                let kd = fb.op1("DIST INT", &[b.one(), sh.rseg]);
+                let x = fb.op1("- INT", &[sh.j, kd]);
+                let y = fb.op1("%", &[x, sh.len]);
+                let z = fb.op1("+ INT", &[y, sh.len]);
+                let local = fb.op1("%", &[z, sh.len]);
+                let r = self.regather(fb, &sh, &data, local);
+                Ok(Val::new(r.s, rlay))
+            }
+            "reverse" => {
+                let (seg, data) = arg.seq();
+                let lens = fb.op1("LENGTHS", &[seg]);
+                let sh = self.shape(fb, ctx, seg, lens);
+                let one = self.int_like(fb, 1, sh.j);
+                let x = fb.op1("- INT", &[sh.len, one]);
+                let local = fb.op1("- INT", &[x, sh.j]);
+                let r = self.regather(fb, &sh, &data, local);
+                Ok(Val::new(r.s, rlay))
+            }
+            "join" => {
+                let (p1, rest) = b.split();
+                let (v2, p2) = rest.split();
+                let (s1, d1) = a.seq();
+                let (s2, d2) = v2.seq();
+                let (_, i1) = p1.seq();
+                let (_, i2) = p2.seq();
+                let l1 = fb.op1("LENGTHS", &[s1]);
+                let l2 = fb.op1("LENGTHS", &[s2]);
+                let l = fb.op1("+ INT", &[l1, l2]);
+                let rseg = fb.op1("MAKE_SEGDES", &[l]);
+                let st = fb.op1("+_SCAN INT", &[l, ctx.seg]);
+                let st1 = fb.op1("DIST INT", &[st, s1]);
+                let st2 = fb.op1("DIST INT", &[st, s2]);
+                let g1 = fb.op1("+ INT", &[st1, i1.one()]);
+                let g2 = fb.op1("+ INT", &[st2, i2.one()]);
+                let dest = self.append_slots(fb, g1, g2);
+                let n = fb.op1("LENGTH INT", &[dest]);
+                let sn = fb.op1("MAKE_SEGDES", &[n]);
+                let src = self.iota(fb, sn);
+                let p = fb.op1("PERMUTE INT", &[src, dest, sn]);
+                let cat = self.append(fb, &d1, &d2);
+                let d = self.gather(fb, &cat, p);
+                Ok(Val::new(Val::mk_seq(rseg, d).s, rlay))
+            }
+
+            // ----- simple sequence manipulation -----
+            "pack" => {
+                let (seg, data) = arg.seq();
+                let (v, f) = data.split();
+                let r = self.seq_pack(fb, &Val::mk_seq(seg, v), f.one());
+                Ok(Val::new(r.s, rlay))
+            }
+            "take" | "drop" => {
+                let (seg, _) = a.seq();
+                let lens = fb.op1("LENGTHS", &[seg]);
+                let n = b.one();
+                let z = self.int_in(fb, ctx, 0);
+                if self.arg_check {
+                    let neg = fb.op1("- INT", &[z, n]);
+                    let ok1 = fb.op1("<= INT", &[n, lens]);
+                    let ok2 = fb.op1("<= INT", &[neg, lens]);
+                    let ok = fb.op1("AND BOOL", &[ok1, ok2]);
+                    let msg = format!("Bounds error for function {}.", name.to_uppercase());
+                    self.check_all(fb, ok, ctx.seg, &msg);
+                }
+                let pos = fb.op1(">= INT", &[n, z]);
+                let neg = fb.op1("- INT", &[z, n]);
+                let absn = fb.op1("SELECT INT", &[pos, n, neg]);
+                let rest = fb.op1("- INT", &[lens, absn]);
+                // take n>=0: (0, n); take n<0: (len-|n|, |n|); drop n>=0: (n, len-n); drop n<0: (0, len-|n|)
+                let (s, cnt) = if name == "take" {
+                    (fb.op1("SELECT INT", &[pos, z, rest]), absn)
+                } else {
+                    (fb.op1("SELECT INT", &[pos, absn, z]), rest)
+                };
+                let r = self.subseq_raw(fb, ctx, &a, s, cnt);
+                Ok(Val::new(r.s, rlay))
+            }
+            "subseq" => {
+                let (s, e) = b.split();
+                if self.arg_check {
+                    let (seg, _) = a.seq();
+                    let lens = fb.op1("LENGTHS", &[seg]);
+                    let z = self.int_in(fb, ctx, 0);
+                    let ok1 = fb.op1(">= INT", &[s.one(), z]);
+                    let ok2 = fb.op1("<= INT", &[s.one(), e.one()]);
+                    let ok3 = fb.op1("<= INT", &[e.one(), lens]);
+                    let x = fb.op1("AND BOOL", &[ok1, ok2]);
+                    let ok = fb.op1("AND BOOL", &[x, ok3]);
+                    self.check_all(fb, ok, ctx.seg, "Bounds error for function SUBSEQ.");
+                }
+                let cnt = fb.op1("- INT", &[e.one(), s.one()]);
+                let r = self.subseq_raw(fb, ctx, &a, s.one(), cnt);
+                Ok(Val::new(r.s, rlay))
+            }
+            "odd_elts" | "even_elts" => {
+                let (seg, data) = arg.seq();
+                let lens = fb.op1("LENGTHS", &[seg]);
+                let two = self.int_in(fb, ctx, 2);
+                let one = self.int_in(fb, ctx, 1);
+                let nl = if name == "even_elts" {
+                    let x = fb.op1("+ INT", &[lens, one]);
+                    fb.op1("/ INT", &[x, two])
+                } else {
+                    fb.op1("/ INT", &[lens, two])
+                };
+                let sh = self.shape(fb, ctx, seg, nl);
+                let two_e = self.int_like(fb, 2, sh.j);
+                let x = fb.op1("* INT", &[sh.j, two_e]);
+                let local = if name == "odd_elts" {
+                    let one_e = self.int_like(fb, 1, sh.j);
+                    fb.op1("+ INT", &[x, one_e])
+                } else {
+                    x
+                };
+                let r = self.regather(fb, &sh, &data, local);
+                Ok(Val::new(r.s, rlay))
+            }
+            "interleave" => {
+                let (sa, da) = a.seq();
+                let (sb, db) = b.seq();
+                let la = fb.op1("LENGTHS", &[sa]);
+                let lb = fb.op1("LENGTHS", &[sb]);
+                if self.arg_check {
+                    let d = fb.op1("- INT", &[la, lb]);
+                    let one = self.int_in(fb, ctx, 1);
+                    let mone = self.int_in(fb, ctx, -1);
+                    let ok1 = fb.op1("<= INT", &[d, one]);
+                    let ok2 = fb.op1(">= INT", &[d, mone]);
+                    let ok = fb.op1("AND BOOL", &[ok1, ok2]);
+                    self.check_all(fb, ok, ctx.seg, "Length mismatch for function INTERLEAVE.");
+                }
+                let l = fb.op1("+ INT", &[la, lb]);
+                let rseg = fb.op1("MAKE_SEGDES", &[l]);
+                let j = self.local_index(fb, ctx, rseg);
+                let sta = fb.op1("+_SCAN INT", &[la, ctx.seg]);
+                let stb = fb.op1("+_SCAN INT", &[lb, ctx.seg]);
+                let ma = fb.op1("+_REDUCE INT", &[la, ctx.seg]);
+                let sta_d = fb.op1("DIST INT", &[sta, rseg]);
+                let stb_d = fb.op1("DIST INT", &[stb, rseg]);
+                let la_d = fb.op1("DIST INT", &[la, rseg]);
+                let lb_d = fb.op1("DIST INT", &[lb, rseg]);
+                let ma_d = self.dist_scalar(fb, ma, j);
+                let two = self.int_like(fb, 2, j);
+                let half = fb.op1("/ INT", &[j, two]);
+                let odd = fb.op1("%", &[j, two]);
+                let one = self.int_like(fb, 1, j);
+                let is_odd = fb.op1("= INT", &[odd, one]);
+                let agt = fb.op1("> INT", &[la_d, lb_d]);
+                let m = fb.op1("SELECT INT", &[agt, lb_d, la_d]);
+                let m2 = fb.op1("* INT", &[m, two]);
+                let in_pairs = fb.op1("< INT", &[j, m2]);
+                let tail = fb.op1("- INT", &[j, m]);
+                // (from b?, local index)
+                let from_b_pairs = is_odd;
+                let nagt = fb.op1("NOT BOOL", &[agt]);
+                let from_b = fb.op1("SELECT BOOL", &[in_pairs, from_b_pairs, nagt]);
+                let local = fb.op1("SELECT INT", &[in_pairs, half, tail]);
+                let ia = fb.op1("+ INT", &[sta_d, local]);
+                let ib0 = fb.op1("+ INT", &[stb_d, local]);
+                let ib = fb.op1("+ INT", &[ib0, ma_d]);
+                let g = fb.op1("SELECT INT", &[from_b, ib, ia]);
+                let cat = self.append(fb, &da, &db);
+                let d = self.gather(fb, &cat, g);
+                Ok(Val::new(Val::mk_seq(rseg, d).s, rlay))
+            }
+            "pack_index" => {
+                let (seg, f) = arg.seq();
+                let j = self.local_index(fb, ctx, seg);
+                let p = fb.op("PACK INT", &[j, f.one(), seg], 2);
+                Ok(Val::new(vec![p[1], p[0]], rlay))
+            }
+            "length_from_flags" => {
+                // Runs start at each true flag (and at position 0).
+                let (seg, f) = arg.seq();
+                let j = self.local_index(fb, ctx, seg);
+                let z = self.int_like(fb, 0, j);
+                let first = fb.op1("= INT", &[j, z]);
+                let starts = fb.op1("OR BOOL", &[f.one(), first]);
+                let p = fb.op("PACK INT", &[j, starts, seg], 2);
+                let (pos, pseg) = (p[0], p[1]);
+                // length of run k = next start (or len) - start
+                let lens = fb.op1("LENGTHS", &[seg]);
+                let lend = fb.op1("DIST INT", &[lens, pseg]);
+                let pl = fb.op1("LENGTHS", &[pseg]);
+                let nxt = {
+                    // next start within the segment: shift left by one, filling with len
+                    let pst = fb.op1("+_SCAN INT", &[pl, ctx.seg]);
+                    let pstd = fb.op1("DIST INT", &[pst, pseg]);
+                    let k = self.local_index(fb, ctx, pseg);
+                    let one = self.int_like(fb, 1, k);
+                    let k1 = fb.op1("+ INT", &[k, one]);
+                    let pld = fb.op1("DIST INT", &[pl, pseg]);
+                    let last = fb.op1(">= INT", &[k1, pld]);
+                    let gi0 = fb.op1("+ INT", &[pstd, k1]);
+                    let gi = fb.op1("SELECT INT", &[last, pstd, gi0]);
+                    let g = self.gather(fb, &Val::base(pos, SlotKind::Int), gi);
+                    fb.op1("SELECT INT", &[last, lend, g.one()])
+                };
+                let r = fb.op1("- INT", &[nxt, pos]);
+                Ok(Val::new(vec![pseg, r], rlay))
+            }
+            "unpack" => {
+                let (sv, dv) = a.seq();
+                let (sf, f) = b.seq();
+                let fi = fb.op1("B_TO_I", &[f.one()]);
+                let rank = fb.op1("+_SCAN INT", &[fi, sf]);
+                let lv = fb.op1("LENGTHS", &[sv]);
+                let stv = fb.op1("+_SCAN INT", &[lv, ctx.seg]);
+                let std = fb.op1("DIST INT", &[stv, sf]);
+                let src = fb.op1("+ INT", &[std, rank]);
+                let m = fb.op1("LENGTH INT", &[src]);
+                let _ = m;
+                let mv = self.total_len(fb, sv, ctx);
+                let mvd = self.dist_scalar(fb, mv, src);
+                let g = fb.op1("SELECT INT", &[f.one(), src, mvd]);
+                let one = self.cint(fb, 1);
+                let s1 = fb.op1("MAKE_SEGDES", &[one]);
+                let z = self.zeros(fb, &dv.lay, s1);
+                let cat = self.append(fb, &dv, &z);
+                let d = self.gather(fb, &cat, g);
+                Ok(Val::new(Val::mk_seq(sf, d).s, rlay))
+            }
+            "flag_merge" => {
+                let (v1, v2) = b.split();
+                let (sf, f) = a.seq();
+                let (s1, d1) = v1.seq();
+                let (s2, d2) = v2.seq();
+                let fi = fb.op1("B_TO_I", &[f.one()]);
+                let rt = fb.op1("+_SCAN INT", &[fi, sf]);
+                let j = self.local_index(fb, ctx, sf);
+                let rf = fb.op1("- INT", &[j, rt]);
+                let l1 = fb.op1("LENGTHS", &[s1]);
+                let l2 = fb.op1("LENGTHS", &[s2]);
+                let st1 = fb.op1("+_SCAN INT", &[l1, ctx.seg]);
+                let st2 = fb.op1("+_SCAN INT", &[l2, ctx.seg]);
+                let st1d = fb.op1("DIST INT", &[st1, sf]);
+                let st2d = fb.op1("DIST INT", &[st2, sf]);
+                let m1 = self.total_len(fb, s1, ctx);
+                let m1d = self.dist_scalar(fb, m1, j);
+                let i1 = fb.op1("+ INT", &[st1d, rf]);
+                let i20 = fb.op1("+ INT", &[st2d, rt]);
+                let i2 = fb.op1("+ INT", &[i20, m1d]);
+                let g = fb.op1("SELECT INT", &[f.one(), i2, i1]);
+                let cat = self.append(fb, &d1, &d2);
+                let d = self.gather(fb, &cat, g);
+                Ok(Val::new(Val::mk_seq(sf, d).s, rlay))
+            }
+            "next" | "previous" => {
+                let (seg, data) = a.seq();
+                let lens = fb.op1("LENGTHS", &[seg]);
+                let sh = self.shape(fb, ctx, seg, lens);
+                let one = self.int_like(fb, 1, sh.j);
+                let (src, out) = if name == "next" {
+                    let s = fb.op1("+ INT", &[sh.j, one]);
+                    let o = fb.op1(">= INT", &[s, sh.len]);
+                    (s, o)
+                } else {
+                    let s = fb.op1("- INT", &[sh.j, one]);
+                    let z = self.int_like(fb, 0, sh.j);
+                    let o = fb.op1("< INT", &[s, z]);
+                    (s, o)
+                };
+                let own = fb.op1("+ INT", &[sh.start, src]);
+                let m = self.total_len(fb, seg, ctx);
+                let si = self.seg_index(fb, ctx, sh.rseg);
+                let md = self.dist_scalar(fb, m, si);
+                let fill = fb.op1("+ INT", &[md, si]);
+                let g = fb.op1("SELECT INT", &[out, fill, own]);
+                let cat = self.append(fb, &data, &b);
+                let d = self.gather(fb, &cat, g);
+                Ok(Val::new(Val::mk_seq(sh.rseg, d).s, rlay))
+            }
+            "group_by" => {
+                let (seg, data) = a.seq();
+                let lens = fb.op1("LENGTHS", &[seg]);
+                let n = b.one();
+                let one = self.int_in(fb, ctx, 1);
+                let x = fb.op1("+ INT", &[lens, n]);
+                let y = fb.op1("- INT", &[x, one]);
+                let groups = fb.op1("/ INT", &[y, n]);
+                let gseg = fb.op1("MAKE_SEGDES", &[groups]);
+                let q = self.local_index(fb, ctx, gseg);
+                let nd = fb.op1("DIST INT", &[n, gseg]);
+                let ld = fb.op1("DIST INT", &[lens, gseg]);
+                let qn = fb.op1("* INT", &[q, nd]);
+                let left = fb.op1("- INT", &[ld, qn]);
+                let lt = fb.op1("< INT", &[left, nd]);
+                let inner = fb.op1("SELECT INT", &[lt, left, nd]);
+                let iseg = fb.op1("MAKE_SEGDES", &[inner]);
+                Ok(Val::new(Val::mk_seq(gseg, Val::mk_seq(iseg, data)).s, rlay))
+            }
+
+            // ----- nesting -----
+            "flatten" => {
+                let (so, inner) = arg.seq();
+                let (si, data) = inner.seq();
+                let li = fb.op1("LENGTHS", &[si]);
+                let l = fb.op1("+_REDUCE INT", &[li, so]);
+                let seg = fb.op1("MAKE_SEGDES", &[l]);
+                Ok(Val::new(Val::mk_seq(seg, data).s, rlay))
+            }
+            "partition" => {
+                let (sv, data) = a.seq();
+                let (sc, c) = b.seq();
+                if self.arg_check {
+                    let tot = fb.op1("+_REDUCE INT", &[c.one(), sc]);
+                    let lv = fb.op1("LENGTHS", &[sv]);
+                    let ok = fb.op1("= INT", &[tot, lv]);
+                    self.check_all(fb, ok, ctx.seg, "Length mismatch in function PARTITION.");
+                }
+                let iseg = fb.op1("MAKE_SEGDES", &[c.one()]);
+                Ok(Val::new(Val::mk_seq(sc, Val::mk_seq(iseg, data)).s, rlay))
+            }
+            "split" => {
+                let (_, f) = b.seq();
+                let nf = fb.op1("NOT BOOL", &[f.one()]);
+                let x = self.seq_pack(fb, &a, nf);
+                let y = self.seq_pack(fb, &a, f.one());
+                let r = self.make_seq(fb, ctx, &[x, y], &a.lay);
+                Ok(Val::new(r.s, rlay))
+            }
+            "bottop" => {
+                let (seg, _) = arg.seq();
+                let lens = fb.op1("LENGTHS", &[seg]);
+                let one = self.int_in(fb, ctx, 1);
+                let two = self.int_in(fb, ctx, 2);
+                let x = fb.op1("+ INT", &[lens, one]);
+                let h = fb.op1("/ INT", &[x, two]);
+                let rest = fb.op1("- INT", &[lens, h]);
+                let z = self.int_in(fb, ctx, 0);
+                let top = self.subseq_raw(fb, ctx, &arg, z, h);
+                let bot = self.subseq_raw(fb, ctx, &arg, h, rest);
+                let r = self.make_seq(fb, ctx, &[top, bot], &arg.lay);
+                Ok(Val::new(r.s, rlay))
+            }
+            "head_rest" | "rest_tail" => {
+                let (seg, _) = arg.seq();
+                let lens = fb.op1("LENGTHS", &[seg]);
+                let one = self.int_in(fb, ctx, 1);
+                let rest = fb.op1("- INT", &[lens, one]);
+                let msg = "Sequence reference (a[i]) out of bounds.";
+                let r = if name == "head_rest" {
+                    let z = self.int_in(fb, ctx, 0);
+                    let h = self.elt(fb, ctx, &arg, z, msg);
+                    let t = self.subseq_raw(fb, ctx, &arg, one, rest);
+                    Val::pair(h, t)
+                } else {
+                    let t = self.elt(fb, ctx, &arg, rest, msg);
+                    let z = self.int_in(fb, ctx, 0);
+                    let h = self.subseq_raw(fb, ctx, &arg, z, rest);
+                    Val::pair(h, t)
+                };
+                Ok(Val::new(r.s, rlay))
+            }
+            "transpose" => {
+                let (so, inner) = arg.seq();
+                let (si, data) = inner.seq();
+                let r = fb.op1("LENGTHS", &[so]);
+                let li = fb.op1("LENGTHS", &[si]);
+                let mx = fb.op1("MAX_REDUCE INT", &[li, so]);
+                let mn = fb.op1("MIN_REDUCE INT", &[li, so]);
+                let z = self.int_in(fb, ctx, 0);
+                let empty = fb.op1("= INT", &[r, z]);
+                if self.arg_check {
+                    let eq = fb.op1("= INT", &[mx, mn]);
+                    let ok = fb.op1("OR BOOL", &[eq, empty]);
+                    self.check_all(fb, ok, ctx.seg, "Lengths of subsequences are not equal in function TRANSPOSE.");
+                }
+                let c = fb.op1("SELECT INT", &[empty, z, mx]);
+                let oseg = fb.op1("MAKE_SEGDES", &[c]);
+                let rd = fb.op1("DIST INT", &[r, oseg]);
+                let iseg = fb.op1("MAKE_SEGDES", &[rd]);
+                // element (jcol, irow) of the result comes from start + irow*c + jcol
+                let tot = fb.op1("* INT", &[r, c]);
+                let eseg = fb.op1("MAKE_SEGDES", &[tot]);
+                let q = self.local_index(fb, ctx, eseg);
+                let rq = fb.op1("DIST INT", &[r, eseg]);
+                let cq = fb.op1("DIST INT", &[c, eseg]);
+                let jcol = fb.op1("/ INT", &[q, rq]);
+                let irow = fb.op1("%", &[q, rq]);
+                let st = fb.op1("+_SCAN INT", &[tot, ctx.seg]);
+                let stq = fb.op1("DIST INT", &[st, eseg]);
+                let x = fb.op1("* INT", &[irow, cq]);
+                let y = fb.op1("+ INT", &[x, jcol]);
+                let g = fb.op1("+ INT", &[stq, y]);
+                let d = self.gather(fb, &data, g);
+                Ok(Val::new(Val::mk_seq(oseg, Val::mk_seq(iseg, d)).s, rlay))
+            }
+
+            // ----- other sequence functions -----
+            "rank" | "rank_down" | "char_rank" => {
+                let (seg, data) = arg.seq();
+                let op = if name == "rank_down" { "RANK_DOWN" } else { "RANK_UP" };
+                let r = fb.op1(&format!("{op} {}", data.kind().keyword()), &[data.one(), seg]);
+                Ok(Val::new(vec![seg, r], rlay))
+            }
+            "sort" => {
+                let (seg, data) = arg.seq();
+                let r = fb.op1(&format!("RANK_UP {}", data.kind().keyword()), &[data.one(), seg]);
+                let n = fb.op1("LENGTH INT", &[r]);
+                let s1 = fb.op1("MAKE_SEGDES", &[n]);
+                let src = self.iota(fb, s1);
+                let p = fb.op1("PERMUTE INT", &[src, r, seg]);
+                let d = self.gather(fb, &data, p);
+                Ok(Val::new(Val::mk_seq(seg, d).s, rlay))
+            }
+            "find" => {
+                let (seg, data) = b.seq();
+                let si = self.seg_index(fb, ctx, seg);
+                let e = self.gather(fb, &a, si);
+                let n = fb.op1("LENGTH INT", &[si]);
+                let ectx = Ctx { seg: fb.op1("MAKE_SEGDES", &[n]), unit: false };
+                let eq = self.eql(fb, ectx, &e, &data);
+                let j = self.local_index(fb, ctx, seg);
+                let big = self.int_like(fb, i64::MAX, j);
+                let c = fb.op1("SELECT INT", &[eq, j, big]);
+                let m = fb.op1("MIN_REDUCE INT", &[c, seg]);
+                let bigc = self.int_in(fb, ctx, i64::MAX);
+                let none = fb.op1("= INT", &[m, bigc]);
+                let mone = self.int_in(fb, ctx, -1);
+                base(fb.op1("SELECT INT", &[none, mone, m]))
+            }
+            "print_string" | "print_line" | "print_char" => {
+                let data = match name {
+                    "print_char" => arg.one(),
+                    _ => arg.seq().1.one(),
+                };
+                fb.copy_write(data);
+                if name == "print_line" {
+                    fb.emit("CONST CHAR \"\n\"");
+                    fb.emit("WRITE CHAR");
+                    fb.emit("POP 2 0");
+                }
+                base(self.const_in(fb, ctx, SlotKind::Bool, "T"))
+            }
+            _ => Err(err(span, format!("the builtin function {name} is not supported yet"))),
+        }
+    }
+
+    /// Total number of elements described by a descriptor with one segment per instance.
+    fn total_len(&self, fb: &mut FunBuilder, seg: Slot, ctx: Ctx) -> Slot {
+        let l = fb.op1("LENGTHS", &[seg]);
+        fb.op1("+_REDUCE INT", &[l, ctx.seg])
+    }
+
+    /// Concatenation of two INT vectors.
+    fn append_slots(&mut self, fb: &mut FunBuilder, a: Slot, b: Slot) -> Slot {
+        let r = self.append(fb, &Val::base(a, SlotKind::Int), &Val::base(b, SlotKind::Int));
+        r.one()
+    }
+
+    /// `select(flag, a, b)` on lifted values of any layout.
+    fn select_val(&mut self, fb: &mut FunBuilder, ctx: Ctx, f: Slot, a: &Val, b: &Val) -> R<Val> {
+        match &a.lay {
+            Lay::Unit => Ok(a.clone()),
+            Lay::Base(k) => Ok(Val::base(fb.op1(&format!("SELECT {}", k.keyword()), &[f, a.one(), b.one()]), *k)),
+            Lay::Pair(..) => {
+                let (a1, a2) = a.split();
+                let (b1, b2) = b.split();
+                let x = self.select_val(fb, ctx, f, &a1, &b1)?;
+                let y = self.select_val(fb, ctx, f, &a2, &b2)?;
+                Ok(Val::pair(x, y))
+            }
+            Lay::Seq(_) => {
+                let io = self.iota(fb, ctx.seg);
+                let n = self.count(fb, ctx.seg);
+                let nd = fb.op1("DIST INT", &[n, ctx.seg]);
+                let ib = fb.op1("+ INT", &[io, nd]);
+                let g = fb.op1("SELECT INT", &[f, io, ib]);
+                let cat = self.append(fb, a, b);
+                Ok(self.gather(fb, &cat, g))
+            }
+        }
+    }
+
+    /// Scatter of `vals` (one per element of descriptor `sv`, positions `ix` relative to
+    /// each instance's sequence in `d`) into a copy of `d`; the last writer wins. With
+    /// `flags`, only flagged values are written.
+    #[allow(clippy::too_many_arguments)]
+    fn scatter(
+        &mut self,
+        fb: &mut FunBuilder,
+        ctx: Ctx,
+        d: &Val,
+        sv: Slot,
+        ix: Slot,
+        vals: &Val,
+        flags: Option<Slot>,
+        msg: &str,
+        rlay: &Lay,
+    ) -> R<Val> {
+        let (sd, dd) = d.seq();
+        let ld = fb.op1("LENGTHS", &[sd]);
+        if self.arg_check {
+            let ldv = fb.op1("DIST INT", &[ld, sv]);
+            let z = self.int_like(fb, 0, ix);
+            let ok1 = fb.op1(">= INT", &[ix, z]);
+            let ok2 = fb.op1("< INT", &[ix, ldv]);
+            let ok = fb.op1("AND BOOL", &[ok1, ok2]);
+            let ok = match flags {
+                Some(f) => {
+                    let nf = fb.op1("NOT BOOL", &[f]);
+                    fb.op1("OR BOOL", &[ok, nf])
+                }
+                None => ok,
+            };
+            let n = fb.op1("LENGTH BOOL", &[ok]);
+            let s1 = fb.op1("MAKE_SEGDES", &[n]);
+            self.check_all(fb, ok, s1, msg);
+        }
+        // Source ids (global positions of the values), scattered into a vector of -1.
+        let nv = fb.op1("LENGTH INT", &[ix]);
+        let snv = fb.op1("MAKE_SEGDES", &[nv]);
+        let src = self.iota(fb, snv);
+        let mone = self.cint(fb, -1);
+        let tot = self.total_len(fb, sd, ctx);
+        let st = fb.op1("MAKE_SEGDES", &[tot]);
+        let dflt = fb.op1("DIST INT", &[mone, st]);
+        let (src, ix2, sv2) = match flags {
+            Some(f) => {
+                let p1 = fb.op("PACK INT", &[src, f, sv], 2);
+                let p2 = fb.op("PACK INT", &[ix, f, sv], 2);
+                (p1[0], p2[0], p2[1])
+            }
+            None => (src, ix, sv),
+        };
+        let w = fb.op1("DPERMUTE INT", &[src, ix2, dflt, sv2, sd]);
+        let z = self.int_like(fb, 0, w);
+        let hit = fb.op1(">= INT", &[w, z]);
+        let own = self.iota(fb, st);
+        let totd = fb.op1("DIST INT", &[tot, st]);
+        let from_v = fb.op1("+ INT", &[w, totd]);
+        let g = fb.op1("SELECT INT", &[hit, from_v, own]);
+        let cat = self.append(fb, &dd, vals);
+        let r = self.gather(fb, &cat, g);
+        Ok(Val::new(Val::mk_seq(sd, r).s, rlay.clone()))
+    }
+
+    /// `POW_<k>(r, a, p, ctx)`: `r * a^p` element-wise by repeated squaring, looping
+    /// (by recursion) while any exponent is positive.
+    fn pow_fn(&mut self, k: SlotKind) -> String {
+        let key = format!("POW_{}", k.keyword());
+        if self.helpers.contains_key(&key) {
+            return key;
+        }
+        self.helpers.insert(key.clone(), key.clone());
+        let kw = k.keyword();
+        let (mut fb, a) = FunBuilder::new(4);
+        let (r, x, p, ctx) = (a[0], a[1], a[2], a[3]);
+        let c = Ctx { seg: ctx, unit: false };
+        let z = self.int_in(&mut fb, c, 0);
+        let pos = fb.op1("> INT", &[p, z]);
+        let any = fb.op1("OR_REDUCE BOOL", &[pos, ctx]);
+        let mut m = fb.begin_if(any);
+        let one = self.int_in(&mut fb, c, 1);
+        let two = self.int_in(&mut fb, c, 2);
+        let lo = fb.op1("AND INT", &[p, one]);
+        let odd = fb.op1("= INT", &[lo, one]);
+        let rx = fb.op1(&format!("* {kw}"), &[r, x]);
+        let r2 = fb.op1(&format!("SELECT {kw}"), &[odd, rx, r]);
+        let x2 = fb.op1(&format!("* {kw}"), &[x, x]);
+        let p2 = fb.op1("/ INT", &[p, two]);
+        let res = fb.op1(&format!("CALL {key}"), &[r2, x2, p2, ctx]);
+        fb.else_(&mut m, &[res]);
+        let out = fb.end_if(m, &[r]);
+        self.funcs.push(fb.finish(&key, &out));
+        key
+    }
+
+    /// `GCD(a, b, ctx)`: Euclid's algorithm element-wise on non-negative integers.
+    fn gcd_fn(&mut self) -> String {
+        let key = "GCD_I".to_string();
+        if self.helpers.contains_key(&key) {
+            return key;
+        }
+        self.helpers.insert(key.clone(), key.clone());
+        let (mut fb, a) = FunBuilder::new(3);
+        let (x, y, ctx) = (a[0], a[1], a[2]);
+        let c = Ctx { seg: ctx, unit: false };
+        let z = self.int_in(&mut fb, c, 0);
+        let nz = fb.op1("!= INT", &[y, z]);
+        let any = fb.op1("OR_REDUCE BOOL", &[nz, ctx]);
+        let mut m = fb.begin_if(any);
+        let one = self.int_in(&mut fb, c, 1);
+        let ys = fb.op1("SELECT INT", &[nz, y, one]);
+        let r = fb.op1("%", &[x, ys]);
+        let x2 = fb.op1("SELECT INT", &[nz, y, x]);
+        let y2 = fb.op1("SELECT INT", &[nz, r, y]);
+        let res = fb.op1(&format!("CALL {key}"), &[x2, y2, ctx]);
+        fb.else_(&mut m, &[res]);
+        let out = fb.end_if(m, &[x]);
+        self.funcs.push(fb.finish(&key, &out));
+        key
+    }
+}

@@ -1,0 +1,586 @@
+//! The evaluation loop of the top level: parse a file form by form, check each form,
+//! compile and run expressions and bindings, print the transcript line of each form.
+
+use super::output::Transcript;
+use super::value::{format_value, slot_count};
+use super::{ExecResult, Executor, HostValue};
+use crate::ast::{Command, CommandKind, Expr, Pattern, PatternKind, Span, TopLevel as Form};
+use crate::check::{builtin_description, builtin_scheme, format_scheme, format_type, ItemInfo, Session};
+use crate::diag::{DiagKind, Diagnostic, LineIndex};
+use crate::flatten::{compile_expr, CompileOptions, GlobalValue, Globals};
+use crate::parser::parse_items;
+use crate::ty::Type;
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+
+/// Renders diagnostics of one source file as text. Every diagnostic's text must start
+/// with the word `error` and end with a blank line. The CLI passes its own renderer
+/// (with source snippets); [`plain_render`] is the default.
+pub type Renderer = fn(file: &str, src: &str, diags: &[Diagnostic]) -> String;
+
+/// The default renderer: `error: FILE:LINE:COL: KIND: MESSAGE`, one `note:` line per
+/// note, and a blank line after each diagnostic.
+pub fn plain_render(file: &str, src: &str, diags: &[Diagnostic]) -> String {
+    let index = LineIndex::new(src);
+    let mut out = String::new();
+    for d in diags {
+        let (line, col) = index.line_col(d.span.start as usize);
+        out.push_str(&format!("error: {file}:{line}:{col}: {}: {}\n", kind_name(d.kind), d.message));
+        for (span, note) in &d.notes {
+            match span {
+                Some(s) => {
+                    let (l, c) = index.line_col(s.start as usize);
+                    out.push_str(&format!("  note: {file}:{l}:{c}: {note}\n"));
+                }
+                None => out.push_str(&format!("  note: {note}\n")),
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
+fn kind_name(kind: DiagKind) -> &'static str {
+    match kind {
+        DiagKind::Lex => "lexical error",
+        DiagKind::Syntax => "syntax error",
+        DiagKind::Name => "name error",
+        DiagKind::Type => "type error",
+        DiagKind::Compile => "compile error",
+    }
+}
+
+/// The settings the `set` command changes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// Most elements printed per sequence (`set print_length n;`, default 100);
+    /// `None` prints everything.
+    pub print_length: Option<usize>,
+    /// Compile run-time argument checks (`set arg_check on|off;`, default on).
+    pub arg_check: bool,
+    /// `set verbose on|off;` (accepted; this top level prints no progress messages).
+    pub verbose: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings { print_length: Some(100), arg_check: true, verbose: true }
+    }
+}
+
+/// How an evaluation went: the number of forms evaluated and of those that failed.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct EvalSummary {
+    /// Forms evaluated (including those of loaded files).
+    pub forms: usize,
+    /// Forms that printed an error (syntax, type, compile or run-time).
+    pub failed: usize,
+    /// True when an `exit;` command stopped the evaluation.
+    pub exited: bool,
+}
+
+/// Files loaded inside files may nest this deep.
+const MAX_LOAD_DEPTH: usize = 16;
+
+/// The NESL top level: the type-checking session, the values of the global variables,
+/// the executor that runs compiled code, and the settings.
+pub struct TopLevel {
+    session: Session,
+    globals: Globals,
+    executor: Box<dyn Executor>,
+    render: Renderer,
+    settings: Settings,
+    last_loaded: Option<PathBuf>,
+    load_depth: usize,
+}
+
+/// The writer every form prints through.
+type Out<'w> = Transcript<&'w mut dyn Write>;
+
+impl TopLevel {
+    /// A fresh top level (only the standard library defined) running code with
+    /// `executor`.
+    pub fn new(executor: Box<dyn Executor>) -> Self {
+        TopLevel {
+            session: Session::new(),
+            globals: Globals::default(),
+            executor,
+            render: plain_render,
+            settings: Settings::default(),
+            last_loaded: None,
+            load_depth: 0,
+        }
+    }
+
+    /// Uses `render` for diagnostics instead of [`plain_render`].
+    pub fn with_renderer(mut self, render: Renderer) -> Self {
+        self.render = render;
+        self
+    }
+
+    /// The settings (`print_length`, `arg_check`, ...).
+    pub fn settings_mut(&mut self) -> &mut Settings {
+        &mut self.settings
+    }
+
+    /// The type-checking session (what has been defined so far).
+    pub fn session(&self) -> &Session {
+        &self.session
+    }
+
+    /// The values of the global variables bound so far (including `it`).
+    pub fn globals(&self) -> &Globals {
+        &self.globals
+    }
+
+    /// The executor (for its statistics).
+    pub fn executor(&self) -> &dyn Executor {
+        self.executor.as_ref()
+    }
+
+    /// Reads and evaluates a file; `file` names it in messages.
+    pub fn eval_file(&mut self, path: &Path, out: &mut dyn Write) -> io::Result<EvalSummary> {
+        let bytes = std::fs::read(path)?;
+        let src = String::from_utf8_lossy(&bytes);
+        self.last_loaded = Some(path.to_path_buf());
+        self.eval_source(&path.display().to_string(), &src, out)
+    }
+
+    /// Evaluates every form of `src` in order, printing the transcript on `out`; the
+    /// transcript ends with a newline. `file` names the source in messages and is the
+    /// base of relative `load` paths. I/O errors of `out` are returned; every other
+    /// failure is printed and counted.
+    pub fn eval_source(&mut self, file: &str, src: &str, out: &mut dyn Write) -> io::Result<EvalSummary> {
+        let mut t: Out<'_> = Transcript::new(out);
+        let mut summary = EvalSummary::default();
+        self.eval_forms(file, src, &mut t, &mut summary)?;
+        t.start_line()?;
+        t.flush()?;
+        Ok(summary)
+    }
+
+    fn eval_forms(&mut self, file: &str, src: &str, t: &mut Out<'_>, summary: &mut EvalSummary) -> io::Result<()> {
+        for item in parse_items(src) {
+            summary.forms += 1;
+            let ok = match item {
+                Err(diags) => self.report(t, file, src, &diags)?,
+                Ok(Form::Command(cmd)) => self.command(&cmd, file, src, t, summary)?,
+                Ok(form) => self.eval_form(form, file, src, t)?,
+            };
+            if !ok {
+                summary.failed += 1;
+            }
+            t.flush()?;
+            if summary.exited {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    /// Prints rendered diagnostics as an error paragraph; returns `false` (failed).
+    fn report(&self, t: &mut Out<'_>, file: &str, src: &str, diags: &[Diagnostic]) -> io::Result<bool> {
+        t.start_line()?;
+        let text = (self.render)(file, src, diags);
+        if text.trim().is_empty() {
+            writeln!(t, "error: {file}: the form was rejected")?;
+        } else {
+            t.write_all(text.as_bytes())?;
+        }
+        t.end_paragraph()?;
+        Ok(false)
+    }
+
+    /// Prints a run-time error paragraph; returns `false` (failed).
+    fn runtime_error(t: &mut Out<'_>, message: &str) -> io::Result<bool> {
+        t.start_line()?;
+        writeln!(t, "RUNTIME ERROR: {message}")?;
+        t.end_paragraph()?;
+        Ok(false)
+    }
+
+    /// Prints one result line `lhs = value : type` (without its newline).
+    fn result_line(t: &mut Out<'_>, lhs: &str, value: &str, ty: &str) -> io::Result<bool> {
+        t.start_line()?;
+        write!(t, "{lhs} = {value} : {ty}")?;
+        Ok(true)
+    }
+
+    fn eval_form(&mut self, mut form: Form, file: &str, src: &str, t: &mut Out<'_>) -> io::Result<bool> {
+        // Global types a binding may overwrite, to put back if its evaluation fails.
+        let previous: Vec<(String, Option<Type>)> = match &form {
+            Form::Binding { pat, .. } => pattern_names(pat)
+                .into_iter()
+                .map(|n| {
+                    let old = self.session.globals.get(&n).cloned();
+                    (n, old)
+                })
+                .collect(),
+            Form::Expr(_) => vec![("it".to_string(), self.session.globals.get("it").cloned())],
+            _ => Vec::new(),
+        };
+        let info = match self.session.check_item(&mut form) {
+            Ok(info) => info,
+            Err(diags) => return self.report(t, file, src, &diags),
+        };
+        match (info, form) {
+            (ItemInfo::Function { name, scheme }, _) | (ItemInfo::Datatype { name, scheme }, _) => {
+                Self::result_line(t, &name, "fn", &format_scheme(&scheme))
+            }
+            (ItemInfo::Expr { ty }, Form::Expr(expr)) => {
+                let Some(slots) = self.run(&expr, &ty, file, src, t)? else {
+                    self.restore(previous);
+                    return Ok(false);
+                };
+                let ok = self.print_value(t, "it", &ty, &slots)?;
+                if ok {
+                    self.globals.insert("it".to_string(), GlobalValue { ty, slots });
+                } else {
+                    self.restore(previous);
+                }
+                Ok(ok)
+            }
+            (ItemInfo::Binding { names }, Form::Binding { pat, expr, .. }) => {
+                let ty = match expr.ty.clone().or_else(|| pat.ty.clone()) {
+                    Some(ty) => ty,
+                    None => {
+                        let d = Diagnostic::new(DiagKind::Compile, expr.span, "the binding's type is unknown");
+                        return self.report(t, file, src, &[d]);
+                    }
+                };
+                let Some(slots) = self.run(&expr, &ty, file, src, t)? else {
+                    self.restore(previous);
+                    return Ok(false);
+                };
+                let mut parts = Vec::new();
+                let split = self.split_pattern(&pat, &ty, &slots, &names, &mut 0, &mut parts);
+                if let Err(msg) = split {
+                    self.restore(previous);
+                    return Self::runtime_error(t, &msg);
+                }
+                let ok = self.print_value(t, &pattern_text(&pat), &ty, &slots)?;
+                if ok {
+                    for (name, value) in parts {
+                        self.globals.insert(name, value);
+                    }
+                } else {
+                    self.restore(previous);
+                }
+                Ok(ok)
+            }
+            (ItemInfo::Command, _) => Ok(true),
+            (_, form) => {
+                let d = Diagnostic::new(
+                    DiagKind::Compile,
+                    form.span(),
+                    "internal error: the type checker described this form as a different kind of form",
+                );
+                self.report(t, file, src, &[d])
+            }
+        }
+    }
+
+    /// Puts back global types that a failed binding had overwritten.
+    fn restore(&mut self, previous: Vec<(String, Option<Type>)>) {
+        for (name, old) in previous {
+            match old {
+                Some(ty) => {
+                    self.session.globals.insert(name, ty);
+                }
+                None => {
+                    if !self.globals.contains_key(&name) {
+                        self.session.globals.shift_remove(&name);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Compiles and runs a top-level expression; `None` when an error was printed.
+    fn run(&mut self, expr: &Expr, ty: &Type, file: &str, src: &str, t: &mut Out<'_>) -> io::Result<Option<Vec<HostValue>>> {
+        let opts = CompileOptions { arg_check: self.settings.arg_check };
+        let code = match compile_expr(&self.session, expr, &self.globals, &opts) {
+            Ok(code) => code,
+            Err(diags) => {
+                self.report(t, file, src, &diags)?;
+                return Ok(None);
+            }
+        };
+        let before = t.written();
+        let result = self.executor.execute(&code, &mut t.program_output());
+        t.flush()?;
+        match result {
+            Ok(ExecResult::Finished(slots)) => {
+                let data = |name: &str, args: &[Type]| self.datatype_fields(name, args);
+                match slot_count(ty, &data) {
+                    Some(n) if n == slots.len() => Ok(Some(slots)),
+                    _ => {
+                        let msg = format!(
+                            "the program left {} values on the stack, which do not hold a value of type {}",
+                            slots.len(),
+                            format_type(ty)
+                        );
+                        Self::runtime_error(t, &msg)?;
+                        Ok(None)
+                    }
+                }
+            }
+            Ok(ExecResult::Exited) => {
+                if t.written() == before {
+                    Self::runtime_error(t, "the evaluation was aborted")?;
+                } else {
+                    t.end_paragraph()?;
+                }
+                Ok(None)
+            }
+            Err(message) => {
+                Self::runtime_error(t, &message)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Prints `lhs = value : type`, or a run-time error when the value cannot be
+    /// printed (NaN or infinity, inconsistent slots).
+    fn print_value(&self, t: &mut Out<'_>, lhs: &str, ty: &Type, slots: &[HostValue]) -> io::Result<bool> {
+        let data = |name: &str, args: &[Type]| self.datatype_fields(name, args);
+        match format_value(ty, slots, &data, self.settings.print_length) {
+            Ok(text) => Self::result_line(t, lhs, &text, &format_type(ty)),
+            Err(msg) => Self::runtime_error(t, &msg),
+        }
+    }
+
+    /// The field tuple of datatype `name` with its parameters replaced by `args`.
+    fn datatype_fields(&self, name: &str, args: &[Type]) -> Option<Type> {
+        let info = self.session.datatypes.get(name)?;
+        let subst: Vec<(u32, &Type)> = info.params.iter().map(|v| v.id).zip(args.iter()).collect();
+        Some(substitute(&info.fields, &subst))
+    }
+
+    /// Splits the slots of a binding's value along its pattern into one global value per
+    /// bound name.
+    fn split_pattern(
+        &self,
+        pat: &Pattern,
+        ty: &Type,
+        slots: &[HostValue],
+        names: &[(String, Type)],
+        pos: &mut usize,
+        out: &mut Vec<(String, GlobalValue)>,
+    ) -> Result<(), String> {
+        let data = |name: &str, args: &[Type]| self.datatype_fields(name, args);
+        match (&pat.kind, ty) {
+            (PatternKind::Var(id), _) => {
+                let ty = names.iter().find(|(n, _)| *n == id.name).map(|(_, t)| t.clone()).unwrap_or_else(|| ty.clone());
+                let n = slot_count(&ty, &data).ok_or_else(|| format!("cannot lay out a value of type {}", format_type(&ty)))?;
+                let end = *pos + n;
+                let part = slots.get(*pos..end).ok_or("the value has fewer stack slots than its pattern needs")?;
+                *pos = end;
+                out.push((id.name.clone(), GlobalValue { ty, slots: part.to_vec() }));
+                Ok(())
+            }
+            (PatternKind::Pair(a, b), Type::Pair(ta, tb)) => {
+                self.split_pattern(a, ta, slots, names, pos, out)?;
+                self.split_pattern(b, tb, slots, names, pos, out)
+            }
+            (PatternKind::Con(_, inner), Type::Data(name, args)) => {
+                let fields = self.datatype_fields(name, args).ok_or_else(|| format!("unknown datatype `{name}`"))?;
+                self.split_pattern(inner, &fields, slots, names, pos, out)
+            }
+            _ => Err(format!("the pattern `{}` does not fit the type {}", pattern_text(pat), format_type(ty))),
+        }
+    }
+
+    /// Runs a top-level command; returns `false` when it failed (after printing why).
+    fn command(&mut self, cmd: &Command, file: &str, src: &str, t: &mut Out<'_>, summary: &mut EvalSummary) -> io::Result<bool> {
+        let fail = |this: &Self, t: &mut Out<'_>, span: Span, msg: String| {
+            this.report(t, file, src, &[Diagnostic::new(DiagKind::Compile, span, msg)])
+        };
+        match &cmd.kind {
+            CommandKind::Load(name) => {
+                let path = match name {
+                    Some(name) => resolve_load(file, name),
+                    None => match &self.last_loaded {
+                        Some(p) => p.clone(),
+                        None => return fail(self, t, cmd.span, "`load;` with no file: nothing was loaded before".into()),
+                    },
+                };
+                if self.load_depth >= MAX_LOAD_DEPTH {
+                    return fail(self, t, cmd.span, format!("files load each other more than {MAX_LOAD_DEPTH} levels deep"));
+                }
+                let text = match std::fs::read(&path) {
+                    Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+                    Err(e) => return fail(self, t, cmd.span, format!("cannot load {}: {e}", path.display())),
+                };
+                self.last_loaded = Some(path.clone());
+                self.load_depth += 1;
+                let mut inner = EvalSummary::default();
+                let result = self.eval_forms(&path.display().to_string(), &text, t, &mut inner);
+                self.load_depth -= 1;
+                result?;
+                summary.forms += inner.forms;
+                summary.failed += inner.failed;
+                summary.exited |= inner.exited;
+                Ok(true)
+            }
+            CommandKind::Describe(id) => {
+                let name = id.name.as_str();
+                t.start_line()?;
+                if let Some(f) = self.session.functions.get(name) {
+                    write!(t, "{name} = fn : {}", format_scheme(&f.scheme))?;
+                    if let Some(doc) = &f.def.doc {
+                        write!(t, "\n{doc}")?;
+                    }
+                } else if let Some(d) = self.session.datatypes.get(name) {
+                    write!(t, "{name} = fn : {}", format_scheme(&d.scheme))?;
+                } else if let Some(ty) = self.session.globals.get(name) {
+                    write!(t, "{name} : {}", format_type(ty))?;
+                } else if let Some(s) = builtin_scheme(name) {
+                    write!(t, "{name} = fn : {}", format_scheme(&s))?;
+                    if let Some(doc) = builtin_description(name) {
+                        write!(t, "\n{doc}")?;
+                    }
+                } else {
+                    return fail(self, t, id.span, format!("`{name}` is undefined"));
+                }
+                Ok(true)
+            }
+            CommandKind::Set(name, values) => self.set(name.name.as_str(), values, name.span, file, src, t),
+            CommandKind::Help => {
+                t.start_line()?;
+                t.write_all(HELP.trim_end().as_bytes())?;
+                Ok(true)
+            }
+            CommandKind::Exit => {
+                summary.exited = true;
+                Ok(true)
+            }
+        }
+    }
+
+    fn set(&mut self, name: &str, values: &[String], span: Span, file: &str, src: &str, t: &mut Out<'_>) -> io::Result<bool> {
+        let value = values.first().map(|v| v.to_ascii_lowercase());
+        let on_off = |v: &Option<String>| match v.as_deref() {
+            Some("on") | Some("t") | Some("true") => Some(true),
+            Some("off") | Some("f") | Some("false") => Some(false),
+            _ => None,
+        };
+        let problem = match name {
+            "print_length" => match value.as_deref().map(str::parse::<i64>) {
+                Some(Ok(n)) if n >= 0 => {
+                    self.settings.print_length = Some(n as usize);
+                    None
+                }
+                _ => Some("`set print_length` takes a number >= 0".to_string()),
+            },
+            "arg_check" => match on_off(&value) {
+                Some(b) => {
+                    self.settings.arg_check = b;
+                    None
+                }
+                None => Some("`set arg_check` takes `on` or `off`".to_string()),
+            },
+            "verbose" => match on_off(&value) {
+                Some(b) => {
+                    self.settings.verbose = b;
+                    None
+                }
+                None => Some("`set verbose` takes `on` or `off`".to_string()),
+            },
+            other => Some(format!("unknown setting `{other}` (known: print_length, arg_check, verbose)")),
+        };
+        match problem {
+            None => Ok(true),
+            Some(msg) => self.report(t, file, src, &[Diagnostic::new(DiagKind::Compile, span, msg)]),
+        }
+    }
+}
+
+const HELP: &str = "\
+Top-level forms:
+  function name(args) [: type] = exp;   define a function
+  datatype name(t1, ..., tn);           define a record type and its constructor
+  pattern = exp;                        bind global variables
+  exp;                                  evaluate (the value is bound to `it`)
+Commands:
+  load \"file\";        evaluate the forms of a file (`load;` reloads the last one)
+  describe name;      the type of a function, datatype, variable or built-in
+  set print_length n; most sequence elements printed (default 100)
+  set arg_check on|off; run-time argument checks (default on)
+  set verbose on|off; accepted; no progress messages are printed
+  help;               this text
+  exit;               stop evaluating
+";
+
+/// The file a `load "name";` in `file` refers to: relative names are relative to the
+/// directory of `file`; `.nesl` is added when the name has no extension.
+fn resolve_load(file: &str, name: &str) -> PathBuf {
+    let mut path = PathBuf::from(name);
+    if path.is_relative() {
+        if let Some(dir) = Path::new(file).parent() {
+            path = dir.join(path);
+        }
+    }
+    if path.extension().is_none() && !path.is_file() {
+        path.set_extension("nesl");
+    }
+    path
+}
+
+/// The names a pattern binds, in order.
+fn pattern_names(p: &Pattern) -> Vec<String> {
+    fn go(p: &Pattern, out: &mut Vec<String>) {
+        match &p.kind {
+            PatternKind::Var(id) => out.push(id.name.clone()),
+            PatternKind::Pair(a, b) => {
+                go(a, out);
+                go(b, out);
+            }
+            PatternKind::Con(_, inner) => go(inner, out),
+        }
+    }
+    let mut out = Vec::new();
+    go(p, &mut out);
+    out
+}
+
+/// A pattern as the top level prints it before ` = value`: `x`, `(r, tm)`, `point(x, y)`.
+pub fn pattern_text(p: &Pattern) -> String {
+    fn spine(p: &Pattern, out: &mut String) {
+        match &p.kind {
+            PatternKind::Pair(a, b) => {
+                out.push_str(&pattern_text(a));
+                out.push_str(", ");
+                spine(b, out);
+            }
+            _ => out.push_str(&pattern_text(p)),
+        }
+    }
+    match &p.kind {
+        PatternKind::Var(id) => id.name.clone(),
+        PatternKind::Pair(..) => {
+            let mut s = String::from("(");
+            spine(p, &mut s);
+            s.push(')');
+            s
+        }
+        PatternKind::Con(name, inner) => {
+            let mut s = format!("{}(", name.name);
+            spine(inner, &mut s);
+            s.push(')');
+            s
+        }
+    }
+}
+
+/// `ty` with each type variable whose id is listed replaced by its type.
+fn substitute(ty: &Type, subst: &[(u32, &Type)]) -> Type {
+    match ty {
+        Type::Var(v) => subst.iter().find(|(id, _)| *id == v.id).map(|(_, t)| (*t).clone()).unwrap_or_else(|| ty.clone()),
+        Type::Seq(e) => Type::seq(substitute(e, subst)),
+        Type::Pair(a, b) => Type::pair(substitute(a, subst), substitute(b, subst)),
+        Type::Fun(a, b) => Type::fun(substitute(a, subst), substitute(b, subst)),
+        Type::Data(n, args) => Type::Data(n.clone(), args.iter().map(|a| substitute(a, subst)).collect()),
+        Type::Int | Type::Bool | Type::Float | Type::Char => ty.clone(),
+    }
+}

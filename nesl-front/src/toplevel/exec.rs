@@ -1,0 +1,94 @@
+//! Executors that run compiled top-level expressions on a VCODE vector library.
+
+use super::{ExecResult, Executor};
+use vcode::{Cvl, OpStats, RunOptions, RunOutcome, Trap};
+
+/// A rewrite of the parsed program before it runs (the FCODE optimiser plugs in here).
+pub type Transform = Box<dyn FnMut(vcode::Program) -> Result<vcode::Program, String>>;
+
+/// Parses VCODE text, optionally rewrites it, and runs it with the VCODE interpreter on
+/// the vector library `C`, which is kept from one evaluation to the next (a GPU library
+/// keeps its context and compiled kernels).
+pub struct VcodeExecutor<C: Cvl> {
+    cvl: C,
+    options: RunOptions,
+    transform: Option<Transform>,
+    stats: Option<OpStats>,
+}
+
+/// The default executor: the VCODE interpreter on the CPU vector library.
+pub type CpuExecutor = VcodeExecutor<vcode::CpuCvl>;
+
+impl VcodeExecutor<vcode::CpuCvl> {
+    /// Runs on a fresh CPU vector library, without statistics.
+    pub fn new() -> Self {
+        VcodeExecutor::with_cvl(vcode::CpuCvl::new())
+    }
+}
+
+impl Default for VcodeExecutor<vcode::CpuCvl> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<C: Cvl> VcodeExecutor<C> {
+    /// Runs on `cvl`.
+    pub fn with_cvl(cvl: C) -> Self {
+        VcodeExecutor { cvl, options: RunOptions::default(), transform: None, stats: None }
+    }
+
+    /// Keeps counts of the vector operations (summed over all evaluations) when `on`.
+    pub fn with_stats(mut self, on: bool) -> Self {
+        self.options.stats = on;
+        self.stats = on.then(OpStats::default);
+        self
+    }
+
+    /// Rewrites every program with `f` after parsing it and before running it.
+    pub fn with_transform(mut self, f: Transform) -> Self {
+        self.transform = Some(f);
+        self
+    }
+}
+
+/// A trap as the top level reports it after `RUNTIME ERROR: `.
+pub fn trap_message(trap: &Trap) -> String {
+    match &trap.site {
+        Some(s) => format!("{} (VCODE function {}, line {}, at `{}`)", trap.kind, s.function, s.line, s.instr),
+        None => trap.kind.to_string(),
+    }
+}
+
+impl<C: Cvl> Executor for VcodeExecutor<C> {
+    fn execute(&mut self, vcode_text: &str, out: &mut dyn std::io::Write) -> Result<ExecResult, String> {
+        let program = vcode::parse(vcode_text).map_err(|errors| {
+            let first = errors.first().map(|e| e.to_string()).unwrap_or_default();
+            format!("internal error: the compiled VCODE does not parse: {first}")
+        })?;
+        let program = match &mut self.transform {
+            Some(f) => f(program)?,
+            None => program,
+        };
+        let report = vcode::run(&program, &mut self.cvl, out, &self.options).map_err(|t| trap_message(&t))?;
+        if let Some(total) = &mut self.stats {
+            for (kind, calls, elements) in &report.stats.rows {
+                match total.rows.iter_mut().find(|r| r.0 == *kind) {
+                    Some(r) => {
+                        r.1 += calls;
+                        r.2 += elements;
+                    }
+                    None => total.rows.push((kind.clone(), *calls, *elements)),
+                }
+            }
+        }
+        Ok(match report.outcome {
+            RunOutcome::Finished(values) => ExecResult::Finished(values),
+            RunOutcome::Exited(_) => ExecResult::Exited,
+        })
+    }
+
+    fn stats(&self) -> Option<&OpStats> {
+        self.stats.as_ref()
+    }
+}

@@ -1,0 +1,176 @@
+//! Tests of the top level: whole transcripts on the CPU executor, and the handling of
+//! results, exits and traps with scripted executors.
+
+use super::*;
+use std::collections::VecDeque;
+use std::io::Write;
+
+/// The transcript of `src` on the CPU executor, and the number of failed forms.
+fn run(src: &str) -> (String, usize) {
+    let mut top = TopLevel::new(Box::new(CpuExecutor::new()));
+    let mut out = Vec::new();
+    let summary = top.eval_source("test.nesl", src, &mut out).expect("writing to a Vec");
+    (String::from_utf8_lossy(&out).into_owned(), summary.failed)
+}
+
+/// An executor that ignores the code and plays back scripted results, writing the
+/// scripted program output first.
+struct Scripted {
+    steps: VecDeque<(&'static str, Result<ExecResult, String>)>,
+}
+
+impl Executor for Scripted {
+    fn execute(&mut self, _code: &str, out: &mut dyn Write) -> Result<ExecResult, String> {
+        let (text, result) = self.steps.pop_front().unwrap_or(("", Err("no more scripted results".into())));
+        out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
+        result
+    }
+}
+
+fn scripted(src: &str, steps: Vec<(&'static str, Result<ExecResult, String>)>) -> (String, EvalSummary) {
+    let mut top = TopLevel::new(Box::new(Scripted { steps: steps.into() }));
+    let mut out = Vec::new();
+    let summary = top.eval_source("test.nesl", src, &mut out).expect("writing to a Vec");
+    (String::from_utf8_lossy(&out).into_owned(), summary)
+}
+
+fn int(v: i64) -> HostValue {
+    HostValue::Int(vec![v])
+}
+
+#[test]
+fn results_exits_and_traps() {
+    let src = "1 + 2;\n[1, 2] ++ [3];\n4 * 5;\n6 - 1;\n7;\n";
+    let steps = vec![
+        ("", Ok(ExecResult::Finished(vec![int(3)]))),
+        ("hi", Ok(ExecResult::Finished(vec![HostValue::Segdes(vec![3]), HostValue::Int(vec![1, 2, 3])]))),
+        ("\nRUNTIME ERROR: Divide by zero.\n", Ok(ExecResult::Exited)),
+        ("", Err("index 7 out of range for a segment of length 2".into())),
+        ("", Ok(ExecResult::Exited)),
+    ];
+    let (text, summary) = scripted(src, steps);
+    assert_eq!(
+        text,
+        "it = 3 : inthi\nit = [1, 2, 3] : [int]\nRUNTIME ERROR: Divide by zero.\n\n\
+         RUNTIME ERROR: index 7 out of range for a segment of length 2\n\n\
+         RUNTIME ERROR: the evaluation was aborted\n\n"
+    );
+    assert_eq!(summary, EvalSummary { forms: 5, failed: 3, exited: false });
+}
+
+#[test]
+fn results_that_do_not_fit_their_type_are_errors() {
+    let steps = vec![
+        ("", Ok(ExecResult::Finished(vec![int(1), int(2)]))),
+        ("", Ok(ExecResult::Finished(vec![HostValue::Float(vec![f64::NAN])]))),
+    ];
+    let (text, summary) = scripted("1;\n2.0 / 0.0;\n", steps);
+    assert_eq!(summary.failed, 2, "{text}");
+    assert_eq!(text.matches("RUNTIME ERROR").count(), 2, "{text}");
+    assert!(text.ends_with("\n\n"), "{text:?}");
+}
+
+#[test]
+fn transcript_of_definitions_and_values() {
+    let src = "\
+function sq(x) = x * x;
+sq(7);
+x = [1, 2, 3];
+{sq(a) : a in x};
+(a, b) = (1, 2.5);
+a;
+datatype point(int, int);
+p = point(3, 4);
+\"abc\";
+`a;
+(1, 2, 3);
+((1, 2), 3);
+[[1, 2], [] int, [3]];
+[(1, f), (2, t)];
+";
+    let (text, failed) = run(src);
+    assert_eq!(failed, 0, "{text}");
+    let want = "\
+sq = fn : a -> a :: (a in number)
+it = 49 : int
+x = [1, 2, 3] : [int]
+it = [1, 4, 9] : [int]
+(a, b) = (1, 2.5) : int, float
+it = 1 : int
+point = fn : (int, int) -> point
+p = point(3, 4) : point
+it = \"abc\" : [char]
+it = `a : char
+it = (1, 2, 3) : int, int, int
+it = ((1, 2), 3) : (int, int), int
+it = [[1, 2], [], [3]] : [[int]]
+it = [(1, F), (2, T)] : [(int, bool)]
+";
+    assert_eq!(text, want);
+}
+
+#[test]
+fn errors_are_paragraphs_and_evaluation_goes_on() {
+    let src = "1 + ;\n2;\n1 + 2.0;\n3;\nundefined_name;\n[1, 2, 3][5];\n4;\n";
+    let (text, failed) = run(src);
+    assert_eq!(failed, 4, "{text}");
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("error"), "{text}");
+    for want in ["it = 2 : int", "it = 3 : int", "it = 4 : int"] {
+        assert!(lines.contains(&want), "missing {want:?} in\n{text}");
+    }
+    assert!(text.contains("RUNTIME ERROR"), "{text}");
+    // Every error paragraph ends with a blank line before the next result.
+    for (i, l) in lines.iter().enumerate() {
+        if l.starts_with("it = ") && i > 0 {
+            let prev = lines[i - 1];
+            assert!(prev.is_empty() || prev.starts_with("it = "), "line {i} follows {prev:?}\n{text}");
+        }
+    }
+}
+
+#[test]
+fn globals_survive_and_failed_bindings_do_not_bind() {
+    let src = "y = 10;\ny = [1, 2][7];\ny + 1;\nit * 2;\n";
+    let (text, failed) = run(src);
+    assert_eq!(failed, 1, "{text}");
+    assert!(text.contains("it = 11 : int"), "{text}");
+    assert!(text.contains("it = 22 : int"), "{text}");
+}
+
+#[test]
+fn commands() {
+    let src = "set print_length 3;\n[1, 2, 3, 4, 5];\nset print_length 0;\n[1];\nset arg_check off;\nset nonsense 1;\nexit;\n99;\n";
+    let (text, failed) = run(src);
+    assert_eq!(failed, 1, "{text}");
+    assert!(text.contains("it = [1, 2, 3,...] : [int]"), "{text}");
+    assert!(text.contains("it = [...] : [int]"), "{text}");
+    assert!(!text.contains("99"), "{text}");
+}
+
+#[test]
+fn load_is_relative_to_the_file() {
+    let dir = std::env::temp_dir().join(format!("nesl-toplevel-load-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    std::fs::write(dir.join("lib.nesl"), "function twice(x) = 2 * x;\n").expect("write lib");
+    let main = dir.join("main.nesl");
+    std::fs::write(&main, "load \"lib\";\ntwice(21);\nload \"missing.nesl\";\n").expect("write main");
+    let mut top = TopLevel::new(Box::new(CpuExecutor::new()));
+    let mut out = Vec::new();
+    let summary = top.eval_file(&main, &mut out).expect("writing to a Vec");
+    let text = String::from_utf8_lossy(&out);
+    assert_eq!(summary.failed, 1, "{text}");
+    assert!(text.starts_with("twice = fn : int -> int\nit = 42 : int\nerror"), "{text}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn plain_render_names_the_place() {
+    let src = "x = 1;\n  y z;\n";
+    let d = crate::Diagnostic::new(crate::diag::DiagKind::Syntax, crate::ast::Span::new(11, 12), "unexpected `z`")
+        .with_note(None, "a note");
+    assert_eq!(
+        plain_render("f.nesl", src, &[d]),
+        "error: f.nesl:2:5: syntax error: unexpected `z`\n  note: a note\n\n"
+    );
+}

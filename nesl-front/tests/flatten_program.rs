@@ -1,0 +1,31 @@
+//! Whole-file compilation (`nesl compile`): globals flow between forms and every
+//! expression's value is left on the stack in order.
+
+use nesl_front::check::Session;
+use nesl_front::flatten::{compile_program, flat_slots, CompileOptions, SlotKind};
+use nesl_front::ty::Type;
+
+#[test]
+fn program_leaves_each_expression() {
+    let src = "x = [1, 2, 3];\nfunction g(a) = a * 2;\n{g(v) : v in x};\nsum(x);";
+    let (mut items, diags) = nesl_front::parser::parse_program(src);
+    assert!(diags.is_empty(), "{diags:?}");
+    let mut s = Session::new();
+    for it in items.iter_mut() {
+        s.check_item(it).expect("checks");
+    }
+    let code = compile_program(&s, &items, &CompileOptions::default()).expect("compiles");
+    let p = vcode::parse(&code).expect("parses");
+    vcode::verify(&p).expect("verifies");
+    let mut w = Vec::new();
+    let r = vcode::run(&p, &mut vcode::CpuCvl::new(), &mut w, &vcode::RunOptions::default()).expect("runs");
+    let vcode::RunOutcome::Finished(stack) = r.outcome else { panic!("exited") };
+    assert_eq!(vcode::format_vinterp(&stack), "[ 3 ]\n( 2 4 6 )\n( 6 )\n");
+}
+
+#[test]
+fn layouts() {
+    let t = Type::pair(Type::seq(Type::seq(Type::Int)), Type::Float);
+    assert_eq!(flat_slots(&t), vec![SlotKind::Segdes, SlotKind::Segdes, SlotKind::Int, SlotKind::Float]);
+    assert_eq!(flat_slots(&Type::Char), vec![SlotKind::Int]);
+}

@@ -1,0 +1,85 @@
+//! `nesl opt IN.vcode [-o OUT.fcode] [--emit-cuda OUT.cu]`: optimise VCODE into FCODE
+//! (level 2: inline, let form, reduce, fuse, stack code) and optionally write the CUDA C
+//! of its superoperators. The output is checked with the VCODE verifier before it is
+//! written. Errors print `error: FILE:line:col: message` and exit with status 1.
+
+use fcode_opt::{emit_cuda, optimize_report, OptOptions};
+use std::path::Path;
+use std::process::ExitCode;
+
+/// Options of `nesl opt` beyond its files.
+#[derive(Debug, Clone)]
+pub struct OptFlags {
+    /// Optimisation level (0, 1 or 2).
+    pub level: u8,
+    /// Verify the input and the result of every pass.
+    pub verify: bool,
+    /// Print the program after this pass on stderr.
+    pub dump_after: Option<String>,
+    /// Print the time of each pass on stderr.
+    pub timings: bool,
+}
+
+impl Default for OptFlags {
+    fn default() -> Self {
+        OptFlags { level: 2, verify: false, dump_after: None, timings: false }
+    }
+}
+
+fn report(file: &Path, errors: impl IntoIterator<Item = String>) -> ExitCode {
+    for e in errors {
+        eprintln!("error: {}:{e}", file.display());
+    }
+    ExitCode::from(1)
+}
+
+/// Entry point of `nesl opt` (level 2, final program verified).
+pub fn main(file: &Path, output: Option<&Path>, emit_cuda: Option<&Path>) -> anyhow::Result<ExitCode> {
+    main_with(file, output, emit_cuda, &OptFlags::default())
+}
+
+/// `nesl opt` with explicit flags (`--opt`, `--verify`, `--dump-after`, `--timings`).
+pub fn main_with(
+    file: &Path,
+    output: Option<&Path>,
+    cuda_out: Option<&Path>,
+    flags: &OptFlags,
+) -> anyhow::Result<ExitCode> {
+    let bytes = match std::fs::read(file) {
+        Ok(b) => b,
+        Err(e) => return Ok(report(file, [format!(" cannot read the file: {e}")])),
+    };
+    let src = String::from_utf8_lossy(&bytes);
+    let prog = match vcode::parse(&src) {
+        Ok(p) => p,
+        Err(errs) => return Ok(report(file, errs.iter().map(|e| e.to_string()))),
+    };
+    let opts = OptOptions { verify: flags.verify, dump_after: flags.dump_after.clone(), timings: flags.timings };
+    let (out, rep) = match optimize_report(&prog, flags.level, &opts) {
+        Ok(r) => r,
+        Err(e) => return Ok(report(file, [format!(" {e}")])),
+    };
+    if let Some((name, text)) = &rep.dump {
+        eprintln!("; ---- after {name} ----\n{text}");
+    }
+    if flags.timings {
+        eprint!("{}", rep.timings_text());
+    }
+    if let Err(errs) = vcode::verify(&out) {
+        return Ok(report(
+            file,
+            errs.iter().map(|e| format!(" internal error: the optimised program does not verify: {e}")),
+        ));
+    }
+    let text = out.to_string();
+    match output {
+        Some(path) => {
+            std::fs::write(path, &text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?
+        }
+        None => print!("{text}"),
+    }
+    if let Some(path) = cuda_out {
+        std::fs::write(path, emit_cuda(&out)).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,66 @@
+//! `nesl vcode`: run (or only check) a VCODE / FCODE file and print the final stack as
+//! CMU's `vinterp` does. Program output (`WRITE`) goes to stderr, the final stack to
+//! stdout. Errors print `error: FILE:line:col: message` and exit with status 1.
+
+use crate::{Backend, RunOpts};
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+fn report(file: &Path, errors: impl IntoIterator<Item = String>) -> ExitCode {
+    let _ = std::io::stdout().flush();
+    for e in errors {
+        eprintln!("error: {}:{e}", file.display());
+    }
+    ExitCode::from(1)
+}
+
+/// Entry point of `nesl vcode`.
+pub fn main(file: &Path, check: bool, opts: &RunOpts) -> anyhow::Result<ExitCode> {
+    let bytes = match std::fs::read(file) {
+        Ok(b) => b,
+        Err(e) => return Ok(report(file, [format!(" cannot read the file: {e}")])),
+    };
+    let src = String::from_utf8_lossy(&bytes);
+    let prog = match vcode::parse(&src) {
+        Ok(p) => p,
+        Err(errs) => return Ok(report(file, errs.iter().map(|e| e.to_string()))),
+    };
+    if let Err(errs) = vcode::verify(&prog) {
+        return Ok(report(file, errs.iter().map(|e| e.to_string())));
+    }
+    if check {
+        return Ok(ExitCode::SUCCESS);
+    }
+    let run_opts = vcode::RunOptions { stats: opts.stats, ..Default::default() };
+    // TODO(coordinator): run on cvl-cuda for `cuda`, and for `auto` when a GPU is present.
+    if opts.backend == Backend::Cuda {
+        return Ok(report(file, [" CUDA backend not wired yet (use --backend cpu)".to_string()]));
+    }
+    let mut cvl = vcode::CpuCvl::new();
+    let mut stderr = std::io::stderr();
+    let result = vcode::run(&prog, &mut cvl, &mut stderr, &run_opts);
+    match result {
+        Ok(rep) => {
+            if opts.stats {
+                eprintln!("{:<16} {:>12} {:>16}", "operation", "calls", "elements");
+                for (kind, calls, elements) in &rep.stats.rows {
+                    eprintln!("{kind:<16} {calls:>12} {elements:>16}");
+                }
+            }
+            match rep.outcome {
+                vcode::RunOutcome::Finished(stack) => {
+                    let mut so = std::io::stdout().lock();
+                    so.write_all(vcode::format_vinterp(&stack).as_bytes())?;
+                    so.flush()?;
+                    Ok(ExitCode::SUCCESS)
+                }
+                vcode::RunOutcome::Exited(status) => Ok(ExitCode::from(status.clamp(0, 255) as u8)),
+            }
+        }
+        Err(trap) => {
+            let msg = if trap.site.is_some() { trap.to_string() } else { format!(" {trap}") };
+            Ok(report(file, [msg]))
+        }
+    }
+}

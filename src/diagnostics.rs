@@ -1,0 +1,118 @@
+//! Rendering of front-end [`Diagnostic`]s for people: `error[Kind]: message`, the place as
+//! `file:line:col`, and a source snippet with the span underlined (codespan-reporting,
+//! never coloured, ASCII only).
+//!
+//! Every rendered diagnostic starts with the word `error` and ends with a blank line, with
+//! no blank line inside it: the conformance comparison treats such a paragraph as one
+//! error mark (see `shared/conformance/README.md`).
+
+// The subcommands call `render` once they report front-end errors.
+#![allow(dead_code)]
+
+use codespan_reporting::diagnostic::{Diagnostic as Report, Label};
+use codespan_reporting::files::SimpleFile;
+use codespan_reporting::term::{self, termcolor::NoColor, Chars, Config};
+use nesl_front::diag::LineIndex;
+use nesl_front::{Diagnostic, Span};
+use std::ops::Range;
+
+/// Renders `diags` about the source text `src` of `file` as text, one paragraph per
+/// diagnostic, in order.
+pub fn render(file: &str, src: &str, diags: &[Diagnostic]) -> String {
+    let files = SimpleFile::new(file, src);
+    let config = Config { chars: Chars::ascii(), ..Config::default() };
+    let mut out = String::new();
+    for d in diags {
+        let mut buf = NoColor::new(Vec::new());
+        let report = to_report(src, d);
+        let text = match term::emit(&mut buf, &config, &files, &report) {
+            Ok(()) => String::from_utf8_lossy(&buf.into_inner()).into_owned(),
+            Err(_) => fallback(file, src, d),
+        };
+        out.push_str(&paragraph(&text));
+    }
+    out
+}
+
+/// The codespan report for one diagnostic.
+fn to_report(src: &str, d: &Diagnostic) -> Report<()> {
+    let mut labels = vec![Label::primary((), clamp(src, d.span))];
+    let mut notes = Vec::new();
+    for (span, note) in &d.notes {
+        match span {
+            Some(s) => labels.push(Label::secondary((), clamp(src, *s)).with_message(note)),
+            None if note.starts_with("note:") || note.starts_with("help:") => notes.push(note.clone()),
+            None => notes.push(format!("note: {note}")),
+        }
+    }
+    Report::error()
+        .with_code(format!("{:?}", d.kind))
+        .with_message(&d.message)
+        .with_labels(labels)
+        .with_notes(notes)
+}
+
+/// A span as a byte range that is inside `src` and on character boundaries.
+fn clamp(src: &str, span: Span) -> Range<usize> {
+    let fix = |mut i: usize| {
+        i = i.min(src.len());
+        while !src.is_char_boundary(i) {
+            i -= 1;
+        }
+        i
+    };
+    let start = fix(span.start as usize);
+    let end = fix(span.end as usize).max(start);
+    start..end
+}
+
+/// The plain rendering used if codespan cannot render a diagnostic.
+fn fallback(file: &str, src: &str, d: &Diagnostic) -> String {
+    let (line, col) = LineIndex::new(src).line_col(clamp(src, d.span).start);
+    let mut text = format!("error[{:?}]: {}\n --> {file}:{line}:{col}\n", d.kind, d.message);
+    for (_, note) in &d.notes {
+        text.push_str(&format!("  = note: {note}\n"));
+    }
+    text
+}
+
+/// One error paragraph: no blank line inside, exactly one blank line at the end.
+fn paragraph(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines().filter(|l| !l.trim().is_empty()) {
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out.push('\n');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nesl_front::DiagKind;
+
+    #[test]
+    fn renders_location_snippet_and_paragraphs() {
+        let src = "x = 5;\nif x > 2 then 1;\n";
+        let d1 = Diagnostic::new(DiagKind::Syntax, Span::new(22, 23), "unexpected `;`");
+        let d2 = Diagnostic::new(DiagKind::Lex, Span::new(0, 1), "bad").with_note(None, "a note");
+        let text = render("prog.nesl", src, &[d1, d2]);
+        let paras: Vec<&str> = text.split("\n\n").filter(|p| !p.is_empty()).collect();
+        assert_eq!(paras.len(), 2, "{text}");
+        assert!(paras[0].starts_with("error[Syntax]: unexpected `;`"), "{text}");
+        assert!(paras[0].contains("prog.nesl:2:16"), "{text}");
+        assert!(paras[0].contains("if x > 2 then 1;"), "{text}");
+        assert!(paras[1].starts_with("error[Lex]: bad"), "{text}");
+        assert!(paras[1].contains("a note"), "{text}");
+        assert!(text.ends_with("\n\n"));
+    }
+
+    #[test]
+    fn out_of_range_spans_do_not_panic() {
+        let src = "é";
+        let d = Diagnostic::new(DiagKind::Lex, Span::new(1, 99), "x");
+        let text = render("f.nesl", src, &[d]);
+        assert!(text.starts_with("error[Lex]: x"));
+    }
+}

@@ -1,0 +1,110 @@
+//! The regression suites as tests, one per file (libtest-mimic; `harness = false`).
+//!
+//! - `regression/nesl/**`: the project's own NESL corpus, each `.nesl` with its
+//!   `.expected` transcript, evaluated in-process on every configuration of
+//!   `regression::configurations()` (test names start with it: `cpu-O0/...`);
+//! - `regression/bad-syntax`, `regression/bad-types`: included when their `.expected`
+//!   files are transcripts (error paragraphs and result lines);
+//! - `conformance_report`: runs the shared conformance corpus (CPU, level 0) when it is
+//!   present and prints its pass count without failing (the corpus is a target, not yet
+//!   a gate); `NESL_CONFORMANCE_VERBOSE=1` also lists the failures.
+//!
+//! Filter as with any test binary: `cargo test --test regression -- nesl/scalar`; see the
+//! conformance report with `cargo test --test regression -- conformance_report`.
+
+use libtest_mimic::{Arguments, Failed, Trial};
+use regression::{Backend, Case, Summary, Verdict};
+use std::path::Path;
+
+/// True when `text` looks like a top-level transcript: every line is blank, inside an
+/// error paragraph, or a result line `lhs = value : type`, and there is at least one
+/// result line (a file of error paragraphs alone is a diagnostics snapshot, which the
+/// front end's own tests check).
+fn is_transcript(text: &str) -> bool {
+    let mut in_error = false;
+    let mut results = 0;
+    for line in text.lines() {
+        if line.trim().is_empty() {
+            in_error = false;
+        } else if regression::compare::is_error_start(line) {
+            in_error = true;
+        } else if in_error {
+            continue;
+        } else if line.contains(" = ") && line.contains(" : ") {
+            results += 1;
+        } else {
+            return false;
+        }
+    }
+    results > 0
+}
+
+fn verdict_to_result(v: Verdict) -> Result<(), Failed> {
+    match v {
+        Verdict::Pass | Verdict::Skip(_) => Ok(()),
+        Verdict::Fail(diff) => Err(diff.into()),
+    }
+}
+
+fn suite_trials(root: &Path, suite: &str, only_transcripts: bool, trials: &mut Vec<Trial>) {
+    let dir = root.join(suite);
+    if !dir.is_dir() {
+        return;
+    }
+    let cases = match regression::discover(&dir) {
+        Ok(c) => c,
+        Err(e) => {
+            trials.push(Trial::test(format!("{suite}/(discover)"), move || Err(e.into())));
+            return;
+        }
+    };
+    for case in cases {
+        let Some(expected) = &case.expected else { continue };
+        if only_transcripts {
+            let text = std::fs::read_to_string(expected).unwrap_or_default();
+            if !is_transcript(&text) {
+                continue;
+            }
+        }
+        for (backend, opt) in regression::configurations() {
+            let name = format!("{}/{suite}/{}", regression::configuration_name(backend, opt), case.name);
+            let case = case.clone();
+            trials.push(Trial::test(name, move || verdict_to_result(regression::check_nesl_case(&case, backend, opt))));
+        }
+    }
+}
+
+fn conformance_report(root: &Path) -> Result<(), Failed> {
+    let Some(dir) = regression::conformance_dir(root) else {
+        println!("conformance corpus not found (set NESL_CONFORMANCE or put it at ../shared/conformance): skipped");
+        return Ok(());
+    };
+    let cases: Vec<Case> = regression::discover(&dir)?;
+    let mut summary = Summary::default();
+    let mut failures = Vec::new();
+    for case in &cases {
+        let v = regression::check_nesl_case(case, Backend::Cpu, 0);
+        if let Verdict::Fail(diff) = &v {
+            failures.push(format!("  {}: {}", case.name, diff.lines().next().unwrap_or("")));
+        }
+        summary.add(&v);
+    }
+    println!("conformance corpus {}: {} of {} pass", dir.display(), summary.passed, summary.total());
+    if std::env::var_os("NESL_CONFORMANCE_VERBOSE").is_some() {
+        for f in &failures {
+            println!("{f}");
+        }
+    }
+    Ok(())
+}
+
+fn main() {
+    let args = Arguments::from_args();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
+    let mut trials = Vec::new();
+    suite_trials(&root, "regression/nesl", false, &mut trials);
+    suite_trials(&root, "regression/bad-syntax", true, &mut trials);
+    suite_trials(&root, "regression/bad-types", true, &mut trials);
+    trials.push(Trial::test("conformance_report", move || conformance_report(&root)));
+    libtest_mimic::run(&args, trials).exit();
+}

@@ -1,0 +1,1160 @@
+//! The CPU vector library: [`Cvl`] on host memory.
+//!
+//! Vectors are reference-counted `Vec`s of `i64`, `f64` or `bool`; a segment descriptor
+//! keeps its lengths, its segment start offsets and its element count. Every operation
+//! is written once, generic over the element type ([`Elem`]); the `Data` enum is only
+//! matched at the edges to pick the instantiation. All sizes and indices are checked:
+//! a bad operand is a [`Trap`], never a panic. Superoperators are evaluated in
+//! cache-sized chunks ([`CHUNK`] elements) without full-length intermediates.
+
+use super::{BinOp, Cvl, HostScalar, HostVector, ReduceOp, UnOp, VType, FLOAT_MAX_IDENTITY};
+use crate::fused::{Expr, SuperOp};
+use crate::trap::{Trap, TrapKind};
+use std::rc::Rc;
+
+/// Elements per chunk when evaluating a superoperator.
+pub const CHUNK: usize = 4096;
+
+/// The storage of one CPU vector.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Data {
+    /// Integers.
+    Int(Vec<i64>),
+    /// Doubles.
+    Float(Vec<f64>),
+    /// Booleans.
+    Bool(Vec<bool>),
+}
+
+impl Data {
+    fn len(&self) -> usize {
+        match self {
+            Data::Int(v) => v.len(),
+            Data::Float(v) => v.len(),
+            Data::Bool(v) => v.len(),
+        }
+    }
+    fn vtype(&self) -> VType {
+        match self {
+            Data::Int(_) => VType::Int,
+            Data::Float(_) => VType::Float,
+            Data::Bool(_) => VType::Bool,
+        }
+    }
+    fn slice(&self) -> Slice<'_> {
+        match self {
+            Data::Int(v) => Slice::Int(v),
+            Data::Float(v) => Slice::Float(v),
+            Data::Bool(v) => Slice::Bool(v),
+        }
+    }
+}
+
+/// A borrowed run of elements of one type.
+#[derive(Debug, Clone, Copy)]
+enum Slice<'a> {
+    Int(&'a [i64]),
+    Float(&'a [f64]),
+    Bool(&'a [bool]),
+}
+
+impl<'a> Slice<'a> {
+    fn len(&self) -> usize {
+        match self {
+            Slice::Int(v) => v.len(),
+            Slice::Float(v) => v.len(),
+            Slice::Bool(v) => v.len(),
+        }
+    }
+    fn vtype(&self) -> VType {
+        match self {
+            Slice::Int(_) => VType::Int,
+            Slice::Float(_) => VType::Float,
+            Slice::Bool(_) => VType::Bool,
+        }
+    }
+    fn range(self, lo: usize, hi: usize) -> Slice<'a> {
+        match self {
+            Slice::Int(v) => Slice::Int(&v[lo..hi]),
+            Slice::Float(v) => Slice::Float(&v[lo..hi]),
+            Slice::Bool(v) => Slice::Bool(&v[lo..hi]),
+        }
+    }
+}
+
+/// An element type of the CPU library (`i64`, `f64`, `bool`).
+pub trait Elem: Copy + Default + PartialOrd + std::fmt::Debug + 'static {
+    /// The VCODE element type.
+    const VT: VType;
+    /// Wraps a vector of this type.
+    fn wrap(v: Vec<Self>) -> Data;
+    /// Takes the vector out of `d` if it has this type.
+    fn unwrap(d: Data) -> Option<Vec<Self>>;
+    /// Views `d` as this type.
+    fn view(d: &Data) -> Option<&[Self]>;
+}
+
+macro_rules! elem {
+    ($t:ty, $var:ident) => {
+        impl Elem for $t {
+            const VT: VType = VType::$var;
+            fn wrap(v: Vec<Self>) -> Data {
+                Data::$var(v)
+            }
+            fn unwrap(d: Data) -> Option<Vec<Self>> {
+                match d {
+                    Data::$var(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn view(d: &Data) -> Option<&[Self]> {
+                match d {
+                    Data::$var(v) => Some(v),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+elem!(i64, Int);
+elem!(f64, Float);
+elem!(bool, Bool);
+
+/// Arithmetic shared by `i64` (wrapping) and `f64` (IEEE).
+trait Num: Elem {
+    fn add(a: Self, b: Self) -> Self;
+    fn sub(a: Self, b: Self) -> Self;
+    fn mul(a: Self, b: Self) -> Self;
+    fn max(a: Self, b: Self) -> Self {
+        if b > a {
+            b
+        } else {
+            a
+        }
+    }
+    fn min(a: Self, b: Self) -> Self {
+        if b < a {
+            b
+        } else {
+            a
+        }
+    }
+}
+impl Num for i64 {
+    fn add(a: Self, b: Self) -> Self {
+        a.wrapping_add(b)
+    }
+    fn sub(a: Self, b: Self) -> Self {
+        a.wrapping_sub(b)
+    }
+    fn mul(a: Self, b: Self) -> Self {
+        a.wrapping_mul(b)
+    }
+}
+impl Num for f64 {
+    fn add(a: Self, b: Self) -> Self {
+        a + b
+    }
+    fn sub(a: Self, b: Self) -> Self {
+        a - b
+    }
+    fn mul(a: Self, b: Self) -> Self {
+        a * b
+    }
+}
+
+/// Reuses the storage of `out` for a vector of `T` (empty, capacity kept when the type
+/// matches).
+fn take<T: Elem>(out: &mut Data) -> Vec<T> {
+    match T::unwrap(std::mem::replace(out, Data::Int(Vec::new()))) {
+        Some(mut v) => {
+            v.clear();
+            v
+        }
+        None => Vec::new(),
+    }
+}
+
+#[inline]
+fn map1<A: Copy, R: Elem>(a: &[A], out: &mut Data, f: impl Fn(A) -> R) {
+    let mut v = take::<R>(out);
+    v.extend(a.iter().map(|&x| f(x)));
+    *out = R::wrap(v);
+}
+
+#[inline]
+fn map2<A: Copy, B: Copy, R: Elem>(a: &[A], b: &[B], out: &mut Data, f: impl Fn(A, B) -> R) {
+    let mut v = take::<R>(out);
+    v.extend(a.iter().zip(b).map(|(&x, &y)| f(x, y)));
+    *out = R::wrap(v);
+}
+
+fn arith<T: Num>(op: BinOp, a: &[T], b: &[T], out: &mut Data) -> bool {
+    match op {
+        BinOp::Add => map2(a, b, out, T::add),
+        BinOp::Sub => map2(a, b, out, T::sub),
+        BinOp::Mul => map2(a, b, out, T::mul),
+        BinOp::Max => map2(a, b, out, T::max),
+        BinOp::Min => map2(a, b, out, T::min),
+        _ => return false,
+    }
+    true
+}
+
+fn compare<T: Elem>(op: BinOp, a: &[T], b: &[T], out: &mut Data, ordered: bool) -> bool {
+    match op {
+        BinOp::Eq => map2(a, b, out, |x, y| x == y),
+        BinOp::Ne => map2(a, b, out, |x, y| x != y),
+        BinOp::Lt if ordered => map2(a, b, out, |x, y| x < y),
+        BinOp::Le if ordered => map2(a, b, out, |x, y| x <= y),
+        BinOp::Gt if ordered => map2(a, b, out, |x, y| x > y),
+        BinOp::Ge if ordered => map2(a, b, out, |x, y| x >= y),
+        _ => return false,
+    }
+    true
+}
+
+fn unsupported(what: &str, t: VType) -> Trap {
+    Trap::ty(format!("{what} is not defined on {}", t.name()))
+}
+
+/// `out = a op b` element-wise.
+fn binary_into(op: BinOp, a: Slice, b: Slice, out: &mut Data) -> Result<(), Trap> {
+    if a.len() != b.len() {
+        return Err(Trap::length(format!(
+            "operands of `{}` have lengths {} and {}",
+            crate::fused::binop_name(op),
+            a.len(),
+            b.len()
+        )));
+    }
+    let done = match (a, b) {
+        (Slice::Int(a), Slice::Int(b)) => {
+            arith(op, a, b, out)
+                || compare(op, a, b, out, true)
+                || match op {
+                    BinOp::Div | BinOp::Mod => {
+                        if b.contains(&0) {
+                            return Err(Trap::new(TrapKind::DivisionByZero));
+                        }
+                        if op == BinOp::Div {
+                            map2(a, b, out, i64::wrapping_div)
+                        } else {
+                            map2(a, b, out, i64::wrapping_rem)
+                        }
+                        true
+                    }
+                    BinOp::Lshift => {
+                        map2(a, b, out, |x, y| x.wrapping_shl((y & 63) as u32));
+                        true
+                    }
+                    BinOp::Rshift => {
+                        map2(a, b, out, |x, y| x.wrapping_shr((y & 63) as u32));
+                        true
+                    }
+                    BinOp::And => {
+                        map2(a, b, out, |x, y| x & y);
+                        true
+                    }
+                    BinOp::Or => {
+                        map2(a, b, out, |x, y| x | y);
+                        true
+                    }
+                    BinOp::Xor => {
+                        map2(a, b, out, |x, y| x ^ y);
+                        true
+                    }
+                    _ => false,
+                }
+        }
+        (Slice::Float(a), Slice::Float(b)) => {
+            arith(op, a, b, out)
+                || compare(op, a, b, out, true)
+                || (op == BinOp::Div && {
+                    map2(a, b, out, |x, y| x / y);
+                    true
+                })
+        }
+        (Slice::Bool(a), Slice::Bool(b)) => {
+            compare(op, a, b, out, false)
+                || match op {
+                    BinOp::And => {
+                        map2(a, b, out, |x, y| x & y);
+                        true
+                    }
+                    BinOp::Or => {
+                        map2(a, b, out, |x, y| x | y);
+                        true
+                    }
+                    BinOp::Xor => {
+                        map2(a, b, out, |x, y| x ^ y);
+                        true
+                    }
+                    _ => false,
+                }
+        }
+        (a, b) => {
+            return Err(Trap::ty(format!(
+                "operands of `{}` are {} and {}",
+                crate::fused::binop_name(op),
+                a.vtype().name(),
+                b.vtype().name()
+            )))
+        }
+    };
+    if done {
+        Ok(())
+    } else {
+        Err(unsupported(&format!("`{}`", crate::fused::binop_name(op)), a.vtype()))
+    }
+}
+
+/// `out = op a` element-wise.
+fn unary_into(op: UnOp, a: Slice, out: &mut Data) -> Result<(), Trap> {
+    let float_fn: Option<fn(f64) -> f64> = match op {
+        UnOp::Log => Some(f64::ln),
+        UnOp::Sqrt => Some(f64::sqrt),
+        UnOp::Exp => Some(f64::exp),
+        UnOp::Sin => Some(f64::sin),
+        UnOp::Cos => Some(f64::cos),
+        UnOp::Tan => Some(f64::tan),
+        UnOp::Asin => Some(f64::asin),
+        UnOp::Acos => Some(f64::acos),
+        UnOp::Atan => Some(f64::atan),
+        UnOp::Sinh => Some(f64::sinh),
+        UnOp::Cosh => Some(f64::cosh),
+        UnOp::Tanh => Some(f64::tanh),
+        _ => None,
+    };
+    match (op, a) {
+        (UnOp::Not, Slice::Int(a)) => map1(a, out, |x: i64| !x),
+        (UnOp::Not, Slice::Bool(a)) => map1(a, out, |x: bool| !x),
+        (UnOp::Floor, Slice::Float(a)) => map1(a, out, |x: f64| x.floor() as i64),
+        (UnOp::Ceil, Slice::Float(a)) => map1(a, out, |x: f64| x.ceil() as i64),
+        (UnOp::Trunc, Slice::Float(a)) => map1(a, out, |x: f64| x.trunc() as i64),
+        (UnOp::Round, Slice::Float(a)) => map1(a, out, |x: f64| (x + 0.5).trunc() as i64),
+        (UnOp::IToF, Slice::Int(a)) => map1(a, out, |x: i64| x as f64),
+        (UnOp::IToB, Slice::Int(a)) => map1(a, out, |x: i64| x != 0),
+        (UnOp::BToI, Slice::Bool(a)) => map1(a, out, i64::from),
+        (_, Slice::Float(a)) if float_fn.is_some() => {
+            if let Some(f) = float_fn {
+                map1(a, out, f)
+            }
+        }
+        (op, a) => return Err(unsupported(&format!("`{}`", crate::fused::unop_name(op)), a.vtype())),
+    }
+    Ok(())
+}
+
+fn select_t<T: Elem>(f: &[bool], a: &[T], b: &[T], out: &mut Data) {
+    let mut v = take::<T>(out);
+    v.extend(f.iter().zip(a.iter().zip(b)).map(|(&c, (&x, &y))| if c { x } else { y }));
+    *out = T::wrap(v);
+}
+
+/// `out = f ? a : b` element-wise.
+fn select_into(f: Slice, a: Slice, b: Slice, out: &mut Data) -> Result<(), Trap> {
+    if f.len() != a.len() || a.len() != b.len() {
+        return Err(Trap::length(format!(
+            "operands of `SELECT` have lengths {}, {} and {}",
+            f.len(),
+            a.len(),
+            b.len()
+        )));
+    }
+    let Slice::Bool(f) = f else {
+        return Err(Trap::ty(format!("`SELECT` flags are {}, not BOOL", f.vtype().name())));
+    };
+    match (a, b) {
+        (Slice::Int(a), Slice::Int(b)) => select_t(f, a, b, out),
+        (Slice::Float(a), Slice::Float(b)) => select_t(f, a, b, out),
+        (Slice::Bool(a), Slice::Bool(b)) => select_t(f, a, b, out),
+        (a, b) => {
+            return Err(Trap::ty(format!(
+                "branches of `SELECT` are {} and {}",
+                a.vtype().name(),
+                b.vtype().name()
+            )))
+        }
+    }
+    Ok(())
+}
+
+/// A segment descriptor: lengths, start offsets, element count.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Seg {
+    lens: Vec<usize>,
+    starts: Vec<usize>,
+    total: usize,
+}
+
+impl Seg {
+    fn new(lens: &[i64]) -> Result<Seg, Trap> {
+        let mut starts = Vec::with_capacity(lens.len());
+        let mut out = Vec::with_capacity(lens.len());
+        let mut total: usize = 0;
+        for &l in lens {
+            if l < 0 {
+                return Err(Trap::new(TrapKind::NegativeLength(l)));
+            }
+            starts.push(total);
+            out.push(l as usize);
+            total = total
+                .checked_add(l as usize)
+                .filter(|t| *t <= (isize::MAX as usize) / 16)
+                .ok_or_else(|| Trap::new(TrapKind::OutOfMemory(format!("segment lengths sum past {}", isize::MAX as usize / 16))))?;
+        }
+        Ok(Seg { lens: out, starts, total })
+    }
+    /// `(start, len)` of every segment.
+    fn ranges(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.starts.iter().copied().zip(self.lens.iter().copied())
+    }
+    fn m(&self) -> usize {
+        self.lens.len()
+    }
+}
+
+/// Handle to a CPU data vector (reference counted).
+#[derive(Debug, Clone)]
+pub struct CpuVector(Rc<Data>);
+
+impl CpuVector {
+    /// The elements.
+    pub fn data(&self) -> &Data {
+        &self.0
+    }
+}
+
+/// Handle to a CPU segment descriptor (reference counted).
+#[derive(Debug, Clone)]
+pub struct CpuSegdes(Rc<Seg>);
+
+/// The CPU vector library.
+#[derive(Debug)]
+pub struct CpuCvl {
+    rng: u64,
+    max_elements: usize,
+}
+
+impl Default for CpuCvl {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CpuCvl {
+    /// A library with the random generator seeded with 0.
+    pub fn new() -> Self {
+        CpuCvl { rng: 0, max_elements: usize::MAX }
+    }
+    /// A library that refuses (with an out-of-memory trap) any segment descriptor or
+    /// fill describing more than `n` elements: a guard for untrusted programs.
+    pub fn with_max_elements(n: usize) -> Self {
+        CpuCvl { rng: 0, max_elements: n }
+    }
+    fn limit(&self, n: usize) -> Result<(), Trap> {
+        if n <= self.max_elements {
+            Ok(())
+        } else {
+            Err(Trap::new(TrapKind::OutOfMemory(format!(
+                "{n} elements is over this library's limit of {}",
+                self.max_elements
+            ))))
+        }
+    }
+    fn seg(&self, lens: &[i64]) -> Result<CpuSegdes, Trap> {
+        let s = Seg::new(lens)?;
+        self.limit(s.total.max(s.m()))?;
+        Ok(CpuSegdes(Rc::new(s)))
+    }
+    fn next_random(&mut self) -> u64 {
+        // splitmix64
+        self.rng = self.rng.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.rng;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+}
+
+fn vecd(d: Data) -> CpuVector {
+    CpuVector(Rc::new(d))
+}
+
+fn alloc<T: Elem>(n: usize) -> Result<Vec<T>, Trap> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n)
+        .map_err(|_| Trap::new(TrapKind::OutOfMemory(format!("cannot allocate {n} elements"))))?;
+    Ok(v)
+}
+
+fn filled<T: Elem>(x: T, n: usize) -> Result<Vec<T>, Trap> {
+    let mut v = alloc(n)?;
+    v.resize(n, x);
+    Ok(v)
+}
+
+fn ints<'a>(v: &'a CpuVector, what: &str) -> Result<&'a [i64], Trap> {
+    match &*v.0 {
+        Data::Int(x) => Ok(x),
+        d => Err(Trap::ty(format!("{what} must be INT, not {}", d.vtype().name()))),
+    }
+}
+
+fn bools<'a>(v: &'a CpuVector, what: &str) -> Result<&'a [bool], Trap> {
+    match &*v.0 {
+        Data::Bool(x) => Ok(x),
+        d => Err(Trap::ty(format!("{what} must be BOOL, not {}", d.vtype().name()))),
+    }
+}
+
+fn check_len(what: &str, have: usize, want: usize) -> Result<(), Trap> {
+    if have == want {
+        Ok(())
+    } else {
+        Err(Trap::length(format!("{what} has length {have}, expected {want}")))
+    }
+}
+
+fn same_m(a: &Seg, b: &Seg) -> Result<(), Trap> {
+    if a.m() == b.m() {
+        Ok(())
+    } else {
+        Err(Trap::length(format!(
+            "source descriptor has {} segments, destination descriptor {}",
+            a.m(),
+            b.m()
+        )))
+    }
+}
+
+#[inline]
+fn idx(k: i64, len: usize) -> Result<usize, Trap> {
+    if k >= 0 && (k as u64) < len as u64 {
+        Ok(k as usize)
+    } else {
+        Err(Trap::index(k, len))
+    }
+}
+
+/// Applies a generic function to the typed slice of a vector, wrapping its result.
+macro_rules! each {
+    ($d:expr, |$v:ident| $body:expr) => {
+        match $d {
+            Data::Int($v) => Data::Int($body?),
+            Data::Float($v) => Data::Float($body?),
+            Data::Bool($v) => Data::Bool($body?),
+        }
+    };
+}
+
+/// The same for two vectors that must have the same type.
+macro_rules! each2 {
+    ($a:expr, $b:expr, |$x:ident, $y:ident| $body:expr) => {
+        match ($a, $b) {
+            (Data::Int($x), Data::Int($y)) => Data::Int($body?),
+            (Data::Float($x), Data::Float($y)) => Data::Float($body?),
+            (Data::Bool($x), Data::Bool($y)) => Data::Bool($body?),
+            (a, b) => {
+                return Err(Trap::ty(format!(
+                    "values are {} and {}; they must have one type",
+                    a.vtype().name(),
+                    b.vtype().name()
+                )))
+            }
+        }
+    };
+}
+
+fn scan_t<T: Copy>(v: &[T], s: &Seg, id: T, f: impl Fn(T, T) -> T) -> Result<Vec<T>, Trap> {
+    let mut out = Vec::with_capacity(v.len());
+    for (st, len) in s.ranges() {
+        let mut acc = id;
+        out.extend(v[st..st + len].iter().map(|&x| {
+            let r = acc;
+            acc = f(acc, x);
+            r
+        }));
+    }
+    Ok(out)
+}
+
+fn reduce_t<T: Copy>(v: &[T], s: &Seg, id: T, f: impl Fn(T, T) -> T) -> Result<Vec<T>, Trap> {
+    Ok(s.ranges().map(|(st, len)| v[st..st + len].iter().fold(id, |a, &x| f(a, x))).collect())
+}
+
+/// Runs `$f(slice, seg, identity, operator)` for the monoid of `$op` on `$d`'s type.
+macro_rules! monoid {
+    ($op:expr, $d:expr, $s:expr, $f:ident) => {
+        match ($op, $d) {
+            (ReduceOp::Add, Data::Int(v)) => Data::Int($f(v, $s, 0, i64::wrapping_add)?),
+            (ReduceOp::Mul, Data::Int(v)) => Data::Int($f(v, $s, 1, i64::wrapping_mul)?),
+            (ReduceOp::Max, Data::Int(v)) => Data::Int($f(v, $s, i64::MIN, <i64 as Num>::max)?),
+            (ReduceOp::Min, Data::Int(v)) => Data::Int($f(v, $s, i64::MAX, <i64 as Num>::min)?),
+            (ReduceOp::And, Data::Int(v)) => Data::Int($f(v, $s, -1, |a, b| a & b)?),
+            (ReduceOp::Or, Data::Int(v)) => Data::Int($f(v, $s, 0, |a, b| a | b)?),
+            (ReduceOp::Xor, Data::Int(v)) => Data::Int($f(v, $s, 0, |a, b| a ^ b)?),
+            (ReduceOp::Add, Data::Float(v)) => Data::Float($f(v, $s, 0.0, |a, b| a + b)?),
+            (ReduceOp::Mul, Data::Float(v)) => Data::Float($f(v, $s, 1.0, |a, b| a * b)?),
+            (ReduceOp::Max, Data::Float(v)) => {
+                Data::Float($f(v, $s, FLOAT_MAX_IDENTITY, <f64 as Num>::max)?)
+            }
+            (ReduceOp::Min, Data::Float(v)) => {
+                Data::Float($f(v, $s, -FLOAT_MAX_IDENTITY, <f64 as Num>::min)?)
+            }
+            (ReduceOp::And, Data::Bool(v)) => Data::Bool($f(v, $s, true, |a, b| a & b)?),
+            (ReduceOp::Or, Data::Bool(v)) => Data::Bool($f(v, $s, false, |a, b| a | b)?),
+            (ReduceOp::Xor, Data::Bool(v)) => Data::Bool($f(v, $s, false, |a, b| a ^ b)?),
+            (op, d) => return Err(unsupported(&format!("{op:?} scan/reduce"), d.vtype())),
+        }
+    };
+}
+
+fn permute_t<T: Elem>(v: &[T], i: &[i64], s: &Seg) -> Result<Vec<T>, Trap> {
+    let mut out = filled(T::default(), v.len())?;
+    for (st, len) in s.ranges() {
+        for j in st..st + len {
+            out[st + idx(i[j], len)?] = v[j];
+        }
+    }
+    Ok(out)
+}
+
+/// Scatter of the (flagged) sources of each source segment into the matching
+/// destination segment of `out`.
+fn scatter_t<T: Elem>(
+    out: &mut [T],
+    v: &[T],
+    i: &[i64],
+    f: Option<&[bool]>,
+    ss: &Seg,
+    sd: &Seg,
+) -> Result<(), Trap> {
+    for ((sst, slen), (dst, dlen)) in ss.ranges().zip(sd.ranges()) {
+        for j in sst..sst + slen {
+            if f.is_none_or(|f| f[j]) {
+                out[dst + idx(i[j], dlen)?] = v[j];
+            }
+        }
+    }
+    Ok(())
+}
+
+fn gather_t<T: Elem>(v: &[T], i: &[i64], f: Option<&[bool]>, ss: &Seg, sd: &Seg) -> Result<Vec<T>, Trap> {
+    let mut out = alloc(sd.total)?;
+    for ((sst, slen), (dst, dlen)) in ss.ranges().zip(sd.ranges()) {
+        for k in dst..dst + dlen {
+            if f.is_none_or(|f| f[k]) {
+                out.push(v[sst + idx(i[k], slen)?]);
+            } else {
+                out.push(T::default());
+            }
+        }
+    }
+    Ok(out)
+}
+
+fn dist_t<T: Elem>(x: &[T], s: &Seg) -> Result<Vec<T>, Trap> {
+    let mut out = alloc(s.total)?;
+    for (k, (_, len)) in s.ranges().enumerate() {
+        out.resize(out.len() + len, x[k]);
+    }
+    Ok(out)
+}
+
+fn extract_t<T: Elem>(v: &[T], i: &[i64], s: &Seg) -> Result<Vec<T>, Trap> {
+    s.ranges().enumerate().map(|(k, (st, len))| Ok(v[st + idx(i[k], len)?])).collect()
+}
+
+fn replace_t<T: Elem>(v: &[T], i: &[i64], x: &[T], s: &Seg) -> Result<Vec<T>, Trap> {
+    let mut out = v.to_vec();
+    for (k, (st, len)) in s.ranges().enumerate() {
+        out[st + idx(i[k], len)?] = x[k];
+    }
+    Ok(out)
+}
+
+fn pack_t<T: Elem>(v: &[T], f: &[bool]) -> Result<Vec<T>, Trap> {
+    Ok(v.iter().zip(f).filter(|(_, &b)| b).map(|(&x, _)| x).collect())
+}
+
+fn rank_t<T: Elem>(v: &[T], s: &Seg, up: bool) -> Result<Vec<i64>, Trap> {
+    let mut out = filled(0i64, v.len())?;
+    let mut perm: Vec<usize> = Vec::new();
+    for (st, len) in s.ranges() {
+        let keys = &v[st..st + len];
+        perm.clear();
+        perm.extend(0..len);
+        let cmp = |a: &usize, b: &usize| {
+            keys[*a].partial_cmp(&keys[*b]).unwrap_or(std::cmp::Ordering::Equal)
+        };
+        if up {
+            perm.sort_by(cmp);
+        } else {
+            perm.sort_by(|a, b| cmp(b, a));
+        }
+        for (r, &p) in perm.iter().enumerate() {
+            out[st + p] = r as i64;
+        }
+    }
+    Ok(out)
+}
+
+/// One operand of a compiled superoperator step.
+#[derive(Debug, Clone, Copy)]
+enum Src {
+    Arg(usize),
+    Reg(usize),
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Step {
+    Bin(BinOp, Src, Src),
+    Un(UnOp, Src),
+    Sel(Src, Src, Src),
+}
+
+/// A superoperator flattened into steps; register `r` holds the result of step `r`
+/// (or a broadcast constant, whose step is `None`).
+struct Compiled {
+    steps: Vec<Option<Step>>,
+    regs: Vec<Data>,
+}
+
+fn compile(e: &Expr, c: &mut Compiled) -> Result<Src, Trap> {
+    let step = match e {
+        Expr::Arg(i) => return Ok(Src::Arg(*i)),
+        Expr::Const(s) => {
+            let d = match *s {
+                HostScalar::Int(x) => Data::Int(filled(x, CHUNK)?),
+                HostScalar::Float(x) => Data::Float(filled(x, CHUNK)?),
+                HostScalar::Bool(x) => Data::Bool(filled(x, CHUNK)?),
+            };
+            c.steps.push(None);
+            c.regs.push(d);
+            return Ok(Src::Reg(c.regs.len() - 1));
+        }
+        Expr::Binary { op, a, b, .. } => Step::Bin(*op, compile(a, c)?, compile(b, c)?),
+        Expr::Unary { op, a, .. } => Step::Un(*op, compile(a, c)?),
+        Expr::Select { f, a, b, .. } => Step::Sel(compile(f, c)?, compile(a, c)?, compile(b, c)?),
+    };
+    c.steps.push(Some(step));
+    c.regs.push(Data::Int(Vec::new()));
+    Ok(Src::Reg(c.regs.len() - 1))
+}
+
+fn operand<'a>(src: Src, args: &[Slice<'a>], regs: &'a [Data], lo: usize, hi: usize) -> Slice<'a> {
+    match src {
+        Src::Arg(i) => args[i].range(lo, hi),
+        Src::Reg(r) => {
+            let s = regs[r].slice();
+            if s.len() == hi - lo {
+                s
+            } else {
+                s.range(0, hi - lo)
+            }
+        }
+    }
+}
+
+fn eval_fused(op: &SuperOp, args: &[Option<Slice>], len: usize) -> Result<Data, Trap> {
+    let rt = op.result_type().map_err(Trap::ty)?;
+    // Data arguments; segdes parameters get an empty stand-in that is never read.
+    let mut slices = Vec::with_capacity(args.len());
+    for (i, a) in args.iter().enumerate() {
+        match a {
+            Some(s) => {
+                check_len(&format!("superoperator argument ${i}"), s.len(), len)?;
+                slices.push(*s);
+            }
+            None => slices.push(Slice::Int(&[])),
+        }
+    }
+    let mut c = Compiled { steps: Vec::new(), regs: Vec::new() };
+    let root = compile(&op.body, &mut c)?;
+    let mut out = match rt {
+        VType::Int => Data::Int(alloc(len)?),
+        VType::Float => Data::Float(alloc(len)?),
+        VType::Bool => Data::Bool(alloc(len)?),
+    };
+    let mut lo = 0;
+    while lo < len {
+        let hi = (lo + CHUNK).min(len);
+        for r in 0..c.steps.len() {
+            let Some(step) = c.steps[r] else { continue };
+            let mut dst = std::mem::replace(&mut c.regs[r], Data::Int(Vec::new()));
+            let regs = &c.regs;
+            match step {
+                Step::Bin(op, a, b) => binary_into(
+                    op,
+                    operand(a, &slices, regs, lo, hi),
+                    operand(b, &slices, regs, lo, hi),
+                    &mut dst,
+                )?,
+                Step::Un(op, a) => unary_into(op, operand(a, &slices, regs, lo, hi), &mut dst)?,
+                Step::Sel(f, a, b) => select_into(
+                    operand(f, &slices, regs, lo, hi),
+                    operand(a, &slices, regs, lo, hi),
+                    operand(b, &slices, regs, lo, hi),
+                    &mut dst,
+                )?,
+            }
+            c.regs[r] = dst;
+        }
+        match (operand(root, &slices, &c.regs, lo, hi), &mut out) {
+            (Slice::Int(s), Data::Int(o)) => o.extend_from_slice(s),
+            (Slice::Float(s), Data::Float(o)) => o.extend_from_slice(s),
+            (Slice::Bool(s), Data::Bool(o)) => o.extend_from_slice(s),
+            (s, _) => return Err(Trap::ty(format!("superoperator produced {}", s.vtype().name()))),
+        }
+        lo = hi;
+    }
+    Ok(out)
+}
+
+impl Cvl for CpuCvl {
+    type Vector = CpuVector;
+    type Segdes = CpuSegdes;
+
+    fn name(&self) -> &'static str {
+        "cpu"
+    }
+    fn len(&self, v: &CpuVector) -> usize {
+        v.0.len()
+    }
+    fn vtype(&self, v: &CpuVector) -> VType {
+        v.0.vtype()
+    }
+    fn segment_count(&self, s: &CpuSegdes) -> usize {
+        s.0.m()
+    }
+    fn element_count(&self, s: &CpuSegdes) -> usize {
+        s.0.total
+    }
+
+    fn from_host(&mut self, v: HostVector) -> Result<CpuVector, Trap> {
+        Ok(vecd(match v {
+            HostVector::Int(x) => Data::Int(x),
+            HostVector::Float(x) => Data::Float(x),
+            HostVector::Bool(x) => Data::Bool(x),
+        }))
+    }
+    fn to_host(&mut self, v: &CpuVector) -> Result<HostVector, Trap> {
+        Ok(match &*v.0 {
+            Data::Int(x) => HostVector::Int(x.clone()),
+            Data::Float(x) => HostVector::Float(x.clone()),
+            Data::Bool(x) => HostVector::Bool(x.clone()),
+        })
+    }
+    fn get_int(&mut self, v: &CpuVector, i: usize) -> Result<i64, Trap> {
+        let x = ints(v, "the scalar")?;
+        x.get(i).copied().ok_or_else(|| Trap::index(i as i64, x.len()))
+    }
+    fn get_bool(&mut self, v: &CpuVector, i: usize) -> Result<bool, Trap> {
+        let x = bools(v, "the flag")?;
+        x.get(i).copied().ok_or_else(|| Trap::index(i as i64, x.len()))
+    }
+    fn fill(&mut self, value: HostScalar, n: usize) -> Result<CpuVector, Trap> {
+        self.limit(n)?;
+        Ok(vecd(match value {
+            HostScalar::Int(x) => Data::Int(filled(x, n)?),
+            HostScalar::Float(x) => Data::Float(filled(x, n)?),
+            HostScalar::Bool(x) => Data::Bool(filled(x, n)?),
+        }))
+    }
+
+    fn make_segdes(&mut self, lengths: &CpuVector) -> Result<CpuSegdes, Trap> {
+        self.seg(ints(lengths, "MAKE_SEGDES lengths")?)
+    }
+    fn segdes_from_host(&mut self, lengths: &[i64]) -> Result<CpuSegdes, Trap> {
+        self.seg(lengths)
+    }
+    fn lengths(&mut self, s: &CpuSegdes) -> Result<CpuVector, Trap> {
+        Ok(vecd(Data::Int(s.0.lens.iter().map(|&l| l as i64).collect())))
+    }
+    fn segdes_to_host(&mut self, s: &CpuSegdes) -> Result<Vec<i64>, Trap> {
+        Ok(s.0.lens.iter().map(|&l| l as i64).collect())
+    }
+
+    fn binary(&mut self, op: BinOp, a: &CpuVector, b: &CpuVector) -> Result<CpuVector, Trap> {
+        let mut out = Data::Int(Vec::new());
+        binary_into(op, a.0.slice(), b.0.slice(), &mut out)?;
+        Ok(vecd(out))
+    }
+    fn unary(&mut self, op: UnOp, a: &CpuVector) -> Result<CpuVector, Trap> {
+        let mut out = Data::Int(Vec::new());
+        unary_into(op, a.0.slice(), &mut out)?;
+        Ok(vecd(out))
+    }
+    fn select(&mut self, f: &CpuVector, a: &CpuVector, b: &CpuVector) -> Result<CpuVector, Trap> {
+        let mut out = Data::Int(Vec::new());
+        select_into(f.0.slice(), a.0.slice(), b.0.slice(), &mut out)?;
+        Ok(vecd(out))
+    }
+    fn rand(&mut self, bounds: &CpuVector) -> Result<CpuVector, Trap> {
+        let b = ints(bounds, "RAND bounds")?;
+        if b.contains(&0) {
+            return Err(Trap::new(TrapKind::DivisionByZero));
+        }
+        let mut out = alloc(b.len())?;
+        for &x in b {
+            out.push((self.next_random() % x.unsigned_abs()) as i64);
+        }
+        Ok(vecd(Data::Int(out)))
+    }
+    fn srand(&mut self, seed: i64) -> Result<(), Trap> {
+        self.rng = seed as u64;
+        Ok(())
+    }
+
+    fn scan(&mut self, op: ReduceOp, v: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
+        check_len("the scanned vector", v.0.len(), s.0.total)?;
+        Ok(vecd(monoid!(op, &*v.0, &s.0, scan_t)))
+    }
+    fn reduce(&mut self, op: ReduceOp, v: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
+        check_len("the reduced vector", v.0.len(), s.0.total)?;
+        Ok(vecd(monoid!(op, &*v.0, &s.0, reduce_t)))
+    }
+
+    fn permute(&mut self, v: &CpuVector, i: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
+        let iv = ints(i, "PERMUTE indices")?;
+        check_len("PERMUTE data", v.0.len(), s.0.total)?;
+        check_len("PERMUTE indices", iv.len(), s.0.total)?;
+        Ok(vecd(each!(&*v.0, |x| permute_t(x, iv, &s.0))))
+    }
+    fn dpermute(
+        &mut self,
+        v: &CpuVector,
+        i: &CpuVector,
+        d: &CpuVector,
+        ss: &CpuSegdes,
+        sd: &CpuSegdes,
+    ) -> Result<CpuVector, Trap> {
+        let iv = ints(i, "DPERMUTE indices")?;
+        check_len("DPERMUTE data", v.0.len(), ss.0.total)?;
+        check_len("DPERMUTE indices", iv.len(), ss.0.total)?;
+        check_len("DPERMUTE defaults", d.0.len(), sd.0.total)?;
+        same_m(&ss.0, &sd.0)?;
+        Ok(vecd(each2!(&*v.0, &*d.0, |x, dv| {
+            let mut out = dv.to_vec();
+            scatter_t(&mut out, x, iv, None, &ss.0, &sd.0).map(|_| out)
+        })))
+    }
+    fn fpermute(
+        &mut self,
+        v: &CpuVector,
+        i: &CpuVector,
+        f: &CpuVector,
+        ss: &CpuSegdes,
+        sd: &CpuSegdes,
+    ) -> Result<CpuVector, Trap> {
+        let iv = ints(i, "FPERMUTE indices")?;
+        let fv = bools(f, "FPERMUTE flags")?;
+        check_len("FPERMUTE data", v.0.len(), ss.0.total)?;
+        check_len("FPERMUTE indices", iv.len(), ss.0.total)?;
+        check_len("FPERMUTE flags", fv.len(), ss.0.total)?;
+        same_m(&ss.0, &sd.0)?;
+        Ok(vecd(each!(&*v.0, |x| {
+            filled(Default::default(), sd.0.total).and_then(|mut out| {
+                scatter_t(&mut out, x, iv, Some(fv), &ss.0, &sd.0).map(|_| out)
+            })
+        })))
+    }
+    fn bpermute(
+        &mut self,
+        v: &CpuVector,
+        i: &CpuVector,
+        ss: &CpuSegdes,
+        sd: &CpuSegdes,
+    ) -> Result<CpuVector, Trap> {
+        let iv = ints(i, "BPERMUTE indices")?;
+        check_len("BPERMUTE data", v.0.len(), ss.0.total)?;
+        check_len("BPERMUTE indices", iv.len(), sd.0.total)?;
+        same_m(&ss.0, &sd.0)?;
+        Ok(vecd(each!(&*v.0, |x| gather_t(x, iv, None, &ss.0, &sd.0))))
+    }
+    fn bfpermute(
+        &mut self,
+        v: &CpuVector,
+        i: &CpuVector,
+        f: &CpuVector,
+        ss: &CpuSegdes,
+        sd: &CpuSegdes,
+    ) -> Result<CpuVector, Trap> {
+        let iv = ints(i, "BFPERMUTE indices")?;
+        let fv = bools(f, "BFPERMUTE flags")?;
+        check_len("BFPERMUTE data", v.0.len(), ss.0.total)?;
+        check_len("BFPERMUTE indices", iv.len(), sd.0.total)?;
+        check_len("BFPERMUTE flags", fv.len(), sd.0.total)?;
+        same_m(&ss.0, &sd.0)?;
+        Ok(vecd(each!(&*v.0, |x| gather_t(x, iv, Some(fv), &ss.0, &sd.0))))
+    }
+    fn dfpermute(
+        &mut self,
+        v: &CpuVector,
+        i: &CpuVector,
+        f: &CpuVector,
+        d: &CpuVector,
+        ss: &CpuSegdes,
+        sd: &CpuSegdes,
+    ) -> Result<CpuVector, Trap> {
+        let iv = ints(i, "DFPERMUTE indices")?;
+        let fv = bools(f, "DFPERMUTE flags")?;
+        check_len("DFPERMUTE data", v.0.len(), ss.0.total)?;
+        check_len("DFPERMUTE indices", iv.len(), ss.0.total)?;
+        check_len("DFPERMUTE flags", fv.len(), ss.0.total)?;
+        check_len("DFPERMUTE defaults", d.0.len(), sd.0.total)?;
+        same_m(&ss.0, &sd.0)?;
+        Ok(vecd(each2!(&*v.0, &*d.0, |x, dv| {
+            let mut out = dv.to_vec();
+            scatter_t(&mut out, x, iv, Some(fv), &ss.0, &sd.0).map(|_| out)
+        })))
+    }
+
+    fn dist(&mut self, x: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
+        check_len("DIST values (one per segment)", x.0.len(), s.0.m())?;
+        Ok(vecd(each!(&*x.0, |v| dist_t(v, &s.0))))
+    }
+    fn index(&mut self, b: &CpuVector, k: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
+        let bv = ints(b, "INDEX start")?;
+        let kv = ints(k, "INDEX stride")?;
+        check_len("INDEX start (one per segment)", bv.len(), s.0.m())?;
+        check_len("INDEX stride (one per segment)", kv.len(), s.0.m())?;
+        let mut out = alloc(s.0.total)?;
+        for (j, (_, len)) in s.0.ranges().enumerate() {
+            let (b0, k0) = (bv[j], kv[j]);
+            out.extend((0..len as i64).map(|t| b0.wrapping_add(t.wrapping_mul(k0))));
+        }
+        Ok(vecd(Data::Int(out)))
+    }
+    fn extract(&mut self, v: &CpuVector, i: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
+        let iv = ints(i, "EXTRACT indices")?;
+        check_len("EXTRACT data", v.0.len(), s.0.total)?;
+        check_len("EXTRACT indices (one per segment)", iv.len(), s.0.m())?;
+        Ok(vecd(each!(&*v.0, |x| extract_t(x, iv, &s.0))))
+    }
+    fn replace(
+        &mut self,
+        v: &CpuVector,
+        i: &CpuVector,
+        x: &CpuVector,
+        s: &CpuSegdes,
+    ) -> Result<CpuVector, Trap> {
+        let iv = ints(i, "REPLACE indices")?;
+        check_len("REPLACE data", v.0.len(), s.0.total)?;
+        check_len("REPLACE indices (one per segment)", iv.len(), s.0.m())?;
+        check_len("REPLACE values (one per segment)", x.0.len(), s.0.m())?;
+        Ok(vecd(each2!(&*v.0, &*x.0, |a, b| replace_t(a, iv, b, &s.0))))
+    }
+
+    fn pack(
+        &mut self,
+        v: &CpuVector,
+        f: &CpuVector,
+        s: &CpuSegdes,
+    ) -> Result<(CpuVector, CpuSegdes), Trap> {
+        let fv = bools(f, "PACK flags")?;
+        check_len("PACK data", v.0.len(), s.0.total)?;
+        check_len("PACK flags", fv.len(), s.0.total)?;
+        let lens: Vec<i64> = s
+            .0
+            .ranges()
+            .map(|(st, len)| fv[st..st + len].iter().filter(|&&b| b).count() as i64)
+            .collect();
+        let data = each!(&*v.0, |x| pack_t(x, fv));
+        Ok((vecd(data), CpuSegdes(Rc::new(Seg::new(&lens)?))))
+    }
+    fn rank(&mut self, up: bool, v: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
+        check_len("the ranked vector", v.0.len(), s.0.total)?;
+        Ok(vecd(Data::Int(match &*v.0 {
+            Data::Int(x) => rank_t(x, &s.0, up)?,
+            Data::Float(x) => rank_t(x, &s.0, up)?,
+            Data::Bool(_) => return Err(unsupported("RANK", VType::Bool)),
+        })))
+    }
+
+    fn fused(
+        &mut self,
+        op: &SuperOp,
+        args: &[Option<&CpuVector>],
+        len: usize,
+    ) -> Result<CpuVector, Trap> {
+        if args.len() != op.params.len() {
+            return Err(Trap::length(format!(
+                "superoperator takes {} operands, got {}",
+                op.params.len(),
+                args.len()
+            )));
+        }
+        let slices: Vec<Option<Slice>> = args.iter().map(|a| a.map(|v| v.0.slice())).collect();
+        Ok(vecd(eval_fused(op, &slices, len)?))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iv(c: &mut CpuCvl, x: &[i64]) -> CpuVector {
+        c.from_host(HostVector::Int(x.to_vec())).expect("host")
+    }
+    fn host(c: &mut CpuCvl, v: &CpuVector) -> HostVector {
+        c.to_host(v).expect("host")
+    }
+
+    #[test]
+    fn scans_and_reductions() {
+        let mut c = CpuCvl::new();
+        let v = iv(&mut c, &[1, 2, 3, 4, 5]);
+        let s = c.segdes_from_host(&[2, 0, 3]).expect("seg");
+        let r = c.scan(ReduceOp::Add, &v, &s).expect("scan");
+        assert_eq!(host(&mut c, &r), HostVector::Int(vec![0, 1, 0, 3, 7]));
+        let r = c.reduce(ReduceOp::Max, &v, &s).expect("reduce");
+        assert_eq!(host(&mut c, &r), HostVector::Int(vec![2, i64::MIN, 5]));
+    }
+
+    #[test]
+    fn permutes() {
+        let mut c = CpuCvl::new();
+        let v = iv(&mut c, &[10, 20, 30, 40, 50]);
+        let i = iv(&mut c, &[1, 0, 2, 0, 1]);
+        let s = c.segdes_from_host(&[2, 3]).expect("seg");
+        let r = c.permute(&v, &i, &s).expect("permute");
+        assert_eq!(host(&mut c, &r), HostVector::Int(vec![20, 10, 40, 50, 30]));
+        let i2 = iv(&mut c, &[1, 0, 1, 2]);
+        let sd = c.segdes_from_host(&[1, 3]).expect("seg");
+        let r = c.bpermute(&v, &i2, &s, &sd).expect("bpermute");
+        assert_eq!(host(&mut c, &r), HostVector::Int(vec![20, 30, 40, 50]));
+        let bad = iv(&mut c, &[2, 0, 2, 0, 1]);
+        assert!(matches!(c.permute(&v, &bad, &s), Err(Trap { kind: TrapKind::IndexOutOfRange { .. }, .. })));
+    }
+
+    #[test]
+    fn rank_is_stable() {
+        let mut c = CpuCvl::new();
+        let v = iv(&mut c, &[5, 3, 5, 1]);
+        let s = c.segdes_from_host(&[4]).expect("seg");
+        let r = c.rank(true, &v, &s).expect("rank");
+        assert_eq!(host(&mut c, &r), HostVector::Int(vec![2, 1, 3, 0]));
+        let r = c.rank(false, &v, &s).expect("rank");
+        assert_eq!(host(&mut c, &r), HostVector::Int(vec![0, 2, 1, 3]));
+    }
+
+    #[test]
+    fn fused_matches_parts_across_chunks() {
+        let mut c = CpuCvl::new();
+        let n = CHUNK * 2 + 17;
+        let a: Vec<i64> = (0..n as i64).collect();
+        let b: Vec<i64> = (0..n as i64).map(|x| x % 7 + 1).collect();
+        let av = iv(&mut c, &a);
+        let bv = iv(&mut c, &b);
+        let op = SuperOp::parse("(INT INT SEGDES) (SELECT INT (< INT $0 (CONST INT 100)) (* INT $0 $1) (/ INT $0 $1))")
+            .expect("parse");
+        let r = c.fused(&op, &[Some(&av), Some(&bv), None], n).expect("fused");
+        let want: Vec<i64> = a.iter().zip(&b).map(|(&x, &y)| if x < 100 { x * y } else { x / y }).collect();
+        assert_eq!(host(&mut c, &r), HostVector::Int(want));
+        let z = iv(&mut c, &vec![0; n]);
+        assert!(c.fused(&op, &[Some(&av), Some(&z), None], n).is_err());
+    }
+}

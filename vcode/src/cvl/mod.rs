@@ -1,0 +1,330 @@
+//! The `Cvl` trait: the one seam between the VCODE interpreter and the hardware.
+//!
+//! A vector library owns vector data behind two handle types (data vectors and segment
+//! descriptors). Handles are cheap to clone (reference counted); dropping the last clone
+//! frees the storage. Every operation is a pure function from input handles to new
+//! handles (an implementation may reuse an input's storage when it holds the only
+//! reference) and returns `Result<_, Trap>`: failures are values, never panics.
+//!
+//! Operations do not take the VCODE type argument: a vector handle knows its element
+//! type ([`VType`]), and the library dispatches on it (returning a
+//! [`TrapKind::TypeMismatch`](crate::TrapKind::TypeMismatch) trap for a type the
+//! operation does not accept). Operands are given in VCODE order (operand 1 first).
+//! Segmented operations take the segment descriptor(s) explicitly; indices are always
+//! relative to the start of their segment. See `spec/cvl.md` sections 5-12.
+
+pub mod cpu;
+pub mod ops;
+
+pub use ops::{BinOp, ReduceOp, UnOp, FLOAT_MAX_IDENTITY};
+
+use crate::fused::{Expr, SuperOp};
+use crate::trap::Trap;
+
+/// Element type of a data vector at run time (characters are `Int`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum VType {
+    /// 64-bit signed integer, wrapping arithmetic.
+    Int,
+    /// IEEE double.
+    Float,
+    /// Boolean.
+    Bool,
+}
+
+impl VType {
+    /// The VCODE spelling (`INT`, `FLOAT`, `BOOL`).
+    pub fn name(self) -> &'static str {
+        match self {
+            VType::Int => "INT",
+            VType::Float => "FLOAT",
+            VType::Bool => "BOOL",
+        }
+    }
+}
+
+/// A data vector in host memory, used to move constants in and results out.
+#[derive(Debug, Clone, PartialEq)]
+pub enum HostVector {
+    /// Integers (and character codes).
+    Int(Vec<i64>),
+    /// Doubles.
+    Float(Vec<f64>),
+    /// Booleans.
+    Bool(Vec<bool>),
+}
+
+impl HostVector {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        match self {
+            HostVector::Int(v) => v.len(),
+            HostVector::Float(v) => v.len(),
+            HostVector::Bool(v) => v.len(),
+        }
+    }
+    /// True when there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The element type.
+    pub fn vtype(&self) -> VType {
+        match self {
+            HostVector::Int(_) => VType::Int,
+            HostVector::Float(_) => VType::Float,
+            HostVector::Bool(_) => VType::Bool,
+        }
+    }
+}
+
+/// Counters of the CVL operations a library ran: how many calls of each kind and how many
+/// elements they touched (inputs plus outputs). Filled by the interpreter.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct OpStats {
+    /// `(kind, calls, elements)` in first-use order; `kind` is a CVL family name such as
+    /// `elementwise`, `scan`, `reduce`, `permute`.
+    pub rows: Vec<(String, u64, u64)>,
+}
+
+impl OpStats {
+    /// Adds one call of `kind` that touched `elements` elements.
+    pub fn record(&mut self, kind: &str, elements: u64) {
+        if let Some(r) = self.rows.iter_mut().find(|r| r.0 == kind) {
+            r.1 += 1;
+            r.2 += elements;
+        } else {
+            self.rows.push((kind.to_string(), 1, elements));
+        }
+    }
+}
+
+/// A vector library: the operations VCODE needs, on vectors of `INT`, `FLOAT` and `BOOL`
+/// elements and on segment descriptors.
+///
+/// Conventions for every method:
+/// * operands are in VCODE stack order (deepest first); a segdes `S` with `m` segments
+///   describes data vectors of length `N = sum of lengths`;
+/// * "compatible with S" = length `N`; "per segment" = length `m`;
+/// * lengths and types are checked; a violation is a `Trap`, never undefined behaviour;
+/// * results are fresh handles (storage may be reused when an input is uniquely held).
+pub trait Cvl {
+    /// Handle to a data vector (cheap `Clone`, reference counted; last drop frees).
+    type Vector: Clone;
+    /// Handle to a segment descriptor (cheap `Clone`, reference counted).
+    type Segdes: Clone;
+
+    /// A short name for messages and statistics (`"cpu"`, `"cuda"`).
+    fn name(&self) -> &'static str;
+
+    // ----- handle inspection (no data transfer) -----
+
+    /// Number of elements of `v`.
+    fn len(&self, v: &Self::Vector) -> usize;
+    /// Element type of `v`.
+    fn vtype(&self, v: &Self::Vector) -> VType;
+    /// Number of segments `m` of `s`.
+    fn segment_count(&self, s: &Self::Segdes) -> usize;
+    /// Element count `N` of `s` (sum of the lengths).
+    fn element_count(&self, s: &Self::Segdes) -> usize;
+
+    // ----- host transfer -----
+
+    /// Copies a host vector into the library (constants, `READ`).
+    fn from_host(&mut self, v: HostVector) -> Result<Self::Vector, Trap>;
+    /// Copies a whole vector back to the host (final stack, `WRITE`).
+    fn to_host(&mut self, v: &Self::Vector) -> Result<HostVector, Trap>;
+    /// Reads one integer element (an `IF` flag is read with [`Cvl::get_bool`]); used for
+    /// the scalars that control flow and I/O need. Traps when `i` is out of range or the
+    /// vector is not `INT`.
+    fn get_int(&mut self, v: &Self::Vector, i: usize) -> Result<i64, Trap>;
+    /// Reads one boolean element (the flag of an `IF`).
+    fn get_bool(&mut self, v: &Self::Vector, i: usize) -> Result<bool, Trap>;
+    /// A vector of `n` copies of one host value (`dis_vu?`): `CONST` scalars, fills.
+    fn fill(&mut self, value: HostScalar, n: usize) -> Result<Self::Vector, Trap>;
+
+    // ----- segment descriptors -----
+
+    /// `MAKE_SEGDES`: a descriptor from an `INT` vector of lengths (all `>= 0`).
+    fn make_segdes(&mut self, lengths: &Self::Vector) -> Result<Self::Segdes, Trap>;
+    /// A descriptor from host lengths (`CONST SEGDES`, `READ SEGDES`).
+    fn segdes_from_host(&mut self, lengths: &[i64]) -> Result<Self::Segdes, Trap>;
+    /// `LENGTHS`: the lengths as an `INT` vector of length `m`.
+    fn lengths(&mut self, s: &Self::Segdes) -> Result<Self::Vector, Trap>;
+    /// The lengths copied to the host (final stack, `WRITE SEGDES`).
+    fn segdes_to_host(&mut self, s: &Self::Segdes) -> Result<Vec<i64>, Trap>;
+
+    // ----- element-wise -----
+
+    /// Binary element-wise `a op b` (equal lengths). Comparisons give `BOOL`.
+    /// Integer `Div`/`Mod` by zero traps with `DivisionByZero`.
+    fn binary(&mut self, op: BinOp, a: &Self::Vector, b: &Self::Vector)
+        -> Result<Self::Vector, Trap>;
+    /// Unary element-wise `op a` (conversions, math functions, `NOT`).
+    fn unary(&mut self, op: UnOp, a: &Self::Vector) -> Result<Self::Vector, Trap>;
+    /// `SELECT`: `r[i] = f[i] ? a[i] : b[i]` (`f` is `BOOL`; `a`, `b` of one type).
+    fn select(&mut self, f: &Self::Vector, a: &Self::Vector, b: &Self::Vector)
+        -> Result<Self::Vector, Trap>;
+    /// `RAND`: `r[i]` uniform in `[0, |a[i]|)` from the library's generator; zero traps.
+    fn rand(&mut self, bounds: &Self::Vector) -> Result<Self::Vector, Trap>;
+    /// `SRAND`: reseeds the generator.
+    fn srand(&mut self, seed: i64) -> Result<(), Trap>;
+
+    // ----- scans and reductions (segmented; one segment = unsegmented) -----
+
+    /// Exclusive segmented scan of `v` (compatible with `s`), restarting at every segment.
+    fn scan(&mut self, op: ReduceOp, v: &Self::Vector, s: &Self::Segdes)
+        -> Result<Self::Vector, Trap>;
+    /// Segmented reduction: one value per segment, the identity for empty segments.
+    fn reduce(&mut self, op: ReduceOp, v: &Self::Vector, s: &Self::Segdes)
+        -> Result<Self::Vector, Trap>;
+
+    // ----- permutations (indices relative to segment starts; last writer wins) -----
+
+    /// `PERMUTE`: `r[start(s)+i[j]] = v[j]`; unwritten positions are zero/false.
+    fn permute(&mut self, v: &Self::Vector, i: &Self::Vector, s: &Self::Segdes)
+        -> Result<Self::Vector, Trap>;
+    /// `DPERMUTE`: copy of default `d` (compatible with `sd`), then scatter of `v` by `i`
+    /// (compatible with `ss`) into the matching destination segments.
+    fn dpermute(
+        &mut self,
+        v: &Self::Vector,
+        i: &Self::Vector,
+        d: &Self::Vector,
+        ss: &Self::Segdes,
+        sd: &Self::Segdes,
+    ) -> Result<Self::Vector, Trap>;
+    /// `FPERMUTE`: flagged scatter into a zero-filled vector of length `N(sd)`.
+    fn fpermute(
+        &mut self,
+        v: &Self::Vector,
+        i: &Self::Vector,
+        f: &Self::Vector,
+        ss: &Self::Segdes,
+        sd: &Self::Segdes,
+    ) -> Result<Self::Vector, Trap>;
+    /// `BPERMUTE`: gather, `r[k] = v[starts(s)+i[k]]` for `k` in destination segment `s`.
+    fn bpermute(
+        &mut self,
+        v: &Self::Vector,
+        i: &Self::Vector,
+        ss: &Self::Segdes,
+        sd: &Self::Segdes,
+    ) -> Result<Self::Vector, Trap>;
+    /// `BFPERMUTE`: flagged gather, unflagged destinations get zero/false.
+    fn bfpermute(
+        &mut self,
+        v: &Self::Vector,
+        i: &Self::Vector,
+        f: &Self::Vector,
+        ss: &Self::Segdes,
+        sd: &Self::Segdes,
+    ) -> Result<Self::Vector, Trap>;
+    /// `DFPERMUTE`: copy of default `d`, then flagged scatter (flags by source position).
+    #[allow(clippy::too_many_arguments)]
+    fn dfpermute(
+        &mut self,
+        v: &Self::Vector,
+        i: &Self::Vector,
+        f: &Self::Vector,
+        d: &Self::Vector,
+        ss: &Self::Segdes,
+        sd: &Self::Segdes,
+    ) -> Result<Self::Vector, Trap>;
+
+    // ----- vector / scalar -----
+
+    /// `DIST`: segment `s` of the result is `x[s]` repeated `len(s)` times.
+    fn dist(&mut self, x: &Self::Vector, s: &Self::Segdes) -> Result<Self::Vector, Trap>;
+    /// `INDEX`: segment `s` gets `b[s] + j*k[s]` for `j < len(s)` (`INT`).
+    fn index(&mut self, b: &Self::Vector, k: &Self::Vector, s: &Self::Segdes)
+        -> Result<Self::Vector, Trap>;
+    /// `EXTRACT`: `r[s] = v[start(s)+i[s]]`.
+    fn extract(&mut self, v: &Self::Vector, i: &Self::Vector, s: &Self::Segdes)
+        -> Result<Self::Vector, Trap>;
+    /// `REPLACE`: copy of `v` with `r[start(s)+i[s]] = x[s]` (non-destructive).
+    fn replace(
+        &mut self,
+        v: &Self::Vector,
+        i: &Self::Vector,
+        x: &Self::Vector,
+        s: &Self::Segdes,
+    ) -> Result<Self::Vector, Trap>;
+
+    // ----- library functions -----
+
+    /// `PACK`: keeps the elements whose flag is true; returns the packed data and the new
+    /// descriptor (same segment count, lengths = true flags per segment).
+    fn pack(&mut self, v: &Self::Vector, f: &Self::Vector, s: &Self::Segdes)
+        -> Result<(Self::Vector, Self::Segdes), Trap>;
+    /// `RANK_UP` (`up = true`) / `RANK_DOWN`: stable rank within each segment, relative to
+    /// the segment start (`INT` or `FLOAT` keys).
+    fn rank(&mut self, up: bool, v: &Self::Vector, s: &Self::Segdes)
+        -> Result<Self::Vector, Trap>;
+
+    // ----- superoperators (FCODE) -----
+
+    /// `FUSED n`: evaluates superoperator `op` element-wise over `len` positions.
+    /// `args[i]` is operand `$i`: `Some(vector)` for a data parameter (of length `len`
+    /// and the parameter's type; the interpreter checks both), `None` for a `SEGDES`
+    /// parameter (which only gave `len`). Returns one fresh vector of length `len`.
+    ///
+    /// The default implementation evaluates the tree node by node with the other
+    /// methods of this trait (correct on any backend, one intermediate per node); a
+    /// backend overrides it to fuse (the CPU evaluates in cache-sized chunks, CUDA
+    /// generates one kernel).
+    fn fused(
+        &mut self,
+        op: &SuperOp,
+        args: &[Option<&Self::Vector>],
+        len: usize,
+    ) -> Result<Self::Vector, Trap> {
+        fused_by_parts(self, &op.body, args, len)
+    }
+}
+
+/// Evaluates a superoperator tree one node at a time with [`Cvl`]'s element-wise
+/// methods (the default [`Cvl::fused`]).
+pub fn fused_by_parts<C: Cvl + ?Sized>(
+    cvl: &mut C,
+    e: &Expr,
+    args: &[Option<&C::Vector>],
+    len: usize,
+) -> Result<C::Vector, Trap> {
+    Ok(match e {
+        Expr::Arg(i) => match args.get(*i) {
+            Some(Some(v)) => (*v).clone(),
+            _ => {
+                return Err(Trap::ty(format!(
+                    "superoperator operand ${i} is missing or a segment descriptor"
+                )))
+            }
+        },
+        Expr::Const(c) => cvl.fill(*c, len)?,
+        Expr::Binary { op, a, b, .. } => {
+            let a = fused_by_parts(cvl, a, args, len)?;
+            let b = fused_by_parts(cvl, b, args, len)?;
+            cvl.binary(*op, &a, &b)?
+        }
+        Expr::Unary { op, a, .. } => {
+            let a = fused_by_parts(cvl, a, args, len)?;
+            cvl.unary(*op, &a)?
+        }
+        Expr::Select { f, a, b, .. } => {
+            let f = fused_by_parts(cvl, f, args, len)?;
+            let a = fused_by_parts(cvl, a, args, len)?;
+            let b = fused_by_parts(cvl, b, args, len)?;
+            cvl.select(&f, &a, &b)?
+        }
+    })
+}
+
+/// One host value to broadcast with [`Cvl::fill`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum HostScalar {
+    /// An integer.
+    Int(i64),
+    /// A double.
+    Float(f64),
+    /// A boolean.
+    Bool(bool),
+}

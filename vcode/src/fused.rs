@@ -1,0 +1,317 @@
+//! Superoperators: the fused element-wise operators of FCODE.
+//!
+//! A [`SuperOp`] is an expression tree of element-wise operations over typed parameters
+//! (`$0`, `$1`, ...) and constants. `FUSED n` pops one operand per parameter (`$0`
+//! deepest) and pushes one vector whose element `p` is the tree evaluated with every
+//! `$i` replaced by `$i[p]`. Parameters of type `SEGDES` are not read: they only give the
+//! result length (the element count of `$0` when `$0` is a segdes, otherwise the length
+//! of `$0`; every data parameter has that length). Constants are broadcast.
+//!
+//! Text form (one line of an FCODE file, or [`SuperOp::parse`]):
+//!
+//! ```text
+//! SUPEROP 0 (INT INT SEGDES) (* INT (- INT $0 $1) (CONST INT 7))
+//! ```
+//!
+//! A node is `(NAME TYPE args...)` where `NAME` is an element-wise VCODE instruction (or
+//! `MAX` / `MIN`) and `TYPE` the type of its operands (for `SELECT`, of its branches).
+//! Which names exist, which operand types they accept and what they return all come from
+//! the instruction table in [`crate::op`].
+
+use crate::cvl::{BinOp, HostScalar, UnOp, VType};
+use crate::op::{operand_types, Effect, Exec, Opcode, Pat, SlotTy, Ty, OPCODES};
+use std::fmt;
+
+/// One superoperator: parameter types and the expression computing each element.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SuperOp {
+    /// Parameter types (`INT`, `FLOAT`, `BOOL` or `SEGDES`), `$0` first.
+    pub params: Vec<Ty>,
+    /// The expression.
+    pub body: Expr,
+}
+
+/// A node of a superoperator's expression tree.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Expr {
+    /// Parameter `$i` (element `p` of operand `i`).
+    Arg(usize),
+    /// A constant, broadcast to every position.
+    Const(HostScalar),
+    /// A binary operation on operands of type `ty`.
+    Binary {
+        /// The operator.
+        op: BinOp,
+        /// The operand type.
+        ty: VType,
+        /// Left operand.
+        a: Box<Expr>,
+        /// Right operand.
+        b: Box<Expr>,
+    },
+    /// A unary operation (or conversion) on an operand of type `ty`.
+    Unary {
+        /// The operator.
+        op: UnOp,
+        /// The operand type.
+        ty: VType,
+        /// The operand.
+        a: Box<Expr>,
+    },
+    /// `f ? a : b` with branches of type `ty`.
+    Select {
+        /// Branch type.
+        ty: VType,
+        /// The flag (BOOL).
+        f: Box<Expr>,
+        /// Value when the flag is true.
+        a: Box<Expr>,
+        /// Value when the flag is false.
+        b: Box<Expr>,
+    },
+}
+
+/// The text name of a binary operator (the VCODE spelling, `MAX` / `MIN` otherwise).
+pub fn binop_name(op: BinOp) -> &'static str {
+    match op {
+        BinOp::Max => "MAX",
+        BinOp::Min => "MIN",
+        _ => OPCODES
+            .iter()
+            .map(|o| o.info())
+            .find(|i| i.exec == Exec::Binary(op))
+            .map_or("?", |i| i.name),
+    }
+}
+
+/// The text name of a unary operator (its VCODE spelling).
+pub fn unop_name(op: UnOp) -> &'static str {
+    OPCODES.iter().map(|o| o.info()).find(|i| i.exec == Exec::Unary(op)).map_or("?", |i| i.name)
+}
+
+/// What a superoperator node name means.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NodeKind {
+    Binary(BinOp),
+    Unary(UnOp),
+    Select,
+}
+
+/// Looks up a node name (`+`, `SQRT`, `SELECT`, `MAX`, ...).
+pub(crate) fn node_kind(name: &str) -> Option<NodeKind> {
+    match name {
+        "MAX" => return Some(NodeKind::Binary(BinOp::Max)),
+        "MIN" => return Some(NodeKind::Binary(BinOp::Min)),
+        _ => {}
+    }
+    match Opcode::from_name(name)?.info().exec {
+        Exec::Binary(op) => Some(NodeKind::Binary(op)),
+        Exec::Unary(op) => Some(NodeKind::Unary(op)),
+        Exec::Select => Some(NodeKind::Select),
+        _ => None,
+    }
+}
+
+fn opcode_of(kind: NodeKind) -> Option<Opcode> {
+    OPCODES.iter().copied().find(|o| match (kind, o.info().exec) {
+        (NodeKind::Binary(a), Exec::Binary(b)) => a == b,
+        (NodeKind::Unary(a), Exec::Unary(b)) => a == b,
+        (NodeKind::Select, Exec::Select) => true,
+        _ => false,
+    })
+}
+
+/// The operand types a node accepts and its result type for operand type `ty`, read off
+/// the instruction table. `Err` says why the combination is not allowed.
+pub(crate) fn node_types(kind: NodeKind, ty: VType) -> Result<VType, String> {
+    let (name, op) = match kind {
+        NodeKind::Binary(BinOp::Max) | NodeKind::Binary(BinOp::Min) => {
+            return if ty == VType::Bool {
+                Err(format!("`{}` does not take BOOL operands", node_name(kind)))
+            } else {
+                Ok(ty)
+            };
+        }
+        _ => match opcode_of(kind) {
+            Some(op) => (op.info().name, op),
+            None => return Err("unknown operator".into()),
+        },
+    };
+    if !operand_types(op).contains(&ty) {
+        return Err(format!("`{name}` does not take {} operands", ty.name()));
+    }
+    let out = match op.info().effect {
+        Effect::Fixed(_, outs) => outs.first().copied(),
+        Effect::Special => None,
+    };
+    let ty_arg = Some(match ty {
+        VType::Int => Ty::Int,
+        VType::Float => Ty::Float,
+        VType::Bool => Ty::Bool,
+    });
+    match out.and_then(|p: Pat| p.resolve(ty_arg)) {
+        Some(SlotTy::Vec(t)) => Ok(t),
+        _ => Err(format!("`{name}` is not element-wise")),
+    }
+}
+
+pub(crate) fn node_name(kind: NodeKind) -> &'static str {
+    match kind {
+        NodeKind::Binary(op) => binop_name(op),
+        NodeKind::Unary(op) => unop_name(op),
+        NodeKind::Select => "SELECT",
+    }
+}
+
+impl Expr {
+    /// The element type of this node, checking the whole subtree against `params`.
+    pub fn result_type(&self, params: &[Ty]) -> Result<VType, String> {
+        match self {
+            Expr::Arg(i) => match params.get(*i) {
+                Some(t) => t.vtype().ok_or_else(|| {
+                    format!("parameter ${i} is a SEGDES and cannot be used as a value")
+                }),
+                None => Err(format!("parameter ${i} is not declared ({} parameters)", params.len())),
+            },
+            Expr::Const(c) => Ok(match c {
+                HostScalar::Int(_) => VType::Int,
+                HostScalar::Float(_) => VType::Float,
+                HostScalar::Bool(_) => VType::Bool,
+            }),
+            Expr::Binary { op, ty, a, b } => {
+                let kind = NodeKind::Binary(*op);
+                for e in [a, b] {
+                    let t = e.result_type(params)?;
+                    if t != *ty {
+                        return Err(format!(
+                            "`{}` on {} has a {} operand",
+                            node_name(kind),
+                            ty.name(),
+                            t.name()
+                        ));
+                    }
+                }
+                node_types(kind, *ty)
+            }
+            Expr::Unary { op, ty, a } => {
+                let kind = NodeKind::Unary(*op);
+                let t = a.result_type(params)?;
+                if t != *ty {
+                    return Err(format!(
+                        "`{}` on {} has a {} operand",
+                        node_name(kind),
+                        ty.name(),
+                        t.name()
+                    ));
+                }
+                node_types(kind, *ty)
+            }
+            Expr::Select { ty, f, a, b } => {
+                let tf = f.result_type(params)?;
+                if tf != VType::Bool {
+                    return Err(format!("`SELECT` flag is {}, not BOOL", tf.name()));
+                }
+                for e in [a, b] {
+                    let t = e.result_type(params)?;
+                    if t != *ty {
+                        return Err(format!("`SELECT` on {} has a {} branch", ty.name(), t.name()));
+                    }
+                }
+                node_types(NodeKind::Select, *ty)
+            }
+        }
+    }
+
+    /// Number of nodes in the tree.
+    pub fn size(&self) -> usize {
+        match self {
+            Expr::Arg(_) | Expr::Const(_) => 1,
+            Expr::Binary { a, b, .. } => 1 + a.size() + b.size(),
+            Expr::Unary { a, .. } => 1 + a.size(),
+            Expr::Select { f, a, b, .. } => 1 + f.size() + a.size() + b.size(),
+        }
+    }
+}
+
+impl SuperOp {
+    /// The result element type (checks the tree against the parameters).
+    pub fn result_type(&self) -> Result<VType, String> {
+        self.body.result_type(&self.params)
+    }
+    /// Checks the operator: parameter types are data types or `SEGDES`, the tree is well
+    /// typed, and there is at least one parameter to give the result length.
+    pub fn check(&self) -> Result<VType, String> {
+        if self.params.is_empty() {
+            return Err("a superoperator needs at least one parameter (it gives the length)".into());
+        }
+        if self.params.contains(&Ty::Char) {
+            return Err("CHAR is not a superoperator parameter type (use INT)".into());
+        }
+        self.result_type()
+    }
+    /// Parses the text form `(T1 T2 ...) expr` (without the `SUPEROP n` prefix).
+    pub fn parse(src: &str) -> Result<SuperOp, Vec<crate::ParseError>> {
+        crate::parse::parse_superop(src)
+    }
+}
+
+fn write_scalar(f: &mut fmt::Formatter<'_>, c: &HostScalar) -> fmt::Result {
+    match c {
+        HostScalar::Int(v) => write!(f, "(CONST INT {v})"),
+        HostScalar::Float(v) => write!(f, "(CONST FLOAT {})", crate::print::float_literal(*v)),
+        HostScalar::Bool(v) => write!(f, "(CONST BOOL {})", if *v { "T" } else { "F" }),
+    }
+}
+
+impl fmt::Display for Expr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Expr::Arg(i) => write!(f, "${i}"),
+            Expr::Const(c) => write_scalar(f, c),
+            Expr::Binary { op, ty, a, b } => {
+                write!(f, "({} {} {a} {b})", binop_name(*op), ty.name())
+            }
+            Expr::Unary { op, ty, a } => write!(f, "({} {} {a})", unop_name(*op), ty.name()),
+            Expr::Select { ty, f: c, a, b } => write!(f, "(SELECT {} {c} {a} {b})", ty.name()),
+        }
+    }
+}
+
+impl fmt::Display for SuperOp {
+    /// Prints `(T1 T2 ...) expr`, the form [`SuperOp::parse`] reads.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "(")?;
+        for (i, t) in self.params.iter().enumerate() {
+            if i > 0 {
+                write!(f, " ")?;
+            }
+            write!(f, "{}", t.name())?;
+        }
+        write!(f, ") {}", self.body)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parse_print_check() {
+        let src = "(INT INT SEGDES) (* INT (- INT $0 $1) (CONST INT 7))";
+        let op = SuperOp::parse(src).expect("parses");
+        assert_eq!(op.to_string(), src);
+        assert_eq!(op.check(), Ok(VType::Int));
+        let cmp = SuperOp::parse("(FLOAT FLOAT) (SELECT FLOAT (< FLOAT $0 $1) (SQRT FLOAT $0) (MAX FLOAT $1 (CONST FLOAT 0.5)))")
+            .expect("parses");
+        assert_eq!(cmp.check(), Ok(VType::Float));
+    }
+
+    #[test]
+    fn type_errors() {
+        assert!(SuperOp::parse("(INT FLOAT) (+ INT $0 $1)").is_err());
+        assert!(SuperOp::parse("(SEGDES) (+ INT $0 $0)").is_err());
+        assert!(SuperOp::parse("(BOOL) (SQRT BOOL $0)").is_err());
+        assert!(SuperOp::parse("(INT) (+ INT $0 $3)").is_err());
+        assert!(SuperOp::parse("(INT) (I_TO_F INT $0)").is_ok());
+    }
+}

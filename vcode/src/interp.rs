@@ -1,0 +1,672 @@
+//! The VCODE interpreter: a stack machine over whole vectors, generic over [`Cvl`].
+//!
+//! The program is decoded once into a flat array of instructions with every `CALL`,
+//! `IF` and `ELSE` target resolved to an index and every constant pre-loaded into the
+//! vector library; the run loop does no string look-ups. Stack slots hold reference
+//! counted handles, so a vector is freed when its last slot goes. Each instruction with
+//! a fixed stack effect has its operands checked against the instruction table (count,
+//! vector or segdes, element type) before it runs; every failure is a [`Trap`] that
+//! names the function and instruction.
+
+use crate::cvl::{Cvl, HostScalar, HostVector, OpStats};
+use crate::io::{write_text, Files};
+use crate::ir::{Const, Imm, Program};
+use crate::op::{Effect, Exec, Pat, SlotTy, Ty};
+use crate::trap::{Trap, TrapKind, TrapSite};
+use crate::{HostValue, RunOptions, RunOutcome, RunReport};
+use std::io::Write;
+use std::time::Instant;
+
+/// One stack slot.
+pub(crate) enum Value<C: Cvl> {
+    Vec(C::Vector),
+    Seg(C::Segdes),
+    Pair(Box<(Value<C>, Value<C>)>),
+}
+
+impl<C: Cvl> Clone for Value<C> {
+    fn clone(&self) -> Self {
+        match self {
+            Value::Vec(v) => Value::Vec(v.clone()),
+            Value::Seg(s) => Value::Seg(s.clone()),
+            Value::Pair(p) => Value::Pair(p.clone()),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Arg {
+    None,
+    Counts(usize, usize),
+    Target(usize),
+    Const(usize),
+    Fused(usize),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Decoded {
+    exec: Exec,
+    ty: Option<Ty>,
+    ins: &'static [Pat],
+    arg: Arg,
+}
+
+/// A program decoded for execution.
+struct Code {
+    code: Vec<Decoded>,
+    /// `(function, instruction)` of every decoded instruction.
+    sites: Vec<(usize, usize)>,
+    entry: usize,
+}
+
+fn link_error(msg: String) -> Trap {
+    Trap::new(TrapKind::Unsupported(format!("cannot link the program: {msg}")))
+}
+
+fn decode(p: &Program) -> Result<Code, Trap> {
+    let mut starts = Vec::with_capacity(p.functions.len());
+    let mut n = 0;
+    for f in &p.functions {
+        starts.push(n);
+        n += f.body.len();
+    }
+    let mut code = Vec::with_capacity(n);
+    let mut sites = Vec::with_capacity(n);
+    let mut consts = 0;
+    for (fi, f) in p.functions.iter().enumerate() {
+        let mut open: Vec<usize> = Vec::new();
+        for (ii, ins) in f.body.iter().enumerate() {
+            let info = ins.op.info();
+            let pc = code.len();
+            let arg = match (&ins.imm, info.exec) {
+                (Imm::Counts(a, b), _) => Arg::Counts(*a as usize, *b as usize),
+                (Imm::Label(l), _) => match p.lookup(l) {
+                    Some(t) => Arg::Target(starts[t]),
+                    None => return Err(link_error(format!("call to undefined function `{l}`"))),
+                },
+                (Imm::Const(_), _) => {
+                    consts += 1;
+                    Arg::Const(consts - 1)
+                }
+                (Imm::Index(k), _) => {
+                    if *k as usize >= p.superops.len() {
+                        return Err(link_error(format!("FUSED {k}: no such superoperator")));
+                    }
+                    Arg::Fused(*k as usize)
+                }
+                (Imm::None, Exec::If) => {
+                    open.push(pc);
+                    Arg::Target(0)
+                }
+                (Imm::None, Exec::Else) => {
+                    let i = open.pop().ok_or_else(|| link_error(format!("`ELSE` without `IF` in {}", f.name)))?;
+                    code[i] = Decoded { arg: Arg::Target(pc + 1), ..code[i] };
+                    open.push(pc);
+                    Arg::Target(0)
+                }
+                (Imm::None, Exec::EndIf) => {
+                    let i = open.pop().ok_or_else(|| link_error(format!("`ENDIF` without `IF` in {}", f.name)))?;
+                    code[i] = Decoded { arg: Arg::Target(pc + 1), ..code[i] };
+                    Arg::None
+                }
+                _ => Arg::None,
+            };
+            let ins_pats = match info.effect {
+                Effect::Fixed(i, _) => i,
+                Effect::Special => &[],
+            };
+            code.push(Decoded { exec: info.exec, ty: ins.ty, ins: ins_pats, arg });
+            sites.push((fi, ii));
+        }
+        if !open.is_empty() {
+            return Err(link_error(format!("`IF` without `ENDIF` in {}", f.name)));
+        }
+        if f.body.last().map(|i| i.op.info().exec) != Some(Exec::Ret) {
+            return Err(link_error(format!("function {} does not end with RET", f.name)));
+        }
+    }
+    if p.functions.is_empty() {
+        return Err(link_error("no functions".into()));
+    }
+    Ok(Code { code, sites, entry: starts[p.entry()] })
+}
+
+fn host_const<C: Cvl>(cvl: &mut C, c: &Const) -> Result<Value<C>, Trap> {
+    Ok(match c {
+        Const::Int(v, _) => Value::Vec(cvl.from_host(HostVector::Int(v.clone()))?),
+        Const::Float(v, _) => Value::Vec(cvl.from_host(HostVector::Float(v.clone()))?),
+        Const::Bool(v, _) => Value::Vec(cvl.from_host(HostVector::Bool(v.clone()))?),
+        Const::Char(s) => Value::Vec(cvl.from_host(HostVector::Int(s.chars().map(|c| c as i64).collect()))?),
+        Const::Segdes(v, list) => {
+            let lens = if *list { v.clone() } else { vec![v.first().copied().unwrap_or(0)] };
+            Value::Seg(cvl.segdes_from_host(&lens)?)
+        }
+    })
+}
+
+fn slot_name<C: Cvl>(cvl: &C, v: &Value<C>) -> &'static str {
+    match v {
+        Value::Vec(x) => cvl.vtype(x).name(),
+        Value::Seg(_) => "SEGDES",
+        Value::Pair(_) => "PAIR",
+    }
+}
+
+fn vec_at<C: Cvl>(s: &[Value<C>], i: usize) -> Result<&C::Vector, Trap> {
+    match s.get(i) {
+        Some(Value::Vec(v)) => Ok(v),
+        _ => Err(Trap::ty(format!("operand {} is not a data vector", i + 1))),
+    }
+}
+
+fn seg_at<C: Cvl>(s: &[Value<C>], i: usize) -> Result<&C::Segdes, Trap> {
+    match s.get(i) {
+        Some(Value::Seg(v)) => Ok(v),
+        _ => Err(Trap::ty(format!("operand {} is not a segment descriptor", i + 1))),
+    }
+}
+
+fn to_host_value<C: Cvl>(cvl: &mut C, v: &Value<C>) -> Result<HostValue, Trap> {
+    Ok(match v {
+        Value::Vec(x) => match cvl.to_host(x)? {
+            HostVector::Int(a) => HostValue::Int(a),
+            HostVector::Float(a) => HostValue::Float(a),
+            HostVector::Bool(a) => HostValue::Bool(a),
+        },
+        Value::Seg(s) => HostValue::Segdes(cvl.segdes_to_host(s)?),
+        Value::Pair(_) => {
+            return Err(Trap::new(TrapKind::Unprintable("a PAIR slot has no text form".into())))
+        }
+    })
+}
+
+fn elements<C: Cvl>(cvl: &C, v: &Value<C>) -> u64 {
+    match v {
+        Value::Vec(x) => cvl.len(x) as u64,
+        Value::Seg(s) => cvl.segment_count(s) as u64,
+        Value::Pair(p) => elements(cvl, &p.0) + elements(cvl, &p.1),
+    }
+}
+
+struct Machine<'a, C: Cvl> {
+    cvl: &'a mut C,
+    stack: Vec<Value<C>>,
+    consts: Vec<Value<C>>,
+    files: Files,
+    timer: Instant,
+    stats: OpStats,
+}
+
+enum Flow {
+    Next,
+    Jump(usize),
+    Call(usize),
+    Ret,
+    Exit(i64),
+}
+
+fn int_vec<C: Cvl>(cvl: &mut C, v: Vec<i64>) -> Result<Value<C>, Trap> {
+    Ok(Value::Vec(cvl.from_host(HostVector::Int(v))?))
+}
+
+fn scalar<C: Cvl>(cvl: &mut C, x: HostScalar) -> Result<Value<C>, Trap> {
+    Ok(Value::Vec(cvl.fill(x, 1)?))
+}
+
+impl<C: Cvl> Machine<'_, C> {
+    /// Checks the operands of a fixed-effect instruction; returns the stack index of the
+    /// first one.
+    fn check_inputs(&self, ins: &[Pat], ty: Option<Ty>) -> Result<usize, Trap> {
+        let k = ins.len();
+        if self.stack.len() < k {
+            return Err(Trap::new(TrapKind::StackUnderflow { needed: k, have: self.stack.len() }));
+        }
+        let base = self.stack.len() - k;
+        for (i, p) in ins.iter().enumerate() {
+            let want = p.resolve(ty);
+            let slot = &self.stack[base + i];
+            let ok = match (want, slot) {
+                (Some(SlotTy::Segdes), Value::Seg(_)) => true,
+                (Some(SlotTy::Vec(t)), Value::Vec(v)) => self.cvl.vtype(v) == t,
+                _ => false,
+            };
+            if !ok {
+                return Err(Trap::ty(format!(
+                    "operand {} should be {}, found {}",
+                    i + 1,
+                    want.map_or("?", SlotTy::name),
+                    slot_name(self.cvl, slot)
+                )));
+            }
+        }
+        Ok(base)
+    }
+
+    fn finish(&mut self, base: usize, outs: Vec<Value<C>>) {
+        self.stack.truncate(base);
+        self.stack.extend(outs);
+    }
+
+    fn block(&self, n: usize, d: usize) -> Result<usize, Trap> {
+        let need = n.checked_add(d).unwrap_or(usize::MAX);
+        if self.stack.len() < need {
+            return Err(Trap::new(TrapKind::StackUnderflow { needed: need, have: self.stack.len() }));
+        }
+        Ok(self.stack.len() - need)
+    }
+
+    fn io_result(&mut self, r: Result<Vec<Value<C>>, String>, fallback: Vec<Value<C>>) -> Result<Vec<Value<C>>, Trap> {
+        let (mut vals, msg, ok) = match r {
+            Ok(v) => (v, Vec::new(), true),
+            Err(m) => (fallback, m.chars().map(|c| c as i64).collect(), false),
+        };
+        vals.push(int_vec(self.cvl, msg)?);
+        vals.push(scalar(self.cvl, HostScalar::Bool(ok))?);
+        Ok(vals)
+    }
+
+    fn empty_of(&mut self, ty: Ty) -> Result<Value<C>, Trap> {
+        Ok(match ty {
+            Ty::Segdes => Value::Seg(self.cvl.segdes_from_host(&[])?),
+            Ty::Float => Value::Vec(self.cvl.from_host(HostVector::Float(Vec::new()))?),
+            Ty::Bool => Value::Vec(self.cvl.from_host(HostVector::Bool(Vec::new()))?),
+            Ty::Int | Ty::Char => int_vec(self.cvl, Vec::new())?,
+        })
+    }
+
+    fn from_host_value(&mut self, v: HostValue) -> Result<Value<C>, String> {
+        let r = match v {
+            HostValue::Int(a) => self.cvl.from_host(HostVector::Int(a)).map(Value::Vec),
+            HostValue::Float(a) => self.cvl.from_host(HostVector::Float(a)).map(Value::Vec),
+            HostValue::Bool(a) => self.cvl.from_host(HostVector::Bool(a)).map(Value::Vec),
+            HostValue::Segdes(a) => self.cvl.segdes_from_host(&a).map(Value::Seg),
+        };
+        r.map_err(|t| t.kind.to_string())
+    }
+
+    fn string_arg(&mut self, v: &C::Vector) -> Result<String, Trap> {
+        Ok(match self.cvl.to_host(v)? {
+            HostVector::Int(c) => {
+                c.iter().map(|&x| u32::try_from(x).ok().and_then(char::from_u32).unwrap_or('\u{fffd}')).collect()
+            }
+            _ => String::new(),
+        })
+    }
+
+    fn step(&mut self, d: &Decoded, prog: &Program, out: &mut dyn Write) -> Result<Flow, Trap> {
+        use crate::cvl::HostScalar as H;
+        let ty = d.ty;
+        match d.exec {
+            Exec::Copy | Exec::Pop | Exec::Cpop => {
+                let Arg::Counts(n, dd) = d.arg else { return Ok(Flow::Next) };
+                let start = self.block(n, dd)?;
+                match d.exec {
+                    Exec::Copy => self.stack.extend_from_within(start..start + n),
+                    Exec::Pop => {
+                        self.stack.drain(start..start + n);
+                    }
+                    _ => {
+                        let moved: Vec<Value<C>> = self.stack.drain(start..start + n).collect();
+                        self.stack.extend(moved);
+                    }
+                }
+                return Ok(Flow::Next);
+            }
+            Exec::Pair => {
+                let start = self.block(2, 0)?;
+                let b = self.stack.pop();
+                let a = self.stack.pop();
+                if let (Some(a), Some(b)) = (a, b) {
+                    self.stack.push(Value::Pair(Box::new((a, b))));
+                }
+                debug_assert_eq!(self.stack.len(), start + 1);
+                return Ok(Flow::Next);
+            }
+            Exec::Unpair => {
+                match self.stack.pop() {
+                    Some(Value::Pair(p)) => {
+                        let (a, b) = *p;
+                        self.stack.push(a);
+                        self.stack.push(b);
+                    }
+                    Some(v) => {
+                        let name = slot_name(self.cvl, &v);
+                        self.stack.push(v);
+                        return Err(Trap::ty(format!("UNPAIR needs a pair, found {name}")));
+                    }
+                    None => return Err(Trap::new(TrapKind::StackUnderflow { needed: 1, have: 0 })),
+                }
+                return Ok(Flow::Next);
+            }
+            Exec::Call => {
+                let Arg::Target(t) = d.arg else { return Ok(Flow::Next) };
+                return Ok(Flow::Call(t));
+            }
+            Exec::Ret => return Ok(Flow::Ret),
+            Exec::If => {
+                let Arg::Target(t) = d.arg else { return Ok(Flow::Next) };
+                let flag = match self.stack.pop() {
+                    Some(Value::Vec(v)) => {
+                        if self.cvl.len(&v) == 0 {
+                            return Err(Trap::new(TrapKind::EmptyCondition));
+                        }
+                        self.cvl.get_bool(&v, 0)?
+                    }
+                    Some(v) => return Err(Trap::ty(format!("IF needs a BOOL, found {}", slot_name(self.cvl, &v)))),
+                    None => return Err(Trap::new(TrapKind::StackUnderflow { needed: 1, have: 0 })),
+                };
+                return Ok(if flag { Flow::Next } else { Flow::Jump(t) });
+            }
+            Exec::Else => {
+                let Arg::Target(t) = d.arg else { return Ok(Flow::Next) };
+                return Ok(Flow::Jump(t));
+            }
+            Exec::EndIf => return Ok(Flow::Next),
+            Exec::Const => {
+                let Arg::Const(k) = d.arg else { return Ok(Flow::Next) };
+                if let Some(v) = self.consts.get(k) {
+                    self.stack.push(v.clone());
+                }
+                return Ok(Flow::Next);
+            }
+            Exec::Exit => {
+                let status = match self.stack.last() {
+                    Some(Value::Vec(v)) if self.cvl.vtype(v) == crate::VType::Int && self.cvl.len(v) > 0 => {
+                        self.cvl.get_int(v, 0)?
+                    }
+                    _ => 0,
+                };
+                return Ok(Flow::Exit(status));
+            }
+            Exec::Fused => {
+                let Arg::Fused(k) = d.arg else { return Ok(Flow::Next) };
+                let op = &prog.superops[k];
+                let n = op.params.len();
+                if self.stack.len() < n {
+                    return Err(Trap::new(TrapKind::StackUnderflow { needed: n, have: self.stack.len() }));
+                }
+                let base = self.stack.len() - n;
+                let s = &self.stack[base..];
+                let len = match s.first() {
+                    Some(Value::Seg(x)) => self.cvl.element_count(x),
+                    Some(Value::Vec(x)) => self.cvl.len(x),
+                    _ => return Err(Trap::ty("superoperator operand $0 is a pair")),
+                };
+                let mut args = Vec::with_capacity(n);
+                for (i, (slot, pt)) in s.iter().zip(&op.params).enumerate() {
+                    match (slot, pt.slot()) {
+                        (Value::Seg(_), SlotTy::Segdes) => args.push(None),
+                        (Value::Vec(v), SlotTy::Vec(t)) if self.cvl.vtype(v) == t => {
+                            if self.cvl.len(v) != len {
+                                return Err(Trap::length(format!(
+                                    "superoperator operand ${i} has length {}, expected {len}",
+                                    self.cvl.len(v)
+                                )));
+                            }
+                            args.push(Some(v));
+                        }
+                        (slot, t) => {
+                            return Err(Trap::ty(format!(
+                                "superoperator operand ${i} should be {}, found {}",
+                                t.name(),
+                                slot_name(self.cvl, slot)
+                            )))
+                        }
+                    }
+                }
+                let r = self.cvl.fused(op, &args, len)?;
+                self.finish(base, vec![Value::Vec(r)]);
+                return Ok(Flow::Next);
+            }
+            _ => {}
+        }
+        // Fixed-effect instructions.
+        let base = self.check_inputs(d.ins, ty)?;
+        let s = &self.stack[base..];
+        let cvl = &mut *self.cvl;
+        let outs: Vec<Value<C>> = match d.exec {
+            Exec::Binary(op) => vec![Value::Vec(cvl.binary(op, vec_at(s, 0)?, vec_at(s, 1)?)?)],
+            Exec::Unary(op) => vec![Value::Vec(cvl.unary(op, vec_at(s, 0)?)?)],
+            Exec::Select => vec![Value::Vec(cvl.select(vec_at(s, 0)?, vec_at(s, 1)?, vec_at(s, 2)?)?)],
+            Exec::Rand => vec![Value::Vec(cvl.rand(vec_at(s, 0)?)?)],
+            Exec::Scan(op) => vec![Value::Vec(cvl.scan(op, vec_at(s, 0)?, seg_at(s, 1)?)?)],
+            Exec::Reduce(op) => vec![Value::Vec(cvl.reduce(op, vec_at(s, 0)?, seg_at(s, 1)?)?)],
+            Exec::Permute => vec![Value::Vec(cvl.permute(vec_at(s, 0)?, vec_at(s, 1)?, seg_at(s, 2)?)?)],
+            Exec::DPermute => vec![Value::Vec(cvl.dpermute(
+                vec_at(s, 0)?,
+                vec_at(s, 1)?,
+                vec_at(s, 2)?,
+                seg_at(s, 3)?,
+                seg_at(s, 4)?,
+            )?)],
+            Exec::FPermute => vec![Value::Vec(cvl.fpermute(
+                vec_at(s, 0)?,
+                vec_at(s, 1)?,
+                vec_at(s, 2)?,
+                seg_at(s, 3)?,
+                seg_at(s, 4)?,
+            )?)],
+            Exec::BPermute => vec![Value::Vec(cvl.bpermute(
+                vec_at(s, 0)?,
+                vec_at(s, 1)?,
+                seg_at(s, 2)?,
+                seg_at(s, 3)?,
+            )?)],
+            Exec::BfPermute => vec![Value::Vec(cvl.bfpermute(
+                vec_at(s, 0)?,
+                vec_at(s, 1)?,
+                vec_at(s, 2)?,
+                seg_at(s, 3)?,
+                seg_at(s, 4)?,
+            )?)],
+            Exec::DfPermute => vec![Value::Vec(cvl.dfpermute(
+                vec_at(s, 0)?,
+                vec_at(s, 1)?,
+                vec_at(s, 2)?,
+                vec_at(s, 3)?,
+                seg_at(s, 4)?,
+                seg_at(s, 5)?,
+            )?)],
+            Exec::Extract => vec![Value::Vec(cvl.extract(vec_at(s, 0)?, vec_at(s, 1)?, seg_at(s, 2)?)?)],
+            Exec::Replace => vec![Value::Vec(cvl.replace(
+                vec_at(s, 0)?,
+                vec_at(s, 1)?,
+                vec_at(s, 2)?,
+                seg_at(s, 3)?,
+            )?)],
+            Exec::Dist => vec![Value::Vec(cvl.dist(vec_at(s, 0)?, seg_at(s, 1)?)?)],
+            Exec::Index => vec![Value::Vec(cvl.index(vec_at(s, 0)?, vec_at(s, 1)?, seg_at(s, 2)?)?)],
+            Exec::Rank(up) => vec![Value::Vec(cvl.rank(up, vec_at(s, 0)?, seg_at(s, 1)?)?)],
+            Exec::Pack => {
+                let (v, sd) = cvl.pack(vec_at(s, 0)?, vec_at(s, 1)?, seg_at(s, 2)?)?;
+                vec![Value::Vec(v), Value::Seg(sd)]
+            }
+            Exec::Length => {
+                let n = cvl.len(vec_at(s, 0)?) as i64;
+                vec![Value::Vec(cvl.fill(H::Int(n), 1)?)]
+            }
+            Exec::MakeSegdes => vec![Value::Seg(cvl.make_segdes(vec_at(s, 0)?)?)],
+            Exec::Lengths => vec![Value::Vec(cvl.lengths(seg_at(s, 0)?)?)],
+            Exec::StartTimer => {
+                self.timer = Instant::now();
+                Vec::new()
+            }
+            Exec::StopTimer => {
+                let t = self.timer.elapsed().as_secs_f64();
+                vec![Value::Vec(cvl.fill(H::Float(t), 1)?)]
+            }
+            Exec::Srand => {
+                let seed = cvl.get_int(vec_at(s, 0)?, 0)?;
+                cvl.srand(seed)?;
+                vec![Value::Vec(cvl.fill(H::Bool(true), 1)?)]
+            }
+            Exec::Write | Exec::Fwrite => {
+                let ty = ty.unwrap_or(Ty::Int);
+                let v = to_host_value(cvl, &s[0])?;
+                let fd = if d.exec == Exec::Write { 2 } else { cvl.get_int(vec_at(s, 1)?, 0)? };
+                let text = write_text(&v, ty);
+                let r = self.files.write(fd, &text, out).map(|_| Vec::new());
+                self.io_result(r, Vec::new())?
+            }
+            Exec::Read | Exec::Fread => {
+                let ty = ty.unwrap_or(Ty::Int);
+                let fd = if d.exec == Exec::Read { 0 } else { cvl.get_int(vec_at(s, 0)?, 0)? };
+                let _ = out.flush();
+                let r = match self.files.read_value(fd, ty) {
+                    Ok(v) => self.from_host_value(v).map(|x| vec![x]),
+                    Err(e) => Err(e),
+                };
+                let fallback = vec![self.empty_of(ty)?];
+                self.io_result(r, fallback)?
+            }
+            Exec::Fopen => {
+                let mode = cvl.get_int(vec_at(s, 1)?, 0)?;
+                let name_v = vec_at(s, 0)?.clone();
+                let name = self.string_arg(&name_v)?;
+                let r = match self.files.open(&name, mode) {
+                    Ok(fd) => Ok(vec![scalar(self.cvl, H::Int(fd))?]),
+                    Err(e) => Err(e),
+                };
+                let fallback = vec![scalar(self.cvl, H::Int(-1))?];
+                self.io_result(r, fallback)?
+            }
+            Exec::Fclose => {
+                let fd = cvl.get_int(vec_at(s, 0)?, 0)?;
+                let r = self.files.close(fd).map(|_| Vec::new());
+                self.io_result(r, Vec::new())?
+            }
+            Exec::FreadChar => {
+                let delims = match cvl.to_host(vec_at(s, 0)?)? {
+                    HostVector::Int(d) => d,
+                    _ => Vec::new(),
+                };
+                let max = cvl.get_int(vec_at(s, 1)?, 0)?;
+                let fd = cvl.get_int(vec_at(s, 2)?, 0)?;
+                let r = match self.files.read_chars(fd, &delims, max) {
+                    Ok((text, status)) => {
+                        Ok(vec![int_vec(self.cvl, text)?, scalar(self.cvl, H::Int(status))?])
+                    }
+                    Err(e) => Err(e),
+                };
+                let fallback = vec![int_vec(self.cvl, Vec::new())?, scalar(self.cvl, H::Int(-1))?];
+                self.io_result(r, fallback)?
+            }
+            Exec::Spawn => {
+                let fallback = vec![
+                    scalar(cvl, H::Int(-1))?,
+                    scalar(cvl, H::Int(-1))?,
+                    scalar(cvl, H::Int(-1))?,
+                ];
+                self.io_result(Err("SPAWN is not supported by this interpreter".into()), fallback)?
+            }
+            other => {
+                return Err(Trap::new(TrapKind::Unsupported(format!("instruction kind {other:?}"))))
+            }
+        };
+        self.finish(base, outs);
+        Ok(Flow::Next)
+    }
+}
+
+/// Runs `p` on `cvl`; see [`crate::run`].
+pub(crate) fn run<C: Cvl>(
+    p: &Program,
+    cvl: &mut C,
+    out: &mut dyn Write,
+    opts: &RunOptions,
+) -> Result<RunReport, Trap> {
+    let code = decode(p)?;
+    let mut consts = Vec::new();
+    for f in &p.functions {
+        for ins in &f.body {
+            if let Imm::Const(c) = &ins.imm {
+                consts.push(host_const(cvl, c)?);
+            }
+        }
+    }
+    let mut m = Machine {
+        cvl,
+        stack: Vec::new(),
+        consts,
+        files: Files::new(),
+        timer: Instant::now(),
+        stats: OpStats::default(),
+    };
+    let mut pc = code.entry;
+    let mut calls: Vec<usize> = Vec::new();
+    let mut steps: u64 = 0;
+    let site = |pc: usize| {
+        let (fi, ii) = code.sites.get(pc).copied().unwrap_or((0, 0));
+        let f = &p.functions[fi];
+        let pos = f.pos_of(ii);
+        TrapSite {
+            instr: f.body.get(ii).map(|i| i.to_string()).unwrap_or_default(),
+            function: f.name.clone(),
+            line: pos.line,
+            col: pos.col,
+        }
+    };
+    let outcome = loop {
+        let Some(d) = code.code.get(pc) else {
+            return Err(Trap::new(TrapKind::Unsupported("ran past the end of the code".into())).at(|| site(pc.saturating_sub(1))));
+        };
+        steps += 1;
+        if opts.max_steps.is_some_and(|mx| steps > mx) {
+            return Err(Trap::new(TrapKind::Unsupported(format!("step limit of {} reached", steps - 1))).at(|| site(pc)));
+        }
+        let consumed = match d.arg {
+            Arg::Fused(k) => p.superops[k].params.len(),
+            _ => d.ins.len(),
+        }
+        .min(m.stack.len());
+        let before = if opts.stats && counted(d.exec) {
+            let k = consumed;
+            let cvl: &C = m.cvl;
+            m.stack[m.stack.len() - k..].iter().map(|v| elements(cvl, v)).sum::<u64>()
+        } else {
+            0
+        };
+        let depth = m.stack.len();
+        let flow = m.step(d, p, out).map_err(|t| t.at(|| site(pc)))?;
+        if opts.stats && counted(d.exec) {
+            let produced = (m.stack.len() + consumed).saturating_sub(depth);
+            let cvl: &C = m.cvl;
+            let after: u64 = m.stack[m.stack.len() - produced.min(m.stack.len())..].iter().map(|v| elements(cvl, v)).sum();
+            m.stats.record(d.exec.family(), before + after);
+        }
+        match flow {
+            Flow::Next => pc += 1,
+            Flow::Jump(t) => pc = t,
+            Flow::Call(t) => {
+                if calls.len() >= opts.max_call_depth {
+                    return Err(Trap::new(TrapKind::CallStackOverflow(opts.max_call_depth)).at(|| site(pc)));
+                }
+                calls.push(pc + 1);
+                pc = t;
+            }
+            Flow::Ret => match calls.pop() {
+                Some(r) => pc = r,
+                None => break None,
+            },
+            Flow::Exit(s) => break Some(s),
+        }
+    };
+    m.files.flush();
+    let _ = out.flush();
+    let outcome = match outcome {
+        Some(s) => RunOutcome::Exited(s),
+        None => {
+            let mut vals = Vec::with_capacity(m.stack.len());
+            for v in &m.stack {
+                vals.push(to_host_value(m.cvl, v)?);
+            }
+            RunOutcome::Finished(vals)
+        }
+    };
+    Ok(RunReport { outcome, stats: m.stats })
+}
+
+/// Whether `--stats` counts this kind of instruction (vector work, not stack shuffles).
+fn counted(e: Exec) -> bool {
+    !matches!(e.family(), "stack" | "control" | "const")
+}

@@ -1,0 +1,201 @@
+//! The printers: VCODE / FCODE text (the inverse of [`crate::parse`]) and the
+//! `vinterp` final-stack format.
+
+use crate::ir::{Const, Function, Imm, Instr, Program};
+use crate::HostValue;
+use std::fmt::{self, Write as _};
+
+/// A float as a VCODE literal that reads back to the same value: always with a decimal
+/// point (`1.0`, `2.5e-7`, `1.0e20`). Infinities print as `1.0e999` / `-1.0e999`, which
+/// the parser reads back as infinities; NaN cannot be written and prints as `0.0`.
+pub fn float_literal(x: f64) -> String {
+    if x.is_nan() {
+        return "0.0".to_string();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "1.0e999".into() } else { "-1.0e999".into() };
+    }
+    let s = format!("{x:e}");
+    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let mant = if mant.contains('.') { mant.to_string() } else { format!("{mant}.0") };
+    if exp == "0" {
+        mant
+    } else {
+        format!("{mant}e{exp}")
+    }
+}
+
+fn write_list<T>(f: &mut fmt::Formatter<'_>, v: &[T], list: bool, item: impl Fn(&T) -> String) -> fmt::Result {
+    if !list && v.len() == 1 {
+        return write!(f, "{}", item(&v[0]));
+    }
+    write!(f, "(")?;
+    for (i, x) in v.iter().enumerate() {
+        if i > 0 {
+            write!(f, " ")?;
+        }
+        write!(f, "{}", item(x))?;
+    }
+    write!(f, ")")
+}
+
+impl fmt::Display for Const {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ", self.ty().name())?;
+        match self {
+            Const::Int(v, l) | Const::Segdes(v, l) => write_list(f, v, *l, |x| x.to_string()),
+            Const::Float(v, l) => write_list(f, v, *l, |x| float_literal(*x)),
+            Const::Bool(v, l) => write_list(f, v, *l, |x| if *x { "T".into() } else { "F".into() }),
+            Const::Char(s) => write!(f, "\"{s}\""),
+        }
+    }
+}
+
+impl fmt::Display for Instr {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.op.info().name)?;
+        if let Some(t) = self.ty {
+            write!(f, " {}", t.name())?;
+        }
+        match &self.imm {
+            Imm::None => Ok(()),
+            Imm::Counts(n, d) => write!(f, " {n} {d}"),
+            Imm::Label(l) => write!(f, " {l}"),
+            Imm::Const(c) => write!(f, " {c}"),
+            Imm::Index(n) => write!(f, " {n}"),
+        }
+    }
+}
+
+impl fmt::Display for Function {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "FUNC {}", self.name)?;
+        if let Some((ins, outs)) = &self.sig {
+            write!(f, " I")?;
+            for t in ins {
+                write!(f, " {}", t.name())?;
+            }
+            write!(f, " O")?;
+            for t in outs {
+                write!(f, " {}", t.name())?;
+            }
+        }
+        writeln!(f)?;
+        for ins in &self.body {
+            writeln!(f, "{ins}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for Program {
+    /// Prints the program as VCODE text (FCODE when it has superoperators).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, op) in self.superops.iter().enumerate() {
+            writeln!(f, "SUPEROP {i} {op}")?;
+        }
+        if !self.superops.is_empty() {
+            writeln!(f)?;
+        }
+        for (i, func) in self.functions.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write!(f, "{func}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A double as C's `%.14e` prints it (`1.50000000000000e+00`, `inf`, `-nan`).
+pub fn c_exp(x: f64) -> String {
+    if x.is_nan() {
+        return if x.is_sign_negative() { "-nan".into() } else { "nan".into() };
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let s = format!("{x:.14e}");
+    let (mant, exp) = s.split_once('e').unwrap_or((&s, "0"));
+    let e: i32 = exp.parse().unwrap_or(0);
+    format!("{mant}e{}{:02}", if e < 0 { '-' } else { '+' }, e.unsigned_abs())
+}
+
+/// One stack value as `vinterp` prints it, without the newline.
+pub fn format_value(v: &HostValue) -> String {
+    let mut s = String::new();
+    match v {
+        HostValue::Int(v) => {
+            s.push('(');
+            for x in v {
+                let _ = write!(s, " {x}");
+            }
+            s.push_str(" )");
+        }
+        HostValue::Float(v) => {
+            s.push('(');
+            for x in v {
+                let _ = write!(s, " {}", c_exp(*x));
+            }
+            s.push_str(" )");
+        }
+        HostValue::Bool(v) => {
+            s.push('(');
+            for x in v {
+                s.push_str(if *x { " T" } else { " F" });
+            }
+            s.push_str(" )");
+        }
+        HostValue::Segdes(v) => {
+            s.push('[');
+            for x in v {
+                let _ = write!(s, " {x}");
+            }
+            s.push_str(" ]");
+        }
+    }
+    s
+}
+
+/// The final stack as `vinterp` prints it: one line per value, bottom first.
+pub fn format_vinterp(values: &[HostValue]) -> String {
+    let mut s = String::new();
+    for v in values {
+        s.push_str(&format_value(v));
+        s.push('\n');
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn c_format() {
+        assert_eq!(c_exp(1.5), "1.50000000000000e+00");
+        assert_eq!(c_exp(-0.25), "-2.50000000000000e-01");
+        assert_eq!(c_exp(crate::cvl::ops::FLOAT_MAX_IDENTITY), "-9.99999961690316e+35");
+        assert_eq!(c_exp(1e300), "1.00000000000000e+300");
+        assert_eq!(c_exp(0.0), "0.00000000000000e+00");
+    }
+
+    #[test]
+    fn literals_round_trip() {
+        for x in [1.0, 2.5e-7, 1e20, -3.25, 0.1, 1.0999999999999999e28, f64::MAX, 5e-324] {
+            let s = float_literal(x);
+            assert!(s.contains('.'), "{s}");
+            assert_eq!(s.parse::<f64>().ok(), Some(x), "{s}");
+        }
+    }
+
+    #[test]
+    fn vinterp_lines() {
+        let v = [
+            HostValue::Segdes(vec![2, 0, 1]),
+            HostValue::Int(vec![]),
+            HostValue::Bool(vec![true, false]),
+        ];
+        assert_eq!(format_vinterp(&v), "[ 2 0 1 ]\n( )\n( T F )\n");
+    }
+}

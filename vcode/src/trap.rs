@@ -1,0 +1,131 @@
+//! Run-time failures of VCODE programs: a small enum of trap kinds plus the place where
+//! the trap happened (filled in by the interpreter; vector libraries leave it empty).
+
+use std::fmt;
+
+/// What went wrong at run time. Every variant is a clean failure, never a panic.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum TrapKind {
+    /// An index (permute, extract, replace, back-permute) fell outside its segment.
+    #[error("index {index} out of range for a segment of length {len}")]
+    IndexOutOfRange {
+        /// The offending index (relative to its segment).
+        index: i64,
+        /// The length of the segment it had to fall into.
+        len: usize,
+    },
+    /// Operand lengths (or segment counts) do not fit together.
+    #[error("length mismatch: {0}")]
+    LengthMismatch(String),
+    /// An operand had the wrong element type (or was a segdes where a vector was expected).
+    #[error("type mismatch: {0}")]
+    TypeMismatch(String),
+    /// An instruction needed more stack slots than there were.
+    #[error("stack underflow: needs {needed} slots, the stack holds {have}")]
+    StackUnderflow {
+        /// Slots the instruction needed.
+        needed: usize,
+        /// Slots on the stack.
+        have: usize,
+    },
+    /// Integer `/` or `%` by zero (or `RAND` with a zero bound).
+    #[error("division by zero")]
+    DivisionByZero,
+    /// A segment length was negative.
+    #[error("negative segment length {0}")]
+    NegativeLength(i64),
+    /// The vector library could not allocate memory.
+    #[error("out of memory: {0}")]
+    OutOfMemory(String),
+    /// An `IF` flag vector was empty.
+    #[error("IF condition is an empty vector")]
+    EmptyCondition,
+    /// The call stack grew beyond the configured limit (runaway recursion).
+    #[error("call stack overflow (more than {0} nested calls)")]
+    CallStackOverflow(usize),
+    /// A value that cannot be printed (a pair) was left on the final stack.
+    #[error("cannot print the final stack: {0}")]
+    Unprintable(String),
+    /// Writing program output failed.
+    #[error("output error: {0}")]
+    Output(String),
+    /// The operation is not supported by this vector library or interpreter.
+    #[error("unsupported: {0}")]
+    Unsupported(String),
+    /// A failure inside a vector library back end (e.g. a CUDA error).
+    #[error("backend error: {0}")]
+    Backend(String),
+}
+
+/// Where a trap happened: the instruction, its function and its source position.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TrapSite {
+    /// The instruction as written (e.g. `PERMUTE INT`).
+    pub instr: String,
+    /// The enclosing function.
+    pub function: String,
+    /// 1-based source line.
+    pub line: u32,
+    /// 1-based source column.
+    pub col: u32,
+}
+
+/// A run-time failure: its kind and, once the interpreter has seen it, its site.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Trap {
+    /// What went wrong.
+    pub kind: TrapKind,
+    /// Where (absent while the trap travels up from a vector library).
+    pub site: Option<TrapSite>,
+}
+
+impl Trap {
+    /// A trap with no site yet (what vector libraries return).
+    pub fn new(kind: TrapKind) -> Self {
+        Trap { kind, site: None }
+    }
+    /// Shorthand for [`TrapKind::LengthMismatch`].
+    pub fn length(msg: impl Into<String>) -> Self {
+        Trap::new(TrapKind::LengthMismatch(msg.into()))
+    }
+    /// Shorthand for [`TrapKind::TypeMismatch`].
+    pub fn ty(msg: impl Into<String>) -> Self {
+        Trap::new(TrapKind::TypeMismatch(msg.into()))
+    }
+    /// Shorthand for [`TrapKind::Backend`].
+    pub fn backend(msg: impl Into<String>) -> Self {
+        Trap::new(TrapKind::Backend(msg.into()))
+    }
+    /// Shorthand for [`TrapKind::IndexOutOfRange`].
+    pub fn index(index: i64, len: usize) -> Self {
+        Trap::new(TrapKind::IndexOutOfRange { index, len })
+    }
+    /// Attaches a site unless one is already there.
+    pub fn at(mut self, site: impl FnOnce() -> TrapSite) -> Self {
+        if self.site.is_none() {
+            self.site = Some(site());
+        }
+        self
+    }
+}
+
+impl fmt::Display for Trap {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.site {
+            Some(s) => write!(
+                f,
+                "{}:{}: runtime error in function {} at `{}`: {}",
+                s.line, s.col, s.function, s.instr, self.kind
+            ),
+            None => write!(f, "runtime error: {}", self.kind),
+        }
+    }
+}
+
+impl std::error::Error for Trap {}
+
+impl From<TrapKind> for Trap {
+    fn from(kind: TrapKind) -> Self {
+        Trap::new(kind)
+    }
+}

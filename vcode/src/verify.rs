@@ -1,0 +1,466 @@
+//! The verifier: stack effects and operand types of every function, before running.
+//!
+//! VCODE functions have no declared signatures (the callee sees the caller's whole
+//! stack), so the verifier infers one per function by running its body on an abstract
+//! stack: slots are known types, or *inputs* (slot `k` below the stack top at entry)
+//! whose type is inferred from their uses. A `CALL` applies the callee's inferred
+//! signature (its outputs may pass inputs through). Recursive functions are handled by
+//! iterating to a fixed point: a call whose callee has no signature yet makes that path
+//! unknown, and an `IF` takes its signature from the branch that is known. The two
+//! branches of an `IF` must leave stacks of the same depth and types. The entry
+//! function starts with an empty stack, so any reach below it is a stack underflow.
+//! Every problem is reported, each with its function, instruction and position.
+
+use crate::ir::{Function, Imm, Program};
+use crate::op::{Effect, Exec, SlotTy};
+use std::fmt;
+
+/// A problem found by [`verify`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VerifyError {
+    /// The function.
+    pub function: String,
+    /// Index of the instruction in the function body (0-based).
+    pub index: usize,
+    /// The instruction as written.
+    pub instr: String,
+    /// 1-based line of the instruction.
+    pub line: u32,
+    /// 1-based column.
+    pub col: u32,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl fmt::Display for VerifyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}:{}: in function {}, instruction {} (`{}`): {}",
+            self.line, self.col, self.function, self.index, self.instr, self.message
+        )
+    }
+}
+
+impl std::error::Error for VerifyError {}
+
+/// An abstract stack slot.
+#[derive(Debug, Clone, PartialEq)]
+enum S {
+    Known(SlotTy),
+    /// The `k`-th slot below the top of the stack at function entry (0 = the top).
+    Input(usize),
+    Pair(Box<S>, Box<S>),
+    /// Anything (after an error, or an input of unknown type passed through).
+    Any,
+}
+
+/// An inferred function signature.
+#[derive(Debug, Clone, PartialEq)]
+struct Sig {
+    /// Number of caller slots consumed.
+    inputs: usize,
+    /// Inferred type of each consumed slot (`None`: unconstrained).
+    in_types: Vec<Option<SlotTy>>,
+    /// Result slots, bottom first (may refer to inputs).
+    outputs: Vec<S>,
+}
+
+#[derive(Debug, Clone)]
+struct State {
+    stack: Vec<S>,
+    consumed: usize,
+    /// False on a path whose stack is unknown (after `EXIT`, or a call to a function
+    /// with no signature yet).
+    live: bool,
+}
+
+struct IfFrame {
+    start: State,
+    then_end: Option<State>,
+}
+
+struct Checker<'a> {
+    prog: &'a Program,
+    sigs: &'a [Option<Sig>],
+    func: &'a Function,
+    entry: bool,
+    in_types: Vec<Option<SlotTy>>,
+    errors: Vec<VerifyError>,
+    at: usize,
+}
+
+fn slot_text(s: &S, in_types: &[Option<SlotTy>]) -> String {
+    match s {
+        S::Known(t) => t.name().to_string(),
+        S::Input(k) => match in_types.get(*k).copied().flatten() {
+            Some(t) => t.name().to_string(),
+            None => format!("input {k}"),
+        },
+        S::Pair(a, b) => format!("PAIR({}, {})", slot_text(a, in_types), slot_text(b, in_types)),
+        S::Any => "unknown".to_string(),
+    }
+}
+
+impl Checker<'_> {
+    fn error(&mut self, msg: String) {
+        let i = self.at;
+        let pos = self.func.pos_of(i);
+        self.errors.push(VerifyError {
+            function: self.func.name.clone(),
+            index: i,
+            instr: self.func.body.get(i).map(|x| x.to_string()).unwrap_or_default(),
+            line: pos.line,
+            col: pos.col,
+            message: msg,
+        });
+    }
+
+    /// Makes sure the stack has `k` slots, pulling inputs from below.
+    fn ensure(&mut self, st: &mut State, k: usize) {
+        if st.stack.len() >= k {
+            return;
+        }
+        let missing = k - st.stack.len();
+        if self.entry {
+            self.error(format!(
+                "stack underflow: needs {k} slots, the stack holds {}",
+                st.stack.len()
+            ));
+            for _ in 0..missing {
+                st.stack.insert(0, S::Any);
+            }
+            return;
+        }
+        for _ in 0..missing {
+            st.stack.insert(0, S::Input(st.consumed));
+            st.consumed += 1;
+            if self.in_types.len() < st.consumed {
+                self.in_types.resize(st.consumed, None);
+            }
+        }
+    }
+
+    /// Checks that `s` can be a `want`; constrains inputs.
+    fn expect(&mut self, s: &S, want: SlotTy, what: &str) {
+        match s {
+            S::Known(t) if *t == want => {}
+            S::Any => {}
+            S::Input(k) => match self.in_types[*k] {
+                None => self.in_types[*k] = Some(want),
+                Some(t) if t == want => {}
+                Some(t) => self.error(format!("{what} should be {}, found {}", want.name(), t.name())),
+            },
+            other => {
+                let found = slot_text(other, &self.in_types);
+                self.error(format!("{what} should be {}, found {found}", want.name()))
+            }
+        }
+    }
+
+    fn merge(&mut self, mut a: State, mut b: State) -> State {
+        if !a.live {
+            return b;
+        }
+        if !b.live {
+            return a;
+        }
+        // Give both the same number of consumed inputs.
+        let (ca, cb) = (a.consumed, b.consumed);
+        for (x, y) in [(&mut a, cb), (&mut b, ca)] {
+            while x.consumed < y {
+                x.stack.insert(0, S::Input(x.consumed));
+                x.consumed += 1;
+            }
+        }
+        if a.stack.len() != b.stack.len() {
+            self.error(format!(
+                "the branches of this IF leave different stack depths (then: {}, else: {})",
+                a.stack.len() as i64 - a.consumed as i64,
+                b.stack.len() as i64 - b.consumed as i64
+            ));
+            return State { live: false, ..a };
+        }
+        let mut out = Vec::with_capacity(a.stack.len());
+        for (i, (x, y)) in a.stack.iter().zip(&b.stack).enumerate() {
+            let depth = a.stack.len() - 1 - i;
+            let m = match (x, y) {
+                _ if x == y => x.clone(),
+                (S::Any, _) | (_, S::Any) => S::Any,
+                (S::Known(t), other @ S::Input(_)) | (other @ S::Input(_), S::Known(t)) => {
+                    let t = *t;
+                    self.expect(other, t, &format!("the slot at depth {depth} after this IF"));
+                    S::Known(t)
+                }
+                (S::Input(p), S::Input(q)) => match (self.in_types[*p], self.in_types[*q]) {
+                    (Some(s), Some(t)) if s == t => S::Known(s),
+                    (Some(s), None) | (None, Some(s)) => {
+                        self.in_types[*p] = Some(s);
+                        self.in_types[*q] = Some(s);
+                        S::Known(s)
+                    }
+                    (None, None) => S::Any,
+                    _ => {
+                        self.error(format!("the branches of this IF leave different types at depth {depth}"));
+                        S::Any
+                    }
+                },
+                _ => {
+                    let (sx, sy) = (slot_text(x, &self.in_types), slot_text(y, &self.in_types));
+                    self.error(format!(
+                        "the branches of this IF leave different types at depth {depth} (then: {sx}, else: {sy})"
+                    ));
+                    S::Any
+                }
+            };
+            out.push(m);
+        }
+        State { stack: out, consumed: a.consumed, live: true }
+    }
+
+    fn run(&mut self) -> Option<Sig> {
+        let mut st = State { stack: Vec::new(), consumed: 0, live: true };
+        let mut ifs: Vec<IfFrame> = Vec::new();
+        for (i, ins) in self.func.body.iter().enumerate() {
+            self.at = i;
+            let info = ins.op.info();
+            // Structure first: it matters even on dead paths.
+            match info.exec {
+                Exec::Else => {
+                    if let Some(fr) = ifs.last_mut() {
+                        fr.then_end = Some(std::mem::replace(&mut st, fr.start.clone()));
+                    }
+                    continue;
+                }
+                Exec::EndIf => {
+                    if let Some(fr) = ifs.pop() {
+                        st = match fr.then_end {
+                            Some(t) => self.merge(t, st),
+                            None => self.merge(st, fr.start),
+                        };
+                    }
+                    continue;
+                }
+                Exec::Ret => break,
+                _ => {}
+            }
+            if !st.live {
+                if info.exec == Exec::If {
+                    ifs.push(IfFrame { start: st.clone(), then_end: None });
+                }
+                continue;
+            }
+            match info.effect {
+                Effect::Fixed(ins_p, outs_p) => {
+                    self.ensure(&mut st, ins_p.len());
+                    let base = st.stack.len() - ins_p.len();
+                    for (k, p) in ins_p.iter().enumerate() {
+                        let slot = st.stack[base + k].clone();
+                        if let Some(want) = p.resolve(ins.ty) {
+                            self.expect(&slot, want, &format!("operand {}", k + 1));
+                        }
+                    }
+                    st.stack.truncate(base);
+                    for p in outs_p {
+                        st.stack.push(p.resolve(ins.ty).map_or(S::Any, S::Known));
+                    }
+                }
+                Effect::Special => self.special(&mut st, &mut ifs, ins),
+            }
+        }
+        if !ifs.is_empty() {
+            self.error("`IF` without `ENDIF`".to_string());
+        }
+        if st.live {
+            Some(Sig { inputs: st.consumed, in_types: self.in_types.clone(), outputs: st.stack })
+        } else {
+            None
+        }
+    }
+
+    fn special(&mut self, st: &mut State, ifs: &mut Vec<IfFrame>, ins: &crate::ir::Instr) {
+        match (ins.op.info().exec, &ins.imm) {
+            (Exec::Copy | Exec::Pop | Exec::Cpop, Imm::Counts(n, d)) => {
+                let (n, d) = (*n as usize, *d as usize);
+                self.ensure(st, n + d);
+                let start = st.stack.len() - n - d;
+                match ins.op.info().exec {
+                    Exec::Copy => st.stack.extend_from_within(start..start + n),
+                    Exec::Pop => {
+                        st.stack.drain(start..start + n);
+                    }
+                    _ => {
+                        let moved: Vec<S> = st.stack.drain(start..start + n).collect();
+                        st.stack.extend(moved);
+                    }
+                }
+            }
+            (Exec::Pair, _) => {
+                self.ensure(st, 2);
+                let b = st.stack.pop().unwrap_or(S::Any);
+                let a = st.stack.pop().unwrap_or(S::Any);
+                st.stack.push(S::Pair(Box::new(a), Box::new(b)));
+            }
+            (Exec::Unpair, _) => {
+                self.ensure(st, 1);
+                match st.stack.pop().unwrap_or(S::Any) {
+                    S::Pair(a, b) => {
+                        st.stack.push(*a);
+                        st.stack.push(*b);
+                    }
+                    S::Any | S::Input(_) => {
+                        st.stack.push(S::Any);
+                        st.stack.push(S::Any);
+                    }
+                    other => {
+                        let t = slot_text(&other, &self.in_types);
+                        self.error(format!("UNPAIR needs a pair, found {t}"));
+                        st.stack.push(S::Any);
+                        st.stack.push(S::Any);
+                    }
+                }
+            }
+            (Exec::If, _) => {
+                self.ensure(st, 1);
+                let flag = st.stack.pop().unwrap_or(S::Any);
+                self.expect(&flag, SlotTy::Vec(crate::VType::Bool), "the IF condition");
+                ifs.push(IfFrame { start: st.clone(), then_end: None });
+            }
+            (Exec::Exit, _) => st.live = false,
+            (Exec::Const, Imm::Const(c)) => st.stack.push(S::Known(c.ty().slot())),
+            (Exec::Call, Imm::Label(l)) => {
+                let Some(callee) = self.prog.lookup(l) else {
+                    self.error(format!("call to undefined function `{l}`"));
+                    st.live = false;
+                    return;
+                };
+                let Some(sig) = self.sigs[callee].clone() else {
+                    st.live = false;
+                    return;
+                };
+                self.ensure(st, sig.inputs);
+                let base = st.stack.len() - sig.inputs;
+                let args: Vec<S> = st.stack[base..].to_vec();
+                // Input k of the callee is the k-th slot from the top.
+                let arg = |k: usize| args.get(args.len().wrapping_sub(1 + k)).cloned().unwrap_or(S::Any);
+                for (k, t) in sig.in_types.iter().enumerate() {
+                    if let Some(t) = t {
+                        self.expect(&arg(k), *t, &format!("argument slot {k} (from the top) of `{l}`"));
+                    }
+                }
+                fn subst(s: &S, arg: &dyn Fn(usize) -> S) -> S {
+                    match s {
+                        S::Input(k) => arg(*k),
+                        S::Pair(a, b) => S::Pair(Box::new(subst(a, arg)), Box::new(subst(b, arg))),
+                        other => other.clone(),
+                    }
+                }
+                st.stack.truncate(base);
+                for o in &sig.outputs {
+                    st.stack.push(subst(o, &arg));
+                }
+            }
+            (Exec::Fused, Imm::Index(k)) => {
+                let Some(op) = self.prog.superops.get(*k as usize) else {
+                    self.error(format!("no superoperator {k}"));
+                    st.live = false;
+                    return;
+                };
+                let n = op.params.len();
+                self.ensure(st, n);
+                let base = st.stack.len() - n;
+                for (i, p) in op.params.iter().enumerate() {
+                    let slot = st.stack[base + i].clone();
+                    self.expect(&slot, p.slot(), &format!("superoperator operand ${i}"));
+                }
+                st.stack.truncate(base);
+                match op.result_type() {
+                    Ok(t) => st.stack.push(S::Known(SlotTy::Vec(t))),
+                    Err(m) => {
+                        self.error(format!("superoperator {k} is ill-typed: {m}"));
+                        st.stack.push(S::Any);
+                    }
+                }
+            }
+            _ => self.error("malformed instruction (missing or wrong immediate)".to_string()),
+        }
+    }
+}
+
+fn check_all(p: &Program, sigs: &[Option<Sig>], collect: bool) -> (Vec<Option<Sig>>, Vec<VerifyError>) {
+    let entry = p.entry();
+    let mut out = Vec::with_capacity(p.functions.len());
+    let mut errors = Vec::new();
+    for (i, f) in p.functions.iter().enumerate() {
+        let mut c = Checker {
+            prog: p,
+            sigs,
+            func: f,
+            entry: i == entry,
+            in_types: Vec::new(),
+            errors: Vec::new(),
+            at: 0,
+        };
+        out.push(c.run());
+        if collect {
+            errors.append(&mut c.errors);
+        }
+    }
+    (out, errors)
+}
+
+/// Checks every function's stack effects and operand types; reports every problem.
+pub fn verify(p: &Program) -> Result<(), Vec<VerifyError>> {
+    let mut sigs: Vec<Option<Sig>> = vec![None; p.functions.len()];
+    for _ in 0..p.functions.len() + 2 {
+        let (next, _) = check_all(p, &sigs, false);
+        if next == sigs {
+            break;
+        }
+        sigs = next;
+    }
+    let (_, errors) = check_all(p, &sigs, true);
+    if errors.is_empty() {
+        Ok(())
+    } else {
+        Err(errors)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errs(src: &str) -> Vec<String> {
+        let p = crate::parse(src).expect("parses");
+        match verify(&p) {
+            Ok(()) => Vec::new(),
+            Err(e) => e.iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn accepts_recursion_and_passthrough() {
+        let fact = "FUNC MAIN\nCONST INT 5\nCALL FACT\nRET\nFUNC FACT\nCOPY 1 0\nCONST INT 1\n<= INT\nIF\nPOP 1 0\nCONST INT 1\nELSE\nCOPY 1 0\nCONST INT 1\n- INT\nCALL FACT\n* INT\nENDIF\nRET\n";
+        assert_eq!(errs(fact), Vec::<String>::new());
+        let swap = "FUNC MAIN\nCONST INT 1\nCONST FLOAT 2.0\nCALL SWAP\n+ INT\nRET\nFUNC SWAP\nCPOP 1 1\nRET\n";
+        let e = errs(swap);
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].contains("operand 1 should be INT, found FLOAT"), "{e:?}");
+    }
+
+    #[test]
+    fn reports_underflow_and_types() {
+        let e = errs("FUNC MAIN\nCONST INT 1\n+ INT\nCONST FLOAT 1.0\nCONST INT 2\n* FLOAT\nRET\n");
+        assert_eq!(e.len(), 2, "{e:?}");
+        assert!(e[0].starts_with("3:1: in function MAIN, instruction 1 (`+ INT`): stack underflow"));
+        assert!(e[1].contains("operand 2 should be FLOAT, found INT"));
+    }
+
+    #[test]
+    fn reports_unbalanced_branches() {
+        let e = errs("FUNC MAIN\nCONST BOOL T\nIF\nCONST INT 1\nELSE\nENDIF\nRET\n");
+        assert_eq!(e.len(), 1, "{e:?}");
+        assert!(e[0].contains("different stack depths"));
+    }
+}
