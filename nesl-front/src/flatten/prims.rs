@@ -1174,8 +1174,10 @@ impl Compiler<'_> {
                 let big = self.int_like(fb, i64::MAX, j);
                 let c = fb.op1("SELECT INT", &[eq, j, big]);
                 let m = fb.op1("MIN_REDUCE INT", &[c, seg]);
-                let bigc = self.int_in(fb, ctx, i64::MAX);
-                let none = fb.op1("= INT", &[m, bigc]);
+                // Not found: no index below the length (an empty segment reduces to the
+                // MIN identity, which is not i64::MAX).
+                let lens = fb.op1("LENGTHS", &[seg]);
+                let none = fb.op1(">= INT", &[m, lens]);
                 let mone = self.int_in(fb, ctx, -1);
                 base(fb.op1("SELECT INT", &[none, mone, m]))
             }

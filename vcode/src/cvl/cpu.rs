@@ -7,7 +7,7 @@
 //! a bad operand is a [`Trap`], never a panic. Superoperators are evaluated in
 //! cache-sized chunks ([`CHUNK`] elements) without full-length intermediates.
 
-use super::{BinOp, Cvl, HostScalar, HostVector, ReduceOp, UnOp, VType, FLOAT_MAX_IDENTITY};
+use super::{BinOp, Cvl, HostScalar, HostVector, ReduceOp, UnOp, VType, FLOAT_MAX_IDENTITY, INT_MAX_IDENTITY};
 use crate::fused::{Expr, SuperOp};
 use crate::trap::{Trap, TrapKind};
 use std::rc::Rc;
@@ -570,18 +570,27 @@ macro_rules! each2 {
 fn scan_t<T: Copy>(v: &[T], s: &Seg, id: T, f: impl Fn(T, T) -> T) -> Result<Vec<T>, Trap> {
     let mut out = Vec::with_capacity(v.len());
     for (st, len) in s.ranges() {
-        let mut acc = id;
-        out.extend(v[st..st + len].iter().map(|&x| {
-            let r = acc;
-            acc = f(acc, x);
-            r
-        }));
+        // The identity is only ever an output (first element), never an operand, so
+        // elements beyond the identity's range (e.g. ints below the 32-bit `min_int` that
+        // is the reference's MAX identity) still combine correctly.
+        let seg = &v[st..st + len];
+        if let Some((&first, rest)) = seg.split_first() {
+            out.push(id);
+            let mut acc = first;
+            for &x in rest {
+                out.push(acc);
+                acc = f(acc, x);
+            }
+        }
     }
     Ok(out)
 }
 
 fn reduce_t<T: Copy>(v: &[T], s: &Seg, id: T, f: impl Fn(T, T) -> T) -> Result<Vec<T>, Trap> {
-    Ok(s.ranges().map(|(st, len)| v[st..st + len].iter().fold(id, |a, &x| f(a, x))).collect())
+    // Identity only for an empty segment (see `scan_t`).
+    Ok(s.ranges()
+        .map(|(st, len)| v[st..st + len].iter().copied().reduce(&f).unwrap_or(id))
+        .collect())
 }
 
 /// Runs `$f(slice, seg, identity, operator)` for the monoid of `$op` on `$d`'s type.
@@ -590,8 +599,8 @@ macro_rules! monoid {
         match ($op, $d) {
             (ReduceOp::Add, Data::Int(v)) => Data::Int($f(v, $s, 0, i64::wrapping_add)?),
             (ReduceOp::Mul, Data::Int(v)) => Data::Int($f(v, $s, 1, i64::wrapping_mul)?),
-            (ReduceOp::Max, Data::Int(v)) => Data::Int($f(v, $s, i64::MIN, <i64 as Num>::max)?),
-            (ReduceOp::Min, Data::Int(v)) => Data::Int($f(v, $s, i64::MAX, <i64 as Num>::min)?),
+            (ReduceOp::Max, Data::Int(v)) => Data::Int($f(v, $s, INT_MAX_IDENTITY, <i64 as Num>::max)?),
+            (ReduceOp::Min, Data::Int(v)) => Data::Int($f(v, $s, -INT_MAX_IDENTITY - 1, <i64 as Num>::min)?),
             (ReduceOp::And, Data::Int(v)) => Data::Int($f(v, $s, -1, |a, b| a & b)?),
             (ReduceOp::Or, Data::Int(v)) => Data::Int($f(v, $s, 0, |a, b| a | b)?),
             (ReduceOp::Xor, Data::Int(v)) => Data::Int($f(v, $s, 0, |a, b| a ^ b)?),
@@ -1111,7 +1120,7 @@ mod tests {
         let r = c.scan(ReduceOp::Add, &v, &s).expect("scan");
         assert_eq!(host(&mut c, &r), HostVector::Int(vec![0, 1, 0, 3, 7]));
         let r = c.reduce(ReduceOp::Max, &v, &s).expect("reduce");
-        assert_eq!(host(&mut c, &r), HostVector::Int(vec![2, i64::MIN, 5]));
+        assert_eq!(host(&mut c, &r), HostVector::Int(vec![2, -2147483648, 5]));
     }
 
     #[test]

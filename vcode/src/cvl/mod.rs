@@ -16,7 +16,7 @@
 pub mod cpu;
 pub mod ops;
 
-pub use ops::{BinOp, ReduceOp, UnOp, FLOAT_MAX_IDENTITY};
+pub use ops::{BinOp, ReduceOp, UnOp, FLOAT_MAX_IDENTITY, INT_MAX_IDENTITY};
 
 use crate::fused::{Expr, SuperOp};
 use crate::trap::Trap;

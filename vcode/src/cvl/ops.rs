@@ -101,9 +101,9 @@ pub enum ReduceOp {
     Add,
     /// `*`, identity 1
     Mul,
-    /// max, identity `i64::MIN` / `-9.99999961690316e35` (the reference's float quirk)
+    /// max, identity `INT_MAX_IDENTITY` (-2147483648) / `-9.99999961690316e35` (the reference's float quirk)
     Max,
-    /// min, identity `i64::MAX` / `+9.99999961690316e35`
+    /// min, identity 2147483647 / `+9.99999961690316e35`
     Min,
     /// and, identity all ones / T
     And,
@@ -116,3 +116,9 @@ pub enum ReduceOp {
 /// The float identity of `MAX` (negated for `MIN`): `1.0e36` rounded through a C
 /// `float`, as the reference serial CVL does.
 pub const FLOAT_MAX_IDENTITY: f64 = -1.0e36_f32 as f64;
+
+/// The int identity of `MAX` (`MIN` uses `-INT_MAX_IDENTITY - 1`): the reference's 32-bit
+/// `INT_MIN`, so results print as CMU `vinterp` prints them. Identities are only produced
+/// for empty segments and the first element of a scan, never combined with elements, so
+/// 64-bit values outside the 32-bit range still reduce correctly.
+pub const INT_MAX_IDENTITY: i64 = i32::MIN as i64;
