@@ -35,7 +35,7 @@ impl<C: Cvl> Clone for Value<C> {
 }
 
 #[derive(Debug, Clone, Copy)]
-enum Arg {
+pub(crate) enum Arg {
     None,
     Counts(usize, usize),
     Target(usize),
@@ -44,26 +44,26 @@ enum Arg {
 }
 
 #[derive(Debug, Clone, Copy)]
-struct Decoded {
-    exec: Exec,
+pub(crate) struct Decoded {
+    pub(crate) exec: Exec,
     ty: Option<Ty>,
-    ins: &'static [Pat],
-    arg: Arg,
+    pub(crate) ins: &'static [Pat],
+    pub(crate) arg: Arg,
 }
 
 /// A program decoded for execution.
-struct Code {
-    code: Vec<Decoded>,
+pub(crate) struct Code {
+    pub(crate) code: Vec<Decoded>,
     /// `(function, instruction)` of every decoded instruction.
-    sites: Vec<(usize, usize)>,
-    entry: usize,
+    pub(crate) sites: Vec<(usize, usize)>,
+    pub(crate) entry: usize,
 }
 
 fn link_error(msg: String) -> Trap {
     Trap::new(TrapKind::Unsupported(format!("cannot link the program: {msg}")))
 }
 
-fn decode(p: &Program) -> Result<Code, Trap> {
+pub(crate) fn decode(p: &Program) -> Result<Code, Trap> {
     let mut starts = Vec::with_capacity(p.functions.len());
     let mut n = 0;
     for f in &p.functions {
@@ -166,7 +166,7 @@ fn seg_at<C: Cvl>(s: &[Value<C>], i: usize) -> Result<&C::Segdes, Trap> {
     }
 }
 
-fn to_host_value<C: Cvl>(cvl: &mut C, v: &Value<C>) -> Result<HostValue, Trap> {
+pub(crate) fn to_host_value<C: Cvl>(cvl: &mut C, v: &Value<C>) -> Result<HostValue, Trap> {
     Ok(match v {
         Value::Vec(x) => match cvl.to_host(x)? {
             HostVector::Int(a) => HostValue::Int(a),
@@ -188,16 +188,16 @@ fn elements<C: Cvl>(cvl: &C, v: &Value<C>) -> u64 {
     }
 }
 
-struct Machine<'a, C: Cvl> {
-    cvl: &'a mut C,
-    stack: Vec<Value<C>>,
+pub(crate) struct Machine<'a, C: Cvl> {
+    pub(crate) cvl: &'a mut C,
+    pub(crate) stack: Vec<Value<C>>,
     consts: Vec<Value<C>>,
-    files: Files,
+    pub(crate) files: Files,
     timer: Instant,
     stats: OpStats,
 }
 
-enum Flow {
+pub(crate) enum Flow {
     Next,
     Jump(usize),
     Call(usize),
@@ -293,7 +293,7 @@ impl<C: Cvl> Machine<'_, C> {
         })
     }
 
-    fn step(&mut self, d: &Decoded, prog: &Program, out: &mut dyn Write) -> Result<Flow, Trap> {
+    pub(crate) fn step(&mut self, d: &Decoded, prog: &Program, out: &mut dyn Write) -> Result<Flow, Trap> {
         use crate::cvl::HostScalar as H;
         let ty = d.ty;
         match d.exec {
@@ -568,6 +568,34 @@ impl<C: Cvl> Machine<'_, C> {
     }
 }
 
+impl<'a, C: Cvl> Machine<'a, C> {
+    /// A machine with an empty stack and every constant of `p` loaded into `cvl`.
+    pub(crate) fn load(p: &Program, cvl: &'a mut C) -> Result<Self, Trap> {
+        let mut consts = Vec::new();
+        for f in &p.functions {
+            for ins in &f.body {
+                if let Imm::Const(c) = &ins.imm {
+                    consts.push(host_const(cvl, c)?);
+                }
+            }
+        }
+        Ok(Machine { cvl, stack: Vec::new(), consts, files: Files::new(), timer: Instant::now(), stats: OpStats::default() })
+    }
+}
+
+/// The place of decoded instruction `pc`, for a trap.
+pub(crate) fn site_of(p: &Program, code: &Code, pc: usize) -> TrapSite {
+    let (fi, ii) = code.sites.get(pc).copied().unwrap_or((0, 0));
+    let f = &p.functions[fi];
+    let pos = f.pos_of(ii);
+    TrapSite {
+        instr: f.body.get(ii).map(|i| i.to_string()).unwrap_or_default(),
+        function: f.name.clone(),
+        line: pos.line,
+        col: pos.col,
+    }
+}
+
 /// Runs `p` on `cvl`; see [`crate::run`].
 pub(crate) fn run<C: Cvl>(
     p: &Program,
@@ -576,36 +604,11 @@ pub(crate) fn run<C: Cvl>(
     opts: &RunOptions,
 ) -> Result<RunReport, Trap> {
     let code = decode(p)?;
-    let mut consts = Vec::new();
-    for f in &p.functions {
-        for ins in &f.body {
-            if let Imm::Const(c) = &ins.imm {
-                consts.push(host_const(cvl, c)?);
-            }
-        }
-    }
-    let mut m = Machine {
-        cvl,
-        stack: Vec::new(),
-        consts,
-        files: Files::new(),
-        timer: Instant::now(),
-        stats: OpStats::default(),
-    };
+    let mut m = Machine::load(p, cvl)?;
     let mut pc = code.entry;
     let mut calls: Vec<usize> = Vec::new();
     let mut steps: u64 = 0;
-    let site = |pc: usize| {
-        let (fi, ii) = code.sites.get(pc).copied().unwrap_or((0, 0));
-        let f = &p.functions[fi];
-        let pos = f.pos_of(ii);
-        TrapSite {
-            instr: f.body.get(ii).map(|i| i.to_string()).unwrap_or_default(),
-            function: f.name.clone(),
-            line: pos.line,
-            col: pos.col,
-        }
-    };
+    let site = |pc: usize| site_of(p, &code, pc);
     let outcome = loop {
         let Some(d) = code.code.get(pc) else {
             return Err(Trap::new(TrapKind::Unsupported("ran past the end of the code".into())).at(|| site(pc.saturating_sub(1))));

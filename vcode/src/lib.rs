@@ -28,6 +28,7 @@ mod lex;
 pub mod op;
 mod parse;
 mod print;
+mod step;
 pub mod trap;
 mod verify;
 
@@ -38,6 +39,7 @@ pub use ir::{Const, Function, Imm, Instr, Pos, Program};
 pub use op::{Opcode, Ty};
 pub use parse::{parse, ParseError};
 pub use print::{c_exp, float_literal, format_value, format_vinterp};
+pub use step::{Location, SlotInfo, StepEvent, Stepper};
 pub use trap::{Trap, TrapKind, TrapSite};
 pub use verify::{verify, VerifyError};
 
