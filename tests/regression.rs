@@ -5,9 +5,11 @@
 //!   `regression::configurations()` (test names start with it: `cpu-O0/...`);
 //! - `regression/bad-syntax`, `regression/bad-types`: included when their `.expected`
 //!   files are transcripts (error paragraphs and result lines);
-//! - `conformance_report`: runs the shared conformance corpus (CPU, level 0) when it is
-//!   present and prints its pass count without failing (the corpus is a target, not yet
-//!   a gate); `NESL_CONFORMANCE_VERBOSE=1` also lists the failures.
+//! - `conformance_report`: runs the shared conformance corpus on every configuration when
+//!   it is present and prints the pass counts (the corpus is a target, not yet a gate);
+//!   it fails only when a case that passes at `cpu-O0` fails on another configuration
+//!   (an optimisation level or backend that changes a transcript);
+//!   `NESL_CONFORMANCE_VERBOSE=1` also lists the failures.
 //!
 //! Filter as with any test binary: `cargo test --test regression -- nesl/scalar`; see the
 //! conformance report with `cargo test --test regression -- conformance_report`.
@@ -80,22 +82,42 @@ fn conformance_report(root: &Path) -> Result<(), Failed> {
         return Ok(());
     };
     let cases: Vec<Case> = regression::discover(&dir)?;
-    let mut summary = Summary::default();
-    let mut failures = Vec::new();
-    for case in &cases {
-        let v = regression::check_nesl_case(case, Backend::Cpu, 0);
-        if let Verdict::Fail(diff) = &v {
-            failures.push(format!("  {}: {}", case.name, diff.lines().next().unwrap_or("")));
+    // Level 0 of the CPU is the reference: a case it passes must pass on every other
+    // configuration (the optimiser and the other backends never change a transcript).
+    let mut baseline: Vec<bool> = Vec::new();
+    let mut regressions = Vec::new();
+    let mut configurations = regression::configurations();
+    configurations.sort_by_key(|&c| c != (Backend::Cpu, 0));
+    for (backend, opt) in configurations {
+        let config = regression::configuration_name(backend, opt);
+        let mut summary = Summary::default();
+        let mut failures = Vec::new();
+        for (i, case) in cases.iter().enumerate() {
+            let v = regression::check_nesl_case(case, backend, opt);
+            if let Verdict::Fail(diff) = &v {
+                let first = diff.lines().next().unwrap_or("");
+                failures.push(format!("  {}: {first}", case.name));
+                if baseline.get(i) == Some(&true) {
+                    regressions.push(format!("{config}/{}: passes at cpu-O0 but not here: {diff}", case.name));
+                }
+            }
+            if (backend, opt) == (Backend::Cpu, 0) {
+                baseline.push(matches!(v, Verdict::Pass));
+            }
+            summary.add(&v);
         }
-        summary.add(&v);
-    }
-    println!("conformance corpus {}: {} of {} pass", dir.display(), summary.passed, summary.total());
-    if std::env::var_os("NESL_CONFORMANCE_VERBOSE").is_some() {
-        for f in &failures {
-            println!("{f}");
+        println!("conformance corpus {} on {config}: {} of {} pass", dir.display(), summary.passed, summary.total());
+        if std::env::var_os("NESL_CONFORMANCE_VERBOSE").is_some() {
+            for f in &failures {
+                println!("{f}");
+            }
         }
     }
-    Ok(())
+    if regressions.is_empty() {
+        Ok(())
+    } else {
+        Err(regressions.join("\n").into())
+    }
 }
 
 fn main() {

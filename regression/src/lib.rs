@@ -15,7 +15,7 @@ pub mod runner;
 pub use compare::compare;
 pub use runner::{check_case, discover, run_suite, Case, Summary, Verdict};
 
-use nesl_front::toplevel::{CpuExecutor, Executor, Renderer, TopLevel};
+use nesl_front::toplevel::{CpuExecutor, Executor, Renderer, TopLevel, Transform};
 use std::path::{Path, PathBuf};
 
 /// Which vector library runs compiled code.
@@ -29,25 +29,47 @@ pub enum Backend {
     Auto,
 }
 
-/// The executor for a backend and optimisation level (0: VCODE as compiled; 1 and 2:
-/// optimised FCODE once the optimiser is wired in), keeping operation counts when
-/// `stats`. This is the one place that decides how compiled NESL code runs.
+/// The executor for a backend and optimisation level (0: VCODE as compiled; 1: inlined,
+/// let-form, re-stacked; 2: also fused into superoperators, see [`optimiser`]), keeping
+/// operation counts when `stats`. This is the one place that decides how compiled NESL
+/// code runs.
 pub fn executor(backend: Backend, opt: u8, stats: bool) -> Result<Box<dyn Executor>, String> {
     if opt > 2 {
         return Err(format!("optimisation level {opt} does not exist (0, 1 or 2)"));
     }
     match backend {
         Backend::Cuda => Err("the CUDA backend is not available in this build".into()),
-        Backend::Cpu | Backend::Auto => Ok(Box::new(CpuExecutor::new().with_stats(stats))),
+        Backend::Cpu | Backend::Auto => {
+            let ex = CpuExecutor::new().with_stats(stats);
+            Ok(Box::new(match optimiser(opt) {
+                Some(t) => ex.with_transform(t),
+                None => ex,
+            }))
+        }
     }
 }
 
+/// The rewrite an executor applies to every compiled program at optimisation level
+/// `opt`: `None` at level 0, otherwise the FCODE optimiser at that level. A program the
+/// optimiser rejects is reported as an internal error (the front end's VCODE is always
+/// well formed).
+pub fn optimiser(opt: u8) -> Option<Transform> {
+    if opt == 0 {
+        return None;
+    }
+    let opts = fcode_opt::OptOptions::default();
+    Some(Box::new(move |p: vcode::Program| {
+        fcode_opt::optimize_report(&p, opt, &opts)
+            .map(|(q, _)| q)
+            .map_err(|e| format!("internal error: the optimiser (level {opt}) failed: {e}"))
+    }))
+}
+
 /// The (backend, optimisation level) pairs the regression tests run every case on: every
-/// backend this build can run on this machine, at every optimisation level that changes
-/// what runs. Until the FCODE optimiser and the CUDA backend are wired into
-/// [`executor`], that is the CPU at level 0 only.
+/// backend this build can run on this machine, at every optimisation level (0, 1, 2).
+/// Until the CUDA backend is wired into [`executor`], that is the CPU only.
 pub fn configurations() -> Vec<(Backend, u8)> {
-    vec![(Backend::Cpu, 0)]
+    vec![(Backend::Cpu, 0), (Backend::Cpu, 1), (Backend::Cpu, 2)]
 }
 
 /// A short name for a configuration, used in test names (`cpu-O0`).
