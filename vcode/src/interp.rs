@@ -605,6 +605,7 @@ pub(crate) fn run<C: Cvl>(
 ) -> Result<RunReport, Trap> {
     let code = decode(p)?;
     let mut m = Machine::load(p, cvl)?;
+    m.files.configure(opts.stdin.clone(), opts.file_access);
     let mut pc = code.entry;
     let mut calls: Vec<usize> = Vec::new();
     let mut steps: u64 = 0;

@@ -21,6 +21,10 @@ enum Entry {
 /// The open-file table of one run.
 pub(crate) struct Files {
     entries: Vec<Option<Entry>>,
+    /// What standard input reads, when not the process's own.
+    input: Option<io::Cursor<Vec<u8>>>,
+    /// Whether `FOPEN` may open files.
+    file_access: bool,
 }
 
 /// Where an I/O instruction failed: the message it reports on the stack.
@@ -28,11 +32,25 @@ pub(crate) type IoResult<T> = Result<T, String>;
 
 impl Files {
     pub fn new() -> Self {
-        Files { entries: vec![Some(Entry::Stdin), Some(Entry::Std), Some(Entry::Std)] }
+        Files {
+            entries: vec![Some(Entry::Stdin), Some(Entry::Std), Some(Entry::Std)],
+            input: None,
+            file_access: true,
+        }
+    }
+
+    /// Takes standard input from `input` (`None`: the process's own) and allows or
+    /// refuses `FOPEN`.
+    pub fn configure(&mut self, input: Option<Vec<u8>>, file_access: bool) {
+        self.input = input.map(io::Cursor::new);
+        self.file_access = file_access;
     }
 
     /// `FOPEN`: mode 1 read, 2 write (create, truncate), 3 append.
     pub fn open(&mut self, name: &str, mode: i64) -> IoResult<i64> {
+        if !self.file_access {
+            return Err(format!("FOPEN: file access is disabled (cannot open {name})"));
+        }
         let entry = match mode {
             1 => File::open(name).map(|f| Entry::Reader(BufReader::new(f))),
             2 => File::create(name).map(|f| Entry::Writer(BufWriter::new(f))),
@@ -77,7 +95,10 @@ impl Files {
 
     fn with_reader<T>(&mut self, fd: i64, f: impl FnOnce(&mut dyn BufRead) -> IoResult<T>) -> IoResult<T> {
         match usize::try_from(fd).ok().and_then(|i| self.entries.get_mut(i)) {
-            Some(Some(Entry::Stdin)) => f(&mut io::stdin().lock()),
+            Some(Some(Entry::Stdin)) => match &mut self.input {
+                Some(input) => f(input),
+                None => f(&mut io::stdin().lock()),
+            },
             Some(Some(Entry::Reader(r))) => f(r),
             Some(Some(_)) => Err(format!("file {fd} is not open for reading")),
             _ => Err(format!("{fd} is not an open file")),

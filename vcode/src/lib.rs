@@ -52,11 +52,17 @@ pub struct RunOptions {
     pub max_call_depth: usize,
     /// Most instructions to execute before the run traps (`None`: no limit).
     pub max_steps: Option<u64>,
+    /// What `READ` and `FREAD` of descriptor 0 read (`None`: the process's standard
+    /// input).
+    pub stdin: Option<Vec<u8>>,
+    /// Whether `FOPEN` may open files (when false it fails with an error message, as for
+    /// a file that cannot be opened): a guard for untrusted programs.
+    pub file_access: bool,
 }
 
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { stats: false, max_call_depth: 1 << 20, max_steps: None }
+        RunOptions { stats: false, max_call_depth: 1 << 20, max_steps: None, stdin: None, file_access: true }
     }
 }
 

@@ -5,6 +5,11 @@
 //! lines of its `*.expected`, without panicking. With `VCODE_BLESS=1` in the
 //! environment, the bad fixtures' `*.expected` files are rewritten from the actual
 //! errors (review the diff before committing).
+//!
+//! Fixtures in `regression/vcode/stdin/` read standard input: a `NAME.stdin` file beside
+//! `NAME.vcode` is what they read (elsewhere standard input is empty). The other
+//! directories' fixtures need nothing beyond the file itself, so other crates may run
+//! them too.
 
 use std::path::{Path, PathBuf};
 
@@ -27,12 +32,18 @@ fn expected(p: &Path) -> String {
         .unwrap_or_else(|_| panic!("{} has no .expected file", p.display()))
 }
 
+/// What the fixture at `p` reads as standard input.
+fn stdin_of(p: &Path) -> Vec<u8> {
+    std::fs::read(p.with_extension("stdin")).unwrap_or_default()
+}
+
 /// What running `src` prints (output, then the final stack), or its error lines.
-fn outcome(src: &str) -> Result<String, String> {
+fn outcome(src: &str, stdin: Vec<u8>) -> Result<String, String> {
     let prog = vcode::parse(src).map_err(|e| join(&e))?;
     vcode::verify(&prog).map_err(|e| join(&e))?;
     let mut out = Vec::new();
-    let rep = vcode::run(&prog, &mut vcode::CpuCvl::new(), &mut out, &vcode::RunOptions::default())
+    let opts = vcode::RunOptions { stdin: Some(stdin), ..Default::default() };
+    let rep = vcode::run(&prog, &mut vcode::CpuCvl::new(), &mut out, &opts)
         .map_err(|t| t.to_string())?;
     let mut text = String::from_utf8_lossy(&out).into_owned();
     if let vcode::RunOutcome::Finished(stack) = rep.outcome {
@@ -47,7 +58,8 @@ fn join<E: ToString>(e: &[E]) -> String {
 
 #[test]
 fn good_fixtures_run_and_round_trip() {
-    let all = files(&dir(""), &["vcode", "fcode"]);
+    let mut all = files(&dir(""), &["vcode", "fcode"]);
+    all.extend(files(&dir("stdin"), &["vcode"]));
     assert!(all.len() >= 20, "only {} fixtures", all.len());
     let mut failures = Vec::new();
     for f in &all {
@@ -64,7 +76,7 @@ fn good_fixtures_run_and_round_trip() {
             }
             Err(_) => {}
         }
-        match outcome(&src) {
+        match outcome(&src, stdin_of(f)) {
             Ok(text) if text == expected(f) => {}
             Ok(text) => failures.push(format!("{name}: output differs\n--- expected\n{}--- got\n{text}", expected(f))),
             Err(e) => failures.push(format!("{name}: failed: {e}")),
@@ -83,12 +95,12 @@ fn bad_fixtures_fail_with_their_message() {
         let bytes = std::fs::read(f).expect("read fixture");
         let src = String::from_utf8_lossy(&bytes);
         if std::env::var_os("VCODE_BLESS").is_some() {
-            if let Err(e) = outcome(&src) {
+            if let Err(e) = outcome(&src, stdin_of(f)) {
                 std::fs::write(f.with_extension("expected"), format!("{e}\n")).expect("bless");
             }
         }
         let want = expected(f);
-        match outcome(&src) {
+        match outcome(&src, stdin_of(f)) {
             Ok(_) => failures.push(format!("{name}: ran without an error")),
             Err(e) if e.trim_end() == want.trim_end() => {}
             Err(e) => failures.push(format!("{name}: error differs\n--- expected\n{want}\n--- got\n{e}")),

@@ -31,7 +31,13 @@ fn exercise(src: &str) -> bool {
         Err(e) => panic!("printed program does not parse: {e:?}\n{printed}"),
     }
     if vcode::verify(&p).is_ok() {
-        let opts = vcode::RunOptions { stats: true, max_call_depth: 500, max_steps: Some(5_000) };
+        let opts = vcode::RunOptions {
+            stats: true,
+            max_call_depth: 500,
+            max_steps: Some(5_000),
+            stdin: Some(Vec::new()),
+            file_access: false,
+        };
         let mut cvl = vcode::CpuCvl::with_max_elements(1 << 10);
         let _ = vcode::run(&p, &mut cvl, &mut std::io::sink(), &opts);
     }
