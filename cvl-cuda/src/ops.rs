@@ -6,15 +6,12 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use cudarc::driver::sys::CUdeviceptr;
-use vcode::cvl::{BinOp, ReduceOp, UnOp};
+use vcode::cvl::{BinOp, ReduceOp, UnOp, FLOAT_MAX_IDENTITY, INT_MAX_IDENTITY};
 use vcode::{Cvl, HostScalar, HostVector, Trap, TrapKind, VType};
 
 use crate::device::Arg::{self, I, I32, P, U};
 use crate::{esize, sfx, CudaCvl, CudaSegdes, CudaVector, SegData};
 
-/// The float identity of MAX (negated for MIN): 1.0e36 rounded through a C float, as the
-/// reference library (and the CPU backend) use.
-const FLOAT_MAX_IDENTITY: f64 = -1.0e36_f32 as f64;
 /// Elements per tile of the scan kernels.
 const TILE: usize = kernels::SCAN_TILE;
 /// Elements per block of the radix-sort kernels.
@@ -149,15 +146,18 @@ pub(crate) fn unop_kernel(op: UnOp, ty: VType) -> Option<(&'static str, VType)> 
     })
 }
 
-/// The scan kernels' suffix, accumulator size in bytes and identity for `op` on `ty`.
+/// The scan kernels' suffix, accumulator size in bytes and identity for `op` on `ty`. The
+/// identity is the one results show (the reference's, as on the CPU): an empty segment's
+/// reduction, the first element of each segment of a scan. It is never combined with
+/// elements: the kernels use a true neutral element for that (`scan.cu`).
 fn monoid(op: ReduceOp, ty: VType) -> Result<(&'static str, usize, HostScalar), Trap> {
     use ReduceOp::*;
     use VType::{Bool as B, Float as F, Int as Z};
     Ok(match (op, ty) {
         (Add, Z) => ("add_z", 8, HostScalar::Int(0)),
         (Mul, Z) => ("mul_z", 8, HostScalar::Int(1)),
-        (Max, Z) => ("max_z", 8, HostScalar::Int(i64::MIN)),
-        (Min, Z) => ("min_z", 8, HostScalar::Int(i64::MAX)),
+        (Max, Z) => ("max_z", 8, HostScalar::Int(INT_MAX_IDENTITY)),
+        (Min, Z) => ("min_z", 8, HostScalar::Int(-INT_MAX_IDENTITY - 1)),
         (And, Z) => ("and_z", 8, HostScalar::Int(-1)),
         (Or, Z) => ("ior_z", 8, HostScalar::Int(0)),
         (Xor, Z) => ("xor_z", 8, HostScalar::Int(0)),

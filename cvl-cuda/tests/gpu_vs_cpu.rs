@@ -333,6 +333,109 @@ fn scans_and_reductions_match_cpu() {
     }
 }
 
+/// The identities of scans and reductions: results show the reference's (32-bit INT_MIN /
+/// INT_MAX for MAX / MIN on INT, -/+1.0e36 through a float on FLOAT, 0.0 for `+`), only as
+/// the first element of a scan segment or the reduction of an empty segment; they are never
+/// combined with elements, so values beyond them (64-bit ints, floats past 1.0e36,
+/// infinities, -0.0 sums) come out exactly as on the CPU. Floats are compared bit for bit.
+#[test]
+fn scan_reduce_identities_match_cpu() {
+    let Some(mut p) = pair("scan_reduce_identities_match_cpu") else {
+        return;
+    };
+    let big = 1_i64 << 40;
+    let ints = [
+        i64::MIN,
+        i64::MAX,
+        -big,
+        big,
+        -2_147_483_649,
+        2_147_483_648,
+        -2_147_483_648,
+        2_147_483_647,
+        0,
+    ];
+    let floats = [
+        f64::NEG_INFINITY,
+        f64::INFINITY,
+        -1.0e40,
+        1.0e40,
+        -1.0e36,
+        1.0e36,
+        -0.0,
+        0.0,
+    ];
+    let mut r = Rng(99);
+    for &n in sizes(&p.gpu) {
+        let iv: Vec<i64> = (0..n)
+            .map(|_| ints[r.below(ints.len() as u64) as usize])
+            .collect();
+        let fv: Vec<f64> = (0..n)
+            .map(|_| floats[r.below(floats.len() as u64) as usize])
+            .collect();
+        // Every element at an extreme (all below INT_MIN32, all above INT_MAX32, all -0.0,
+        // all below -1.0e36), so that a kernel combining an identity would show it.
+        let cases = [
+            (
+                HostVector::Int(iv),
+                vec![ReduceOp::Max, ReduceOp::Min, ReduceOp::Add, ReduceOp::Xor],
+            ),
+            (HostVector::Int(vec![-big; n]), vec![ReduceOp::Max]),
+            (HostVector::Int(vec![big; n]), vec![ReduceOp::Min]),
+            (HostVector::Float(fv), vec![ReduceOp::Max, ReduceOp::Min]),
+            (HostVector::Float(vec![-1.0e40; n]), vec![ReduceOp::Max]),
+            (HostVector::Float(vec![1.0e40; n]), vec![ReduceOp::Min]),
+            (
+                HostVector::Float(vec![f64::NEG_INFINITY; n]),
+                vec![ReduceOp::Max],
+            ),
+            (
+                HostVector::Float(vec![-0.0; n]),
+                vec![ReduceOp::Add, ReduceOp::Mul],
+            ),
+        ];
+        for (data, ops) in cases {
+            let v = p.vec(data);
+            for lens in r.layouts(n) {
+                let s = p.seg(&lens);
+                let m = lens.len();
+                for &op in &ops {
+                    let what = format!("{op:?} n={n} m={m}");
+                    let res = (p.cpu.scan(op, &v.c, &s.c), p.gpu.scan(op, &v.g, &s.g));
+                    p.same(&format!("identity scan {what}"), res, false);
+                    let res = (p.cpu.reduce(op, &v.c, &s.c), p.gpu.reduce(op, &v.g, &s.g));
+                    p.same(&format!("identity reduce {what}"), res, false);
+                }
+            }
+        }
+    }
+    // The identities themselves, as the reference prints them.
+    let e = p.vec(HostVector::Int(vec![]));
+    let s = p.seg(&[0, 0]);
+    let mx = p.gpu.reduce(ReduceOp::Max, &e.g, &s.g).unwrap();
+    let mn = p.gpu.reduce(ReduceOp::Min, &e.g, &s.g).unwrap();
+    assert_eq!(
+        p.gpu.to_host(&mx).unwrap(),
+        HostVector::Int(vec![-2_147_483_648; 2])
+    );
+    assert_eq!(
+        p.gpu.to_host(&mn).unwrap(),
+        HostVector::Int(vec![2_147_483_647; 2])
+    );
+    let v = p.vec(HostVector::Int(vec![-big, 5, -big]));
+    let s = p.seg(&[2, 0, 1]);
+    let sc = p.gpu.scan(ReduceOp::Max, &v.g, &s.g).unwrap();
+    assert_eq!(
+        p.gpu.to_host(&sc).unwrap(),
+        HostVector::Int(vec![-2_147_483_648, -big, -2_147_483_648])
+    );
+    let rd = p.gpu.reduce(ReduceOp::Max, &v.g, &s.g).unwrap();
+    assert_eq!(
+        p.gpu.to_host(&rd).unwrap(),
+        HostVector::Int(vec![5, -2_147_483_648, -big])
+    );
+}
+
 #[test]
 fn segment_descriptors_match_cpu() {
     let Some(mut p) = pair("segment_descriptors_match_cpu") else {

@@ -60,3 +60,7 @@ __device__ __forceinline__ i64 ishr(i64 x, i64 y) { return x >> (y & 63); }
 #define FLOAT_MAX_ID ((double)(-1.0e36f))
 #define INT_MIN64 ((i64)0x8000000000000000ll)
 #define INT_MAX64 ((i64)0x7fffffffffffffffll)
+// The int identities of MAX and MIN as results (never as operands): the reference's 32-bit
+// INT_MIN and INT_MAX (vcode's INT_MAX_IDENTITY).
+#define INT_MAX_ID32 ((i64)(-2147483647ll - 1))
+#define INT_MIN_ID32 ((i64)2147483647ll)

@@ -10,39 +10,54 @@
 //   scan_aggs_X    one block: exclusive scan of the tile aggregates, in place (the carries)
 //   scan_down_X    one block per tile: rescan with the carry; mode 0 writes the exclusive
 //                  scan, mode 1 the inclusive scan, mode 2 writes each segment's total to
-//                  out[key] (a segmented reduction; the caller pre-fills out with the identity
-//                  so that empty segments keep it)
+//                  out[key] (a segmented reduction; the caller pre-fills out with the output
+//                  identity so that empty segments keep it)
 //   reduce_aggs_X  one block: total of the tile aggregates (unsegmented reduction)
 // With a single tile the middle phase is skipped.
+//
+// Identities. Each operator has two: `id()`, a true neutral element used inside the
+// kernels (padding, carries, warp lanes past the end), which never changes an element it is
+// combined with; and `out_id()`, the reference library's identity, which is only ever
+// written as a result (the first element of each segment of an exclusive scan) and never
+// combined with an element, as the CPU library does. They differ for MAX/MIN: on INT the
+// outputs are the 32-bit INT_MIN / INT_MAX of the reference (64-bit elements beyond them
+// still reduce exactly), on FLOAT -/+1.0e36 rounded through a float (elements beyond it,
+// and infinities, too); and for FLOAT `+`, whose neutral is -0.0 (so a sum of -0.0 stays
+// -0.0) while the output identity is 0.0.
 
 #define ITEMS 8
 #define TILE (BLOCK * ITEMS)
 
-#define DEF_OP(NAME, SIN, TT, SOUT, ID, EXPR)                                      \
+#define DEF_OP(NAME, SIN, TT, SOUT, ID, OUT_ID, EXPR)                              \
     struct NAME {                                                                \
         typedef SIN Sin;                                                         \
         typedef TT T;                                                            \
         typedef SOUT Sout;                                                       \
         __device__ static __forceinline__ TT id() { return (ID); }               \
+        __device__ static __forceinline__ TT out_id() { return (OUT_ID); }       \
         __device__ static __forceinline__ TT ap(TT a, TT b) { return (EXPR); }   \
     };
 
-DEF_OP(OpAddZ, i64, i64, i64, 0, wadd(a, b))
-DEF_OP(OpMulZ, i64, i64, i64, 1, wmul(a, b))
-DEF_OP(OpMaxZ, i64, i64, i64, INT_MIN64, b > a ? b : a)
-DEF_OP(OpMinZ, i64, i64, i64, INT_MAX64, b < a ? b : a)
-DEF_OP(OpAndZ, i64, i64, i64, -1, a & b)
-DEF_OP(OpIorZ, i64, i64, i64, 0, a | b)
-DEF_OP(OpXorZ, i64, i64, i64, 0, a ^ b)
-DEF_OP(OpAddD, double, double, double, 0.0, a + b)
-DEF_OP(OpMulD, double, double, double, 1.0, a * b)
-DEF_OP(OpMaxD, double, double, double, FLOAT_MAX_ID, b > a ? b : a)
-DEF_OP(OpMinD, double, double, double, -FLOAT_MAX_ID, b < a ? b : a)
-DEF_OP(OpAndB, b8, int, b8, 1, a & b)
-DEF_OP(OpIorB, b8, int, b8, 0, a | b)
-DEF_OP(OpXorB, b8, int, b8, 0, a ^ b)
-DEF_OP(OpAddBZ, b8, i64, i64, 0, a + b)
-DEF_OP(OpMaxU, u32, u32, u32, 0u, a > b ? a : b)
+#define NEG_INF_D __longlong_as_double((i64)0xfff0000000000000ull)
+#define POS_INF_D __longlong_as_double((i64)0x7ff0000000000000ull)
+#define NEG_ZERO_D __longlong_as_double(INT_MIN64)
+
+DEF_OP(OpAddZ, i64, i64, i64, 0, 0, wadd(a, b))
+DEF_OP(OpMulZ, i64, i64, i64, 1, 1, wmul(a, b))
+DEF_OP(OpMaxZ, i64, i64, i64, INT_MIN64, INT_MAX_ID32, b > a ? b : a)
+DEF_OP(OpMinZ, i64, i64, i64, INT_MAX64, INT_MIN_ID32, b < a ? b : a)
+DEF_OP(OpAndZ, i64, i64, i64, -1, -1, a & b)
+DEF_OP(OpIorZ, i64, i64, i64, 0, 0, a | b)
+DEF_OP(OpXorZ, i64, i64, i64, 0, 0, a ^ b)
+DEF_OP(OpAddD, double, double, double, NEG_ZERO_D, 0.0, a + b)
+DEF_OP(OpMulD, double, double, double, 1.0, 1.0, a * b)
+DEF_OP(OpMaxD, double, double, double, NEG_INF_D, FLOAT_MAX_ID, b > a ? b : a)
+DEF_OP(OpMinD, double, double, double, POS_INF_D, -FLOAT_MAX_ID, b < a ? b : a)
+DEF_OP(OpAndB, b8, int, b8, 1, 1, a & b)
+DEF_OP(OpIorB, b8, int, b8, 0, 0, a | b)
+DEF_OP(OpXorB, b8, int, b8, 0, 0, a ^ b)
+DEF_OP(OpAddBZ, b8, i64, i64, 0, 0, a + b)
+DEF_OP(OpMaxU, u32, u32, u32, 0u, 0u, a > b ? a : b)
 
 // The pair operator: a then b.
 template <class OP>
@@ -232,8 +247,8 @@ __device__ void scan_down(const typename OP::Sin* in, const u32* keys, i64 n,
     for (int i = 0; i < ITEMS; i++) {
         u32 kj = sk[first + i];
         T xj = sv[first + i];
-        T ex = (has && pk == kj) ? pv : OP::id();
-        T inc = OP::ap(ex, xj);
+        bool pred = has && pk == kj;  // an earlier element of the same segment
+        T inc = pred ? OP::ap(pv, xj) : xj;
         if (mode == 2) {
             i64 g = base + first + i;
             if (g < n) {
@@ -244,7 +259,7 @@ __device__ void scan_down(const typename OP::Sin* in, const u32* keys, i64 n,
                 if (last) out[kj] = (typename OP::Sout)inc;
             }
         } else {
-            sv[first + i] = mode == 1 ? inc : ex;
+            sv[first + i] = mode == 1 ? inc : (pred ? pv : OP::out_id());
         }
         pk = kj;
         pv = inc;
