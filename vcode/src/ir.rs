@@ -51,6 +51,46 @@ impl Program {
     pub fn instruction_count(&self) -> usize {
         self.functions.iter().map(|f| f.body.len()).sum()
     }
+
+    /// Fills in constants passed beside the program text instead of written in it: for
+    /// each `(line, value)`, the `CONST` instruction on that source line must be an empty
+    /// list constant of the value's type (`CONST INT ()`, `CONST FLOAT ()`,
+    /// `CONST BOOL ()`, `CONST SEGDES ()`), and becomes that constant. This is how the top
+    /// level hands large global values to compiled code without printing them as text.
+    pub fn fill_consts(&mut self, consts: Vec<(u32, crate::HostValue)>) -> Result<(), String> {
+        use crate::HostValue;
+        let mut sites: std::collections::HashMap<u32, (usize, usize)> = std::collections::HashMap::new();
+        for (fi, f) in self.functions.iter().enumerate() {
+            for (ii, ins) in f.body.iter().enumerate() {
+                if let (Imm::Const(_), Some(pos)) = (&ins.imm, f.spans.get(ii)) {
+                    sites.insert(pos.line, (fi, ii));
+                }
+            }
+        }
+        for (line, value) in consts {
+            let &(fi, ii) = sites.get(&line).ok_or_else(|| format!("no CONST on line {line} to fill"))?;
+            let Imm::Const(c) = &mut self.functions[fi].body[ii].imm else { unreachable!("sites holds CONSTs only") };
+            *c = match (&*c, value) {
+                (Const::Int(v, true), HostValue::Int(x)) if v.is_empty() => Const::Int(x, true),
+                (Const::Float(v, true), HostValue::Float(x)) if v.is_empty() => Const::Float(x, true),
+                (Const::Bool(v, true), HostValue::Bool(x)) if v.is_empty() => Const::Bool(x, true),
+                (Const::Segdes(v, true), HostValue::Segdes(x)) if v.is_empty() => Const::Segdes(x, true),
+                (c, v) => {
+                    return Err(format!(
+                        "line {line}: CONST {} is not an empty placeholder for a {} value",
+                        c.ty().name(),
+                        match v {
+                            HostValue::Int(_) => "INT",
+                            HostValue::Float(_) => "FLOAT",
+                            HostValue::Bool(_) => "BOOL",
+                            HostValue::Segdes(_) => "SEGDES",
+                        }
+                    ))
+                }
+            };
+        }
+        Ok(())
+    }
 }
 
 /// One `FUNC name ... RET`.

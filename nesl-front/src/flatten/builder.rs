@@ -20,6 +20,9 @@ pub(crate) struct FunBuilder {
     stack: Vec<Slot>,
     /// The next fresh slot id.
     next: Slot,
+    /// Placeholder `CONST`s filled from outside ([`FunBuilder::konst_external`]):
+    /// `(index in code, external constant id)`.
+    external: Vec<(usize, usize)>,
 }
 
 /// What [`FunBuilder::begin_if`] records: the stack height at the branch start.
@@ -34,7 +37,7 @@ impl FunBuilder {
     /// returns them in order (deepest first).
     pub(crate) fn new(nargs: usize) -> (Self, Vec<Slot>) {
         let stack: Vec<Slot> = (0..nargs as Slot).collect();
-        let b = FunBuilder { code: Vec::new(), stack: stack.clone(), next: nargs as Slot };
+        let b = FunBuilder { code: Vec::new(), stack: stack.clone(), next: nargs as Slot, external: Vec::new() };
         (b, stack)
     }
 
@@ -114,6 +117,14 @@ impl FunBuilder {
         self.op1(&format!("CONST {text}"), &[])
     }
 
+    /// Emits a placeholder `CONST <ty> ()` whose value is passed beside the program text
+    /// as external constant `id` (see `vcode::Program::fill_consts`); returns its slot.
+    pub(crate) fn konst_external(&mut self, ty: &str, id: usize) -> Slot {
+        let s = self.konst(&format!("{ty} ()"));
+        self.external.push((self.code.len() - 1, id));
+        s
+    }
+
     /// Ends a scope that began at stack height `mark`: leaves exactly `results` (in
     /// order) above `mark` and drops everything else above it.
     pub(crate) fn collapse(&mut self, mark: usize, results: &[Slot]) {
@@ -177,8 +188,19 @@ impl FunBuilder {
 
     /// Finishes the function: `results` become the only stack contents, then `RET`.
     /// Returns the text `FUNC name ... RET`.
-    pub(crate) fn finish(mut self, name: &str, results: &[Slot]) -> String {
+    pub(crate) fn finish(self, name: &str, results: &[Slot]) -> String {
+        let (text, external) = self.finish_external(name, results);
+        debug_assert!(external.is_empty(), "external constants dropped: use finish_external");
+        text
+    }
+
+    /// [`FunBuilder::finish`], also returning the external constants as `(line, id)`,
+    /// the line counted from 0 at the `FUNC` line.
+    pub(crate) fn finish_external(mut self, name: &str, results: &[Slot]) -> (String, Vec<(usize, usize)>) {
         self.collapse(0, results);
+        // Lines, not instructions: a `CONST CHAR` string may hold newlines.
+        let line_of = |i: usize| 1 + i + self.code[..i].iter().map(|l| l.matches('\n').count()).sum::<usize>();
+        let external = self.external.iter().map(|&(i, id)| (line_of(i), id)).collect();
         let mut out = String::with_capacity(self.code.len() * 12 + 32);
         out.push_str("FUNC ");
         out.push_str(name);
@@ -188,7 +210,7 @@ impl FunBuilder {
             out.push('\n');
         }
         out.push_str("RET\n");
-        out
+        (out, external)
     }
 }
 

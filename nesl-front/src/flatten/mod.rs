@@ -17,6 +17,7 @@ mod helpers;
 mod layout;
 pub mod prelude;
 mod prims;
+mod strings;
 
 pub use layout::SlotKind;
 
@@ -183,15 +184,49 @@ pub fn compile_program(session: &Session, items: &[crate::ast::TopLevel], opts: 
     Ok(text)
 }
 
+/// A compiled program whose large constants travel beside its text.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Compiled {
+    /// VCODE text (CMU dialect); each external constant is a placeholder
+    /// `CONST <type> ()` on its own line.
+    pub text: String,
+    /// `(1-based line of the placeholder, value)`, for `vcode::Program::fill_consts`.
+    pub consts: Vec<(u32, vcode::HostValue)>,
+}
+
+/// Slots of global values longer than this are passed as external constants by
+/// [`compile_expr_external`] (shorter ones are written into the text, readable).
+pub const EXTERNAL_CONST_OVER: usize = 16;
+
+/// [`compile_expr`], except that global values with more than [`EXTERNAL_CONST_OVER`]
+/// elements in a slot are not printed into the text (a 10M-element global would make
+/// hundreds of megabytes of VCODE) but returned beside it.
+pub fn compile_expr_external(session: &Session, expr: &Expr, globals: &Globals, opts: &CompileOptions) -> Result<Compiled, Vec<Diagnostic>> {
+    compile_exprs_inner(session, std::slice::from_ref(expr), globals, opts, Some(EXTERNAL_CONST_OVER))
+}
+
 /// Like [`compile_expr`] for several expressions: the entry function leaves their
 /// values on the stack one after the other, in order.
 pub fn compile_exprs(session: &Session, exprs: &[Expr], globals: &Globals, opts: &CompileOptions) -> Result<String, Vec<Diagnostic>> {
+    let c = compile_exprs_inner(session, exprs, globals, opts, None)?;
+    debug_assert!(c.consts.is_empty());
+    Ok(c.text)
+}
+
+fn compile_exprs_inner(
+    session: &Session,
+    exprs: &[Expr],
+    globals: &Globals,
+    opts: &CompileOptions,
+    external_over: Option<usize>,
+) -> Result<Compiled, Vec<Diagnostic>> {
     let prelude = match prelude::prelude() {
         Ok(p) => Some(p),
         Err(d) => return Err(d.clone()),
     };
     let info = Info { session, prelude };
     let mut c = Compiler::new(&info, globals, opts.arg_check);
+    c.external_over = external_over;
     let (mut fb, _) = FunBuilder::new(0);
     let mut results = Vec::new();
     for e in exprs {
@@ -203,10 +238,21 @@ pub fn compile_exprs(session: &Session, exprs: &[Expr], globals: &Globals, opts:
         results.extend(v.s);
     }
     c.drain().map_err(|d| vec![d])?;
-    let mut text = fb.finish("MAIN1_1", &results);
-    for f in &c.funcs {
+    let (mut text, main_external) = fb.finish_external("MAIN1_1", &results);
+    let mut consts = Vec::new();
+    let mut values: Vec<Option<vcode::HostValue>> = c.external_values.into_iter().map(Some).collect();
+    let mut take = |line: usize, id: usize| (line as u32, values[id].take().expect("each external constant is used once"));
+    for (line, id) in main_external {
+        consts.push(take(line + 1, id));
+    }
+    for (fi, f) in c.funcs.iter().enumerate() {
         text.push('\n');
+        // 1-based line of this function's `FUNC`.
+        let start = text.bytes().filter(|&b| b == b'\n').count() + 1;
+        for &(_, line, id) in c.external_sites.iter().filter(|s| s.0 == fi) {
+            consts.push(take(start + line, id));
+        }
         text.push_str(f);
     }
-    Ok(text)
+    Ok(Compiled { text, consts })
 }

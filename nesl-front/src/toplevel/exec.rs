@@ -62,10 +62,20 @@ pub fn trap_message(trap: &Trap) -> String {
 
 impl<C: Cvl> Executor for VcodeExecutor<C> {
     fn execute(&mut self, vcode_text: &str, out: &mut dyn std::io::Write) -> Result<ExecResult, String> {
-        let program = vcode::parse(vcode_text).map_err(|errors| {
+        self.execute_with_consts(vcode_text, Vec::new(), out)
+    }
+
+    fn execute_with_consts(
+        &mut self,
+        vcode_text: &str,
+        consts: Vec<(u32, vcode::HostValue)>,
+        out: &mut dyn std::io::Write,
+    ) -> Result<ExecResult, String> {
+        let mut program = vcode::parse(vcode_text).map_err(|errors| {
             let first = errors.first().map(|e| e.to_string()).unwrap_or_default();
             format!("internal error: the compiled VCODE does not parse: {first}")
         })?;
+        program.fill_consts(consts).map_err(|e| format!("internal error: {e}"))?;
         let program = match &mut self.transform {
             Some(f) => f(program)?,
             None => program,

@@ -42,6 +42,28 @@ pub trait Executor {
     /// message of an interpreter trap or of a program that does not load.
     fn execute(&mut self, vcode_text: &str, out: &mut dyn std::io::Write) -> Result<ExecResult, String>;
 
+    /// [`Executor::execute`] for a program with external constants (see
+    /// [`crate::flatten::Compiled`]): `consts` fill the placeholder `CONST`s of
+    /// `vcode_text` by line. The provided version writes them into the text and calls
+    /// `execute`; executors that parse the text themselves fill them in after parsing
+    /// (no text round trip for large values).
+    fn execute_with_consts(
+        &mut self,
+        vcode_text: &str,
+        consts: Vec<(u32, HostValue)>,
+        out: &mut dyn std::io::Write,
+    ) -> Result<ExecResult, String> {
+        if consts.is_empty() {
+            return self.execute(vcode_text, out);
+        }
+        let mut program = vcode::parse(vcode_text).map_err(|errors| {
+            let first = errors.first().map(|e| e.to_string()).unwrap_or_default();
+            format!("internal error: the compiled VCODE does not parse: {first}")
+        })?;
+        program.fill_consts(consts).map_err(|e| format!("internal error: {e}"))?;
+        self.execute(&program.to_string(), out)
+    }
+
     /// Counts of the vector operations run so far (for `--stats`), when kept.
     fn stats(&self) -> Option<&vcode::OpStats> {
         None
