@@ -145,6 +145,14 @@ pub(crate) struct Compiler<'a> {
     /// Globals bound by earlier forms of the same program (whole-file compilation),
     /// as values on the entry function's stack (unit context).
     pub main_globals: Vec<(String, Val)>,
+    /// When set, global values with more than this many elements in a slot are not
+    /// written into the code as text but passed beside it as external constants.
+    pub external_over: Option<usize>,
+    /// The external constants' values, by id.
+    pub external_values: Vec<vcode::HostValue>,
+    /// External constants of finished functions: `(index in funcs, line in the
+    /// function's text, id)`.
+    pub external_sites: Vec<(usize, usize, usize)>,
 }
 
 /// A compile-time error at `span`.
@@ -274,6 +282,9 @@ impl<'a> Compiler<'a> {
             subst: HashMap::new(),
             origin: Origin::User,
             main_globals: Vec::new(),
+            external_over: None,
+            external_values: Vec::new(),
+            external_sites: Vec::new(),
         }
     }
 
@@ -436,7 +447,10 @@ impl<'a> Compiler<'a> {
         let r = self.expr(&mut fb, &mut env, ctx, body);
         self.subst = saved;
         let r = r?;
-        self.funcs.push(fb.finish(vname, &r.s));
+        let (text, external) = fb.finish_external(vname, &r.s);
+        let fi = self.funcs.len();
+        self.external_sites.extend(external.into_iter().map(|(line, id)| (fi, line, id)));
+        self.funcs.push(text);
         Ok(())
     }
 
@@ -690,7 +704,7 @@ impl<'a> Compiler<'a> {
     }
 
     /// Emits the constants of a global value (unit context).
-    fn global_const(&self, fb: &mut FunBuilder, g: &GlobalValue, span: Span) -> R<Val> {
+    fn global_const(&mut self, fb: &mut FunBuilder, g: &GlobalValue, span: Span) -> R<Val> {
         let lay = self.lay(&g.ty, span)?;
         let mut kinds = Vec::new();
         lay.slots(&mut kinds);
@@ -699,7 +713,25 @@ impl<'a> Compiler<'a> {
         }
         let mut s = Vec::new();
         for hv in &g.slots {
-            s.push(super::host_const(fb, hv));
+            let len = match hv {
+                vcode::HostValue::Int(v) | vcode::HostValue::Segdes(v) => v.len(),
+                vcode::HostValue::Float(v) => v.len(),
+                vcode::HostValue::Bool(v) => v.len(),
+            };
+            match self.external_over {
+                Some(limit) if len > limit => {
+                    let ty = match hv {
+                        vcode::HostValue::Int(_) => "INT",
+                        vcode::HostValue::Float(_) => "FLOAT",
+                        vcode::HostValue::Bool(_) => "BOOL",
+                        vcode::HostValue::Segdes(_) => "SEGDES",
+                    };
+                    let id = self.external_values.len();
+                    self.external_values.push(hv.clone());
+                    s.push(fb.konst_external(ty, id));
+                }
+                _ => s.push(super::host_const(fb, hv)),
+            }
         }
         Ok(Val::new(s, lay))
     }
