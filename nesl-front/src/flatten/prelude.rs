@@ -10,7 +10,7 @@ use crate::diag::Diagnostic;
 use std::sync::OnceLock;
 
 /// The NESL source of the prelude.
-pub const PRELUDE_SRC: &str = include_str!("../prelude.nesl");
+pub const PRELUDE_SRC: &str = concat!(include_str!("../prelude.nesl"), "\n", include_str!("../prelude_strings.nesl"));
 
 static PRELUDE: OnceLock<Result<Session, Vec<Diagnostic>>> = OnceLock::new();
 

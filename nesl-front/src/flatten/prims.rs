@@ -167,7 +167,7 @@ impl Compiler<'_> {
     /// Structural equality of two lifted values (BOOL per instance of `ctx`).
     fn eql(&mut self, fb: &mut FunBuilder, ctx: Ctx, a: &Val, b: &Val) -> Slot {
         match &a.lay {
-            Lay::Unit => self.const_in(fb, ctx, SlotKind::Bool, "T"),
+            Lay::Unit | Lay::Fun(_) => self.const_in(fb, ctx, SlotKind::Bool, "T"),
             Lay::Base(SlotKind::Bool) => {
                 let x = fb.op1("XOR BOOL", &[a.one(), b.one()]);
                 fb.op1("NOT BOOL", &[x])
@@ -298,8 +298,11 @@ impl Compiler<'_> {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn builtin(&mut self, fb: &mut FunBuilder, ctx: Ctx, name: &str, arg: Val, aty: &Type, rty: &Type, span: Span) -> R<Val> {
         if self.info.prelude(name).is_some() {
-            let f = self.instance(Origin::Prelude, name, aty);
+            let f = self.instance_at(Origin::Prelude, name, aty, &arg.lay);
             return self.call(fb, &f, &arg, ctx, rty, span);
+        }
+        if let Some(r) = self.string_builtin(fb, ctx, name, &arg, aty, rty, span)? {
+            return Ok(r);
         }
         let rlay = self.lay(rty, span)?;
         let (a, b) = arg.split();
@@ -1213,7 +1216,7 @@ impl Compiler<'_> {
     /// `select(flag, a, b)` on lifted values of any layout.
     fn select_val(&mut self, fb: &mut FunBuilder, ctx: Ctx, f: Slot, a: &Val, b: &Val) -> R<Val> {
         match &a.lay {
-            Lay::Unit => Ok(a.clone()),
+            Lay::Unit | Lay::Fun(_) => Ok(a.clone()),
             Lay::Base(k) => Ok(Val::base(fb.op1(&format!("SELECT {}", k.keyword()), &[f, a.one(), b.one()]), *k)),
             Lay::Pair(..) => {
                 let (a1, a2) = a.split();

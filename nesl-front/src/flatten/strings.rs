@@ -1,0 +1,142 @@
+//! The string built-ins that need the compiler's help: `@` (`string`), `||` and
+//! `exp_string`.
+//!
+//! Everything else of spec section 5.13 (`int_string`, `float_string`, `linify`,
+//! `wordify`, `string_eql`, `parse_int`, `parse_float`) is NESL code in
+//! `prelude_strings.nesl`, compiled like user functions. `@` depends on the type of its
+//! argument, so it is composed here by recursion on that type, from the prelude's
+//! text functions for the base types and its joining functions for sequences, tuples
+//! and datatypes: `@[(1, t)]` calls `int_string` and `bool_string` on all the elements
+//! at once, `tuple_string` and `paren_string` on the pairs, and `seq_string` on the
+//! sequence. The result is always lifted like every other value, so `@` works at any
+//! depth of apply-to-each.
+
+use super::builder::FunBuilder;
+use super::gen::{err, Compiler, Ctx, Origin, Val, R};
+use super::layout::Lay;
+use crate::ast::Span;
+use crate::ty::Type;
+
+fn string_ty() -> Type {
+    Type::seq(Type::Char)
+}
+
+impl Compiler<'_> {
+    /// The string built-ins handled here; `None` for any other name.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn string_builtin(
+        &mut self,
+        fb: &mut FunBuilder,
+        ctx: Ctx,
+        name: &str,
+        arg: &Val,
+        aty: &Type,
+        rty: &Type,
+        span: Span,
+    ) -> R<Option<Val>> {
+        match name {
+            "string" => {
+                let v = self.force(fb, arg);
+                self.to_text(fb, ctx, &v, aty, span).map(Some)
+            }
+            "||" => self.prelude_call(fb, ctx, "pad_string", arg, aty, rty, span).map(Some),
+            "exp_string" => {
+                if self.arg_check {
+                    let (_, d) = arg.split();
+                    let eight = self.int_in(fb, ctx, 8);
+                    let ok = fb.op1("<= INT", &[d.one(), eight]);
+                    self.check_all(fb, ok, ctx.seg, "In function exp_string, digits_after_point is too large.");
+                }
+                self.prelude_call(fb, ctx, "exp_string_digits", arg, aty, rty, span).map(Some)
+            }
+            _ => Ok(None),
+        }
+    }
+
+    /// Calls the prelude function `name` at argument type `aty`.
+    #[allow(clippy::too_many_arguments)]
+    fn prelude_call(&mut self, fb: &mut FunBuilder, ctx: Ctx, name: &str, arg: &Val, aty: &Type, rty: &Type, span: Span) -> R<Val> {
+        if self.info.prelude(name).is_none() {
+            return Err(err(span, format!("internal error: the prelude lacks {name}")));
+        }
+        let f = self.instance(Origin::Prelude, name, aty);
+        self.call(fb, &f, arg, ctx, rty, span)
+    }
+
+    /// A prelude text function of one argument (`[char]` result).
+    fn text_call(&mut self, fb: &mut FunBuilder, ctx: Ctx, name: &str, arg: &Val, aty: &Type, span: Span) -> R<Val> {
+        self.prelude_call(fb, ctx, name, arg, aty, &string_ty(), span)
+    }
+
+    /// A constant string in every instance of `ctx`.
+    fn text_const(&mut self, fb: &mut FunBuilder, ctx: Ctx, text: &str) -> R<Val> {
+        let v = self.string_const(fb, text.as_bytes());
+        self.replicate(fb, &v, ctx)
+    }
+
+    /// Concatenates two lifted strings with the prelude's `tuple_string` (`a, b`).
+    fn text_join(&mut self, fb: &mut FunBuilder, ctx: Ctx, name: &str, a: Val, b: Val, span: Span) -> R<Val> {
+        let pty = Type::pair(string_ty(), string_ty());
+        self.text_call(fb, ctx, name, &Val::pair(a, b), &pty, span)
+    }
+
+    /// `@v` for a lifted value `v` of ground type `ty`: a lifted `[char]`.
+    pub(crate) fn to_text(&mut self, fb: &mut FunBuilder, ctx: Ctx, v: &Val, ty: &Type, span: Span) -> R<Val> {
+        match ty {
+            Type::Int | Type::Var(_) => self.text_call(fb, ctx, "int_string", v, &Type::Int, span),
+            Type::Float => self.text_call(fb, ctx, "float_string", v, ty, span),
+            Type::Bool => self.text_call(fb, ctx, "bool_string", v, ty, span),
+            Type::Char => self.text_call(fb, ctx, "char_string", v, ty, span),
+            Type::Fun(..) => self.text_const(fb, ctx, "fn"),
+            Type::Seq(e) => {
+                let (seg, data) = v.seq();
+                // The elements of all instances form one context of their own.
+                let lens = fb.op1("LENGTHS", &[seg]);
+                let total = fb.op1("+_REDUCE INT", &[lens, ctx.seg]);
+                let ectx = Ctx { seg: fb.op1("MAKE_SEGDES", &[total]), unit: false };
+                let texts = self.to_text(fb, ectx, &data, e, span)?;
+                let nested = Val::mk_seq(seg, texts);
+                self.text_call(fb, ctx, "seq_string", &nested, &Type::seq(string_ty()), span)
+            }
+            Type::Pair(..) => {
+                let body = self.tuple_body(fb, ctx, v, ty, span)?;
+                self.text_call(fb, ctx, "paren_string", &body, &string_ty(), span)
+            }
+            Type::Data(name, args) => {
+                let fields = if name == "stream" && args.is_empty() {
+                    Type::Int
+                } else {
+                    match self.info.fields(name, args) {
+                        Some(f) => f,
+                        None => return Err(err(span, format!("unknown datatype {name}"))),
+                    }
+                };
+                let body = match &fields {
+                    Type::Pair(..) => self.tuple_body(fb, ctx, v, &fields, span)?,
+                    _ => self.to_text(fb, ctx, v, &fields, span)?,
+                };
+                let label = self.text_const(fb, ctx, name)?;
+                let inner = self.text_call(fb, ctx, "paren_string", &body, &string_ty(), span)?;
+                let cat = Val::pair(label, inner);
+                self.text_call(fb, ctx, "cat_string", &cat, &Type::pair(string_ty(), string_ty()), span)
+            }
+        }
+    }
+
+    /// The text of a tuple without its parentheses: `1, 2, 3` for `(1, (2, 3))` (a pair
+    /// in the second position is printed flat, as the top level prints it).
+    fn tuple_body(&mut self, fb: &mut FunBuilder, ctx: Ctx, v: &Val, ty: &Type, span: Span) -> R<Val> {
+        let Type::Pair(a, b) = ty else {
+            return self.to_text(fb, ctx, v, ty, span);
+        };
+        let (x, y) = v.split();
+        let (x, y) = if matches!(v.lay, Lay::Pair(..)) {
+            (x, y)
+        } else {
+            return Err(err(span, "internal error: a tuple value without a tuple layout"));
+        };
+        let xs = self.to_text(fb, ctx, &x, a, span)?;
+        let ys = self.tuple_body(fb, ctx, &y, b, span)?;
+        self.text_join(fb, ctx, "tuple_string", xs, ys, span)
+    }
+}
