@@ -85,6 +85,18 @@ pub enum Command {
         /// Also write the CUDA C of the superoperators here.
         #[arg(long)]
         emit_cuda: Option<PathBuf>,
+        /// Optimisation level: 0 = unchanged, 1 = inlined and re-stacked, 2 = fused.
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=2))]
+        opt: u8,
+        /// Check the input and the result of every pass.
+        #[arg(long)]
+        verify: bool,
+        /// Print the program after this pass on stderr (inline, let, reduce, fuse, codegen).
+        #[arg(long, value_name = "PASS")]
+        dump_after: Option<String>,
+        /// Print the time each pass took on stderr.
+        #[arg(long)]
+        timings: bool,
     },
     /// Run the benchmark programs and print one comparison table (markdown), plus JSON and
     /// log-log SVG plots when `--out` is given.

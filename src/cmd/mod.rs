@@ -18,8 +18,9 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Check { file } => check::main(&file),
         Command::Compile { file, output } => compile::main(&file, output.as_deref()),
         Command::Vcode { file, check, opts } => vcode::main(&file, check, &opts),
-        Command::Opt { file, output, emit_cuda } => {
-            opt::main(&file, output.as_deref(), emit_cuda.as_deref())
+        Command::Opt { file, output, emit_cuda, opt: level, verify, dump_after, timings } => {
+            let flags = opt::OptFlags { level, verify, dump_after, timings };
+            opt::main(&file, output.as_deref(), emit_cuda.as_deref(), &flags)
         }
         Command::Test { dirs, opts } => test::main(&dirs, &opts),
         Command::Bench { quick, sweep, runs, programs, opt, backend, timeout, out } => {

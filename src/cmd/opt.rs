@@ -1,7 +1,8 @@
-//! `nesl opt IN.vcode [-o OUT.fcode] [--emit-cuda OUT.cu]`: optimise VCODE into FCODE
-//! (level 2: inline, let form, reduce, fuse, stack code) and optionally write the CUDA C
-//! of its superoperators. The output is checked with the VCODE verifier before it is
-//! written. Errors print `error: FILE:line:col: message` and exit with status 1.
+//! `nesl opt IN.vcode [-o OUT.fcode] [--emit-cuda OUT.cu] [--opt N] [--verify]
+//! [--dump-after PASS] [--timings]`: optimise VCODE (or FCODE) into FCODE (level 2:
+//! inline, let form, reduce, fuse, stack code) and optionally write the CUDA C of its
+//! superoperators. The output is checked with the VCODE verifier before it is written.
+//! Errors print `error: FILE:line:col: message` and exit with status 1.
 
 use fcode_opt::{emit_cuda, optimize_report, OptOptions};
 use std::path::Path;
@@ -33,18 +34,9 @@ fn report(file: &Path, errors: impl IntoIterator<Item = String>) -> ExitCode {
     ExitCode::from(1)
 }
 
-/// Entry point of `nesl opt` (level 2, final program verified).
-pub fn main(file: &Path, output: Option<&Path>, emit_cuda: Option<&Path>) -> anyhow::Result<ExitCode> {
-    main_with(file, output, emit_cuda, &OptFlags::default())
-}
-
-/// `nesl opt` with explicit flags (`--opt`, `--verify`, `--dump-after`, `--timings`).
-pub fn main_with(
-    file: &Path,
-    output: Option<&Path>,
-    cuda_out: Option<&Path>,
-    flags: &OptFlags,
-) -> anyhow::Result<ExitCode> {
+/// Entry point of `nesl opt` with its flags (`--opt`, `--verify`, `--dump-after`,
+/// `--timings`).
+pub fn main(file: &Path, output: Option<&Path>, cuda_out: Option<&Path>, flags: &OptFlags) -> anyhow::Result<ExitCode> {
     let bytes = match std::fs::read(file) {
         Ok(b) => b,
         Err(e) => return Ok(report(file, [format!(" cannot read the file: {e}")])),

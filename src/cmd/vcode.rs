@@ -1,5 +1,6 @@
 //! `nesl vcode`: run (or only check) a VCODE / FCODE file and print the final stack as
-//! CMU's `vinterp` does. Program output (`WRITE`) goes to stderr, the final stack to
+//! CMU's `vinterp` does; `--opt 1|2` (default 2) runs it through the FCODE optimiser
+//! first, `--opt 0` exactly as written. Program output (`WRITE`) goes to stderr, the final stack to
 //! stdout. Errors print `error: FILE:line:col: message` and exit with status 1.
 
 use crate::{Backend, RunOpts};
@@ -32,6 +33,11 @@ pub fn main(file: &Path, check: bool, opts: &RunOpts) -> anyhow::Result<ExitCode
     if check {
         return Ok(ExitCode::SUCCESS);
     }
+    // `--opt 1|2` optimises first (FCODE is optimised again: its FUSED instructions stay).
+    let prog = match fcode_opt::optimize(&prog, opts.opt, &fcode_opt::OptOptions::default()) {
+        Ok(p) => p,
+        Err(e) => return Ok(report(file, [format!(" cannot optimise at level {}: {e}", opts.opt)])),
+    };
     let run_opts = vcode::RunOptions { stats: opts.stats, ..Default::default() };
     // TODO(coordinator): run on cvl-cuda for `cuda`, and for `auto` when a GPU is present.
     if opts.backend == Backend::Cuda {

@@ -1,0 +1,134 @@
+//! `nesl opt` and `nesl vcode` on FCODE, end to end through the binary: compile a NESL
+//! program, optimise it with every flag, check the FCODE file (one superoperator for
+//! `muladd`, print → parse → print lossless, the CUDA kernel), and run VCODE and FCODE
+//! with `nesl vcode` at every level with the same output.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn nesl(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nesl")).args(args).output().expect("run nesl")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("nesl-opt-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().expect("utf-8 path")
+}
+
+const MULADD: &str = "function muladd(xs, ys, zs) = {x * y + z : x in xs; y in ys; z in zs};\n\
+                      muladd([1.5, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.25]);\n";
+
+#[test]
+fn opt_writes_fcode_and_cuda_that_vcode_runs() {
+    let dir = scratch("muladd");
+    let src = dir.join("muladd.nesl");
+    std::fs::write(&src, MULADD).expect("write");
+    let vc = dir.join("muladd.vcode");
+    let fc = dir.join("muladd.fcode");
+    let cu = dir.join("muladd.cu");
+    let o = nesl(&["compile", s(&src), "-o", s(&vc)]);
+    assert!(o.status.success(), "compile: {}", text(&o.stderr));
+
+    let o = nesl(&[
+        "opt",
+        s(&vc),
+        "-o",
+        s(&fc),
+        "--emit-cuda",
+        s(&cu),
+        "--verify",
+        "--timings",
+        "--dump-after",
+        "fuse",
+    ]);
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "opt: {err}");
+    assert!(err.contains("; ---- after fuse ----") && err.contains("FUSED 0"), "dump of the fuse pass:\n{err}");
+    for pass in fcode_opt::PASSES {
+        assert!(err.lines().any(|l| l.starts_with(pass) && l.ends_with(" ms")), "timing of {pass}:\n{err}");
+    }
+
+    // One superoperator, one FUSED instruction, no loose arithmetic.
+    let fcode = std::fs::read_to_string(&fc).expect("fcode written");
+    let q = vcode::parse(&fcode).expect("the FCODE parses");
+    assert_eq!(q.superops.len(), 1, "{fcode}");
+    assert_eq!(q.superops[0].to_string(), "(FLOAT FLOAT FLOAT) (+ FLOAT (* FLOAT $0 $1) $2)");
+    let count = |op| q.functions.iter().flat_map(|f| &f.body).filter(|i| i.op == op).count();
+    assert_eq!(count(vcode::Opcode::Fused), 1, "{fcode}");
+    assert_eq!(count(vcode::Opcode::Mul) + count(vcode::Opcode::Add), 0, "{fcode}");
+    // Lossless text form: print(parse(text)) is the text, and parses to the same code.
+    assert_eq!(q.to_string(), fcode);
+    assert!(vcode::parse(&q.to_string()).expect("reparses").same_code(&q));
+    let kernels = std::fs::read_to_string(&cu).expect("cuda written");
+    assert_eq!(kernels.matches("__global__").count(), 1, "{kernels}");
+
+    // VCODE and FCODE give the same stack at every level.
+    let base = nesl(&["vcode", "--backend", "cpu", "--opt", "0", s(&vc)]);
+    assert!(base.status.success(), "{}", text(&base.stderr));
+    let stack = text(&base.stdout);
+    assert!(stack.contains("1.30000000000000e+01"), "{stack}");
+    for file in [&vc, &fc] {
+        for level in ["0", "1", "2"] {
+            let o = nesl(&["vcode", "--backend", "cpu", "--opt", level, s(file)]);
+            assert!(o.status.success(), "{} --opt {level}: {}", file.display(), text(&o.stderr));
+            assert_eq!(text(&o.stdout), stack, "{} --opt {level}", file.display());
+        }
+    }
+    // `--stats` shows the superoperator at level 2 and none at level 0.
+    let o = nesl(&["vcode", "--backend", "cpu", "--opt", "2", "--stats", s(&vc)]);
+    assert!(text(&o.stderr).lines().any(|l| l.starts_with("fused ")), "{}", text(&o.stderr));
+    let o = nesl(&["vcode", "--backend", "cpu", "--opt", "0", "--stats", s(&vc)]);
+    assert!(!text(&o.stderr).lines().any(|l| l.starts_with("fused ")), "{}", text(&o.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn run_stats_show_fusion_only_when_optimising() {
+    let dir = scratch("run");
+    let src = dir.join("muladd.nesl");
+    std::fs::write(&src, MULADD).expect("write");
+    let mut outs = Vec::new();
+    for level in ["0", "1", "2"] {
+        let o = nesl(&["run", "--backend", "cpu", "--opt", level, "--stats", s(&src)]);
+        assert!(o.status.success(), "run --opt {level}: {}", text(&o.stderr));
+        let fused = text(&o.stderr).lines().any(|l| l.starts_with("fused "));
+        assert_eq!(fused, level == "2", "--opt {level}:\n{}", text(&o.stderr));
+        outs.push(text(&o.stdout));
+    }
+    assert!(outs[0].contains("it = [13.0, 18.0, 27.25] : [float]"), "{}", outs[0]);
+    assert_eq!(outs[0], outs[1]);
+    assert_eq!(outs[0], outs[2]);
+    // The default level is 2.
+    let o = nesl(&["run", "--backend", "cpu", "--stats", s(&src)]);
+    assert!(text(&o.stderr).lines().any(|l| l.starts_with("fused ")), "{}", text(&o.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn opt_errors_name_the_file() {
+    let dir = scratch("errors");
+    let bad = dir.join("bad.vcode");
+    std::fs::write(&bad, "FUNC MAIN\nCONST BOOL T\nIF\nCONST INT 1\nELSE\nENDIF\nRET\n").expect("write");
+    let o = nesl(&["opt", s(&bad)]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.contains(&format!("error: {}:", bad.display())) && err.contains("3:1"), "{err}");
+    let o = nesl(&["vcode", "--backend", "cpu", s(&bad)]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    let good = dir.join("good.vcode");
+    std::fs::write(&good, "FUNC MAIN\nCONST INT 1\nRET\n").expect("write");
+    let o = nesl(&["opt", s(&good), "--dump-after", "nope"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).contains("unknown pass `nope`"), "{}", text(&o.stderr));
+    let _ = std::fs::remove_dir_all(&dir);
+}
