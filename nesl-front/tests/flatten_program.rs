@@ -29,3 +29,20 @@ fn layouts() {
     assert_eq!(flat_slots(&t), vec![SlotKind::Segdes, SlotKind::Segdes, SlotKind::Int, SlotKind::Float]);
     assert_eq!(flat_slots(&Type::Char), vec![SlotKind::Int]);
 }
+
+/// A function body that reads a top-level variable of the same program cannot see the
+/// entry function's stack: compilation must refuse it (it once read the wrong slot and
+/// silently computed `g(1) = 2`).
+#[test]
+fn function_reading_a_program_global_is_refused() {
+    let src = "n = 10;\nfunction g(x) = x + n;\ng(1);";
+    let (mut items, diags) = nesl_front::parser::parse_program(src);
+    assert!(diags.is_empty(), "{diags:?}");
+    let mut s = Session::new();
+    for it in items.iter_mut() {
+        s.check_item(it).expect("checks");
+    }
+    let errs = compile_program(&s, &items, &CompileOptions::default()).expect_err("must be refused");
+    let text = format!("{errs:?}");
+    assert!(text.contains("top-level variable `n`"), "{text}");
+}

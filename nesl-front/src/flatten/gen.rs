@@ -153,6 +153,9 @@ pub(crate) struct Compiler<'a> {
     /// External constants of finished functions: `(index in funcs, line in the
     /// function's text, id)`.
     pub external_sites: Vec<(usize, usize, usize)>,
+    /// Names bound by the forms of a whole program, which functions cannot yet reach
+    /// (they are values on the entry function's stack).
+    pub program_globals: Vec<String>,
 }
 
 /// A compile-time error at `span`.
@@ -285,6 +288,7 @@ impl<'a> Compiler<'a> {
             external_over: None,
             external_values: Vec::new(),
             external_sites: Vec::new(),
+            program_globals: Vec::new(),
         }
     }
 
@@ -695,6 +699,14 @@ impl<'a> Compiler<'a> {
                     let v = self.global_const(fb, g, span)?;
                     self.replicate(fb, &v, ctx)
                 }
+                None if self.program_globals.contains(&id.name) => Err(err(
+                    span,
+                    format!(
+                        "whole-program compilation cannot yet pass the top-level variable `{}` into a function; \
+                         pass it as an argument (or run the file with `nesl run`)",
+                        id.name
+                    ),
+                )),
                 None => Err(err(span, format!("{} is undefined.", id.name))),
             },
             Res::Function | Res::Constructor => Ok(Val::new(Vec::new(), Lay::Unit)),

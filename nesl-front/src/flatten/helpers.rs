@@ -23,7 +23,7 @@ impl Compiler<'_> {
     /// INT vector `idx` (values in `0..M`), as a lifted value over `#idx` instances.
     pub(crate) fn gather(&mut self, fb: &mut FunBuilder, v: &Val, idx: Slot) -> Val {
         match &v.lay {
-            Lay::Unit => v.clone(),
+            Lay::Unit | Lay::Fun(_) => v.clone(),
             Lay::Base(k) => {
                 let kw = k.keyword();
                 let m = fb.op1(&format!("LENGTH {kw}"), &[v.one()]);
@@ -89,7 +89,7 @@ impl Compiler<'_> {
     /// Concatenation of the instances of two lifted values of one layout.
     pub(crate) fn append(&mut self, fb: &mut FunBuilder, a: &Val, b: &Val) -> Val {
         match &a.lay {
-            Lay::Unit => a.clone(),
+            Lay::Unit | Lay::Fun(_) => a.clone(),
             Lay::Base(k) => {
                 let k = *k;
                 let s = self.append_base(fb, a.one(), b.one(), k);
@@ -159,7 +159,7 @@ impl Compiler<'_> {
     /// A lifted value over zero instances.
     pub(crate) fn empty(&mut self, fb: &mut FunBuilder, lay: &Lay) -> Val {
         match lay {
-            Lay::Unit => Val::new(Vec::new(), Lay::Unit),
+            Lay::Unit | Lay::Fun(_) => Val::new(Vec::new(), lay.clone()),
             Lay::Base(k) => Val::base(fb.konst(&format!("{} ()", k.keyword())), *k),
             Lay::Pair(a, b) => {
                 let x = self.empty(fb, a);
@@ -179,7 +179,7 @@ impl Compiler<'_> {
     /// the instances of descriptor `seg` (one segment).
     pub(crate) fn zeros(&mut self, fb: &mut FunBuilder, lay: &Lay, seg: Slot) -> Val {
         match lay {
-            Lay::Unit => Val::new(Vec::new(), Lay::Unit),
+            Lay::Unit | Lay::Fun(_) => Val::new(Vec::new(), lay.clone()),
             Lay::Base(k) => {
                 let z = fb.konst(zero_text(*k));
                 Val::base(fb.op1(&format!("DIST {}", k.keyword()), &[z, seg]), *k)

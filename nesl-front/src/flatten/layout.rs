@@ -41,8 +41,23 @@ pub(crate) enum Lay {
     Seq(Box<Lay>),
     /// Two components side by side.
     Pair(Box<Lay>, Box<Lay>),
-    /// No slots (function values).
+    /// No slots (function values whose callee is not known).
     Unit,
+    /// No slots: a function value whose callee is known at compile time. NESL functions
+    /// are not data; a function argument is resolved statically and every function that
+    /// receives one is specialised for it (the callee is part of the instance's layout).
+    Fun(FunRef),
+}
+
+/// The callee of a function value known at compile time.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub(crate) enum FunRef {
+    /// A user function (`User`) or a prelude function (`Prelude`), by name.
+    Def(super::gen::Origin, String),
+    /// A builtin function, by name.
+    Builtin(String),
+    /// A datatype constructor, by name.
+    Con(String),
 }
 
 impl Lay {
@@ -52,7 +67,7 @@ impl Lay {
             Lay::Base(_) => 1,
             Lay::Seq(e) => 1 + e.size(),
             Lay::Pair(a, b) => a.size() + b.size(),
-            Lay::Unit => 0,
+            Lay::Unit | Lay::Fun(_) => 0,
         }
     }
 
@@ -68,7 +83,7 @@ impl Lay {
                 a.slots(out);
                 b.slots(out);
             }
-            Lay::Unit => {}
+            Lay::Unit | Lay::Fun(_) => {}
         }
     }
 
@@ -81,7 +96,8 @@ impl Lay {
             Lay::Base(SlotKind::Segdes) => "S".into(),
             Lay::Seq(e) => format!("V{}", e.mangle()),
             Lay::Pair(a, b) => format!("P{}{}", a.mangle(), b.mangle()),
-            Lay::Unit => "U".into(),
+            // A function value has no slots: its helpers are those of `Unit`.
+            Lay::Unit | Lay::Fun(_) => "U".into(),
         }
     }
 }

@@ -175,6 +175,9 @@ pub fn compile_program(session: &Session, items: &[crate::ast::TopLevel], opts: 
             }
         }
     }
+    // Functions are compiled now, each into its own VCODE function: the bindings'
+    // values live on the entry function's stack, out of their reach.
+    c.program_globals = std::mem::take(&mut c.main_globals).into_iter().map(|(n, _)| n).collect();
     c.drain().map_err(|d| vec![d])?;
     let mut text = fb.finish("MAIN1_1", &results);
     for f in &c.funcs {
