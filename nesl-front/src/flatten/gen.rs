@@ -14,7 +14,7 @@
 //! instance takes it.
 
 use super::builder::{FunBuilder, Slot};
-use super::layout::{lay_of, match_type, subst, DataTypes, Lay, SlotKind};
+use super::layout::{lay_of, match_type, subst, DataTypes, FunRef, Lay, SlotKind};
 use super::{GlobalValue, Globals};
 use crate::ast::{Expr, ExprKind, FunDef, Pattern, PatternKind, Res, Span};
 use crate::diag::{DiagKind, Diagnostic};
@@ -134,9 +134,11 @@ pub(crate) struct Compiler<'a> {
     pub funcs: Vec<String>,
     /// Generated helper functions by key.
     pub helpers: HashMap<String, String>,
-    /// Function instances by (origin, name, argument type).
-    instances: HashMap<(Origin, String, Type), String>,
-    pending: Vec<(Origin, String, Type, String)>,
+    /// Function instances by (origin, name, argument type, argument layout). The layout
+    /// names the callees of function arguments ([`Lay::Fun`]), for which an instance is
+    /// specialised.
+    instances: HashMap<(Origin, String, Type, Lay), String>,
+    pending: Vec<(Origin, String, Type, Lay, String)>,
     counter: usize,
     /// Type-variable substitution of the function instance being compiled.
     pub subst: HashMap<u32, Type>,
@@ -397,20 +399,28 @@ impl<'a> Compiler<'a> {
 
     /// The VCODE name of the instance of a function at a ground argument type, queueing
     /// it for compilation if it is new.
+    #[allow(dead_code)]
     pub(crate) fn instance(&mut self, origin: Origin, name: &str, arg: &Type) -> String {
-        let key = (origin, name.to_string(), arg.clone());
+        let lay = lay_of(arg, self.info).unwrap_or(Lay::Unit);
+        self.instance_at(origin, name, arg, &lay)
+    }
+
+    /// Like [`Compiler::instance`] for an argument whose layout `lay` may name the
+    /// callees of function arguments: the instance is specialised for them.
+    pub(crate) fn instance_at(&mut self, origin: Origin, name: &str, arg: &Type, lay: &Lay) -> String {
+        let key = (origin, name.to_string(), arg.clone(), lay.clone());
         if let Some(v) = self.instances.get(&key) {
             return v.clone();
         }
         let v = format!("{}_{}", label(name), self.fresh());
         self.instances.insert(key, v.clone());
-        self.pending.push((origin, name.to_string(), arg.clone(), v.clone()));
+        self.pending.push((origin, name.to_string(), arg.clone(), lay.clone(), v.clone()));
         v
     }
 
     /// Compiles every queued function instance.
     pub(crate) fn drain(&mut self) -> R<()> {
-        while let Some((origin, name, arg, vname)) = self.pending.pop() {
+        while let Some((origin, name, arg, lay, vname)) = self.pending.pop() {
             let info = self.info;
             let def = match origin {
                 Origin::User => info.function(&name),
@@ -421,14 +431,14 @@ impl<'a> Compiler<'a> {
                 None => return Err(err(Span::default(), format!("function {name} is not defined"))),
             };
             let saved = std::mem::replace(&mut self.origin, origin);
-            let r = self.compile_fun(def, &arg, &vname);
+            let r = self.compile_fun(def, &arg, &lay, &vname);
             self.origin = saved;
             r?;
         }
         Ok(())
     }
 
-    fn compile_fun(&mut self, def: &FunDef, arg: &Type, vname: &str) -> R<()> {
+    fn compile_fun(&mut self, def: &FunDef, arg: &Type, lay: &Lay, vname: &str) -> R<()> {
         let body = match &def.body {
             Some(b) => b,
             None => return Err(err(def.span, format!("function {} has no body", def.name.name))),
@@ -442,7 +452,7 @@ impl<'a> Compiler<'a> {
             return Err(err(def.span, format!("internal error: bad instance of {}", def.name.name)));
         }
         let saved = std::mem::replace(&mut self.subst, s);
-        let lay = self.lay(arg, def.span)?;
+        let lay = lay.clone();
         let n = lay.size();
         let (mut fb, args) = FunBuilder::new(n + 1);
         let ctx = Ctx { seg: args[n], unit: false };
@@ -490,7 +500,7 @@ impl<'a> Compiler<'a> {
                 let i = self.gather(fb, &Val::base(l.1, SlotKind::Int), idx).one();
                 Val::lazy(l.0.clone(), i)
             }
-            (None, Lay::Base(_) | Lay::Unit) => self.gather(fb, v, idx),
+            (None, Lay::Base(_) | Lay::Unit | Lay::Fun(_)) => self.gather(fb, v, idx),
             (None, _) => Val::lazy(v.clone(), idx),
         }
     }
@@ -622,7 +632,7 @@ impl<'a> Compiler<'a> {
                         if !known {
                             return Err(err(func.span, format!("function {} is not defined", func.name)));
                         }
-                        let name = self.instance(origin, &func.name, &aty);
+                        let name = self.instance_at(origin, &func.name, &aty, &v.lay);
                         self.call(fb, &name, &v, ctx, &ty, e.span)
                     }
                     Res::Builtin => {
@@ -632,11 +642,44 @@ impl<'a> Compiler<'a> {
                         let v = self.expr(fb, env, ctx, arg)?;
                         self.builtin(fb, ctx, &func.name, v, &aty, &ty, e.span)
                     }
-                    _ => Err(err(
-                        func.span,
-                        format!("calling the function parameter {} is not supported", func.name),
-                    )),
+                    Res::Local => {
+                        let callee = match env.iter().rev().find(|(n, _)| *n == func.name) {
+                            Some((_, Val { lay: Lay::Fun(f), .. })) => f.clone(),
+                            _ => {
+                                return Err(err(
+                                    func.span,
+                                    format!("the function {} passed here is not known at compile time", func.name),
+                                ))
+                            }
+                        };
+                        let v = self.expr(fb, env, ctx, arg)?;
+                        self.call_ref(fb, ctx, &callee, v, &aty, &ty, e.span)
+                    }
+                    _ => Err(err(func.span, format!("{} cannot be called", func.name))),
                 }
+            }
+        }
+    }
+
+    /// Calls a function value whose callee is known, on a lifted argument of type `aty`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn call_ref(&mut self, fb: &mut FunBuilder, ctx: Ctx, f: &FunRef, arg: Val, aty: &Type, rty: &Type, span: Span) -> R<Val> {
+        match f {
+            FunRef::Def(origin, name) => {
+                let known = match origin {
+                    Origin::User => self.info.function(name).is_some(),
+                    Origin::Prelude => self.info.prelude(name).is_some(),
+                };
+                if !known {
+                    return Err(err(span, format!("function {name} is not defined")));
+                }
+                let vname = self.instance_at(*origin, name, aty, &arg.lay);
+                self.call(fb, &vname, &arg, ctx, rty, span)
+            }
+            FunRef::Builtin(name) => self.builtin(fb, ctx, name, arg, aty, rty, span),
+            FunRef::Con(_) => {
+                let lay = self.lay(rty, span)?;
+                Ok(Val::new(arg.s, lay))
             }
         }
     }
@@ -709,7 +752,11 @@ impl<'a> Compiler<'a> {
                 )),
                 None => Err(err(span, format!("{} is undefined.", id.name))),
             },
-            Res::Function | Res::Constructor => Ok(Val::new(Vec::new(), Lay::Unit)),
+            Res::Function => Ok(Val::new(Vec::new(), Lay::Fun(FunRef::Def(self.origin, id.name.clone())))),
+            Res::Constructor => Ok(Val::new(Vec::new(), Lay::Fun(FunRef::Con(id.name.clone())))),
+            Res::Builtin if matches!(ty, Type::Fun(..)) => {
+                Ok(Val::new(Vec::new(), Lay::Fun(FunRef::Builtin(id.name.clone()))))
+            }
             Res::Builtin => self.builtin_const(fb, ctx, &id.name, ty, span),
             Res::Unresolved => Err(err(span, format!("internal error: unresolved name {}", id.name))),
         }
@@ -755,7 +802,7 @@ impl<'a> Compiler<'a> {
         }
         match &v.lay {
             Lay::Base(k) => Ok(Val::base(fb.op1(&format!("DIST {}", k.keyword()), &[v.one(), ctx.seg]), *k)),
-            Lay::Unit => Ok(v.clone()),
+            Lay::Unit | Lay::Fun(_) => Ok(v.clone()),
             Lay::Pair(..) => {
                 let (a, b) = v.split();
                 let x = self.replicate(fb, &a, ctx)?;
@@ -934,7 +981,7 @@ impl<'a> Compiler<'a> {
                 Lay::Base(k) if v.lazy.is_none() => {
                     Val::base(fb.op1(&format!("DIST {}", k.keyword()), &[v.one(), seg0]), *k)
                 }
-                Lay::Unit => v.clone(),
+                Lay::Unit | Lay::Fun(_) => v.clone(),
                 _ => {
                     let si = match segidx {
                         Some(s) => s,
