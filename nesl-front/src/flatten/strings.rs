@@ -37,7 +37,7 @@ impl Compiler<'_> {
         match name {
             "string" => {
                 let v = self.force(fb, arg);
-                self.to_text(fb, ctx, &v, aty, span).map(Some)
+                self.text_of(fb, ctx, &v, aty, span).map(Some)
             }
             "||" => self.prelude_call(fb, ctx, "pad_string", arg, aty, rty, span).map(Some),
             "exp_string" => {
@@ -45,9 +45,15 @@ impl Compiler<'_> {
                     let (_, d) = arg.split();
                     let eight = self.int_in(fb, ctx, 8);
                     let ok = fb.op1("<= INT", &[d.one(), eight]);
-                    self.check_all(fb, ok, ctx.seg, "In function exp_string, digits_after_point is too large.");
+                    self.check_all(
+                        fb,
+                        ok,
+                        ctx.seg,
+                        "In function exp_string, digits_after_point is too large.",
+                    );
                 }
-                self.prelude_call(fb, ctx, "exp_string_digits", arg, aty, rty, span).map(Some)
+                self.prelude_call(fb, ctx, "exp_string_digits", arg, aty, rty, span)
+                    .map(Some)
             }
             _ => Ok(None),
         }
@@ -55,7 +61,16 @@ impl Compiler<'_> {
 
     /// Calls the prelude function `name` at argument type `aty`.
     #[allow(clippy::too_many_arguments)]
-    fn prelude_call(&mut self, fb: &mut FunBuilder, ctx: Ctx, name: &str, arg: &Val, aty: &Type, rty: &Type, span: Span) -> R<Val> {
+    fn prelude_call(
+        &mut self,
+        fb: &mut FunBuilder,
+        ctx: Ctx,
+        name: &str,
+        arg: &Val,
+        aty: &Type,
+        rty: &Type,
+        span: Span,
+    ) -> R<Val> {
         if self.info.prelude(name).is_none() {
             return Err(err(span, format!("internal error: the prelude lacks {name}")));
         }
@@ -81,7 +96,7 @@ impl Compiler<'_> {
     }
 
     /// `@v` for a lifted value `v` of ground type `ty`: a lifted `[char]`.
-    pub(crate) fn to_text(&mut self, fb: &mut FunBuilder, ctx: Ctx, v: &Val, ty: &Type, span: Span) -> R<Val> {
+    pub(crate) fn text_of(&mut self, fb: &mut FunBuilder, ctx: Ctx, v: &Val, ty: &Type, span: Span) -> R<Val> {
         match ty {
             Type::Int | Type::Var(_) => self.text_call(fb, ctx, "int_string", v, &Type::Int, span),
             Type::Float => self.text_call(fb, ctx, "float_string", v, ty, span),
@@ -93,8 +108,11 @@ impl Compiler<'_> {
                 // The elements of all instances form one context of their own.
                 let lens = fb.op1("LENGTHS", &[seg]);
                 let total = fb.op1("+_REDUCE INT", &[lens, ctx.seg]);
-                let ectx = Ctx { seg: fb.op1("MAKE_SEGDES", &[total]), unit: false };
-                let texts = self.to_text(fb, ectx, &data, e, span)?;
+                let ectx = Ctx {
+                    seg: fb.op1("MAKE_SEGDES", &[total]),
+                    unit: false,
+                };
+                let texts = self.text_of(fb, ectx, &data, e, span)?;
                 let nested = Val::mk_seq(seg, texts);
                 self.text_call(fb, ctx, "seq_string", &nested, &Type::seq(string_ty()), span)
             }
@@ -113,7 +131,7 @@ impl Compiler<'_> {
                 };
                 let body = match &fields {
                     Type::Pair(..) => self.tuple_body(fb, ctx, v, &fields, span)?,
-                    _ => self.to_text(fb, ctx, v, &fields, span)?,
+                    _ => self.text_of(fb, ctx, v, &fields, span)?,
                 };
                 let label = self.text_const(fb, ctx, name)?;
                 let inner = self.text_call(fb, ctx, "paren_string", &body, &string_ty(), span)?;
@@ -127,15 +145,13 @@ impl Compiler<'_> {
     /// in the second position is printed flat, as the top level prints it).
     fn tuple_body(&mut self, fb: &mut FunBuilder, ctx: Ctx, v: &Val, ty: &Type, span: Span) -> R<Val> {
         let Type::Pair(a, b) = ty else {
-            return self.to_text(fb, ctx, v, ty, span);
+            return self.text_of(fb, ctx, v, ty, span);
         };
-        let (x, y) = v.split();
-        let (x, y) = if matches!(v.lay, Lay::Pair(..)) {
-            (x, y)
-        } else {
+        if !matches!(v.lay, Lay::Pair(..)) {
             return Err(err(span, "internal error: a tuple value without a tuple layout"));
-        };
-        let xs = self.to_text(fb, ctx, &x, a, span)?;
+        }
+        let (x, y) = v.split();
+        let xs = self.text_of(fb, ctx, &x, a, span)?;
         let ys = self.tuple_body(fb, ctx, &y, b, span)?;
         self.text_join(fb, ctx, "tuple_string", xs, ys, span)
     }
