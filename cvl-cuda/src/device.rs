@@ -50,6 +50,22 @@ pub struct DeviceStats {
     pub launches_by_kernel: BTreeMap<String, u64>,
 }
 
+impl DeviceStats {
+    /// The counters as `(name, value)` rows, in the order `nesl run --stats` prints them
+    /// (launches per kernel left out).
+    pub fn rows(&self) -> Vec<(&'static str, u64)> {
+        vec![
+            ("kernel launches", self.kernel_launches),
+            ("host round trips", self.host_round_trips),
+            ("bytes to device", self.bytes_to_device),
+            ("bytes to host", self.bytes_to_host),
+            ("bytes dev to dev", self.bytes_device_copy),
+            ("allocations", self.allocations),
+            ("pool hits", self.pool_hits),
+        ]
+    }
+}
+
 /// Free device buffers by size class.
 #[derive(Default)]
 struct Pool {

@@ -67,6 +67,27 @@ pub struct CudaCvl {
     pending: bool,
 }
 
+/// Reads the [`DeviceStats`] of a [`CudaCvl`] (see [`CudaCvl::stats_probe`]).
+#[derive(Clone)]
+pub struct StatsProbe(Rc<Device>);
+
+impl StatsProbe {
+    /// The counters now.
+    pub fn stats(&self) -> DeviceStats {
+        self.0.stats()
+    }
+    /// The device's name and architecture, as `NAME (ARCH)`.
+    pub fn device(&self) -> String {
+        format!("{} ({})", self.0.name(), self.0.arch())
+    }
+}
+
+impl std::fmt::Debug for StatsProbe {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StatsProbe({})", self.device())
+    }
+}
+
 /// Handle to a device vector (reference counted; the last drop recycles the buffer).
 #[derive(Clone, Debug)]
 pub struct CudaVector(Rc<VecData>);
@@ -150,6 +171,12 @@ impl CudaCvl {
     /// Counters of kernel launches, host round trips, bytes moved and pool use.
     pub fn device_stats(&self) -> DeviceStats {
         self.dev.stats()
+    }
+
+    /// A handle that reads this library's counters later, after the library itself has
+    /// been moved away (into an executor, say).
+    pub fn stats_probe(&self) -> StatsProbe {
+        StatsProbe(self.dev.clone())
     }
 
     /// With `true`, errors detected inside kernels (bad index, division by zero) are read

@@ -15,7 +15,8 @@ pub mod runner;
 pub use compare::compare;
 pub use runner::{check_case, discover, run_suite, Case, Summary, Verdict};
 
-use nesl_front::toplevel::{CpuExecutor, Executor, Renderer, TopLevel, Transform};
+use cvl_cuda::{CudaCvl, StatsProbe};
+use nesl_front::toplevel::{CpuExecutor, ExecResult, Executor, HostValue, Renderer, TopLevel, Transform, VcodeExecutor};
 use std::path::{Path, PathBuf};
 
 /// Which vector library runs compiled code.
@@ -37,15 +38,88 @@ pub fn executor(backend: Backend, opt: u8, stats: bool) -> Result<Box<dyn Execut
     if opt > 2 {
         return Err(format!("optimisation level {opt} does not exist (0, 1 or 2)"));
     }
-    match backend {
-        Backend::Cuda => Err("the CUDA backend is not available in this build".into()),
-        Backend::Cpu | Backend::Auto => {
+    let cuda = match backend {
+        Backend::Cpu => None,
+        Backend::Cuda => Some(cuda_library()?),
+        // Silently the CPU unless a real GPU starts (not the emulation, not a GPU whose
+        // kernels cannot be built).
+        Backend::Auto => gpu_present().then(|| CudaCvl::new().ok()).flatten().filter(CudaCvl::is_gpu),
+    };
+    match cuda {
+        Some(cvl) => Ok(Box::new(CudaExecutor::new(cvl, opt, stats))),
+        None => {
             let ex = CpuExecutor::new().with_stats(stats);
             Ok(Box::new(match optimiser(opt) {
                 Some(t) => ex.with_transform(t),
                 None => ex,
             }))
         }
+    }
+}
+
+/// Starts the CUDA vector library (the CPU emulation of its kernels with
+/// `NESL_CUDA_EMULATE=1`), or says in one line why it cannot start.
+pub fn cuda_library() -> Result<CudaCvl, String> {
+    CudaCvl::new().map_err(|e| format!("the CUDA backend cannot start: {e} (use --backend cpu)"))
+}
+
+/// Whether this machine has a usable GPU (a real one: the emulation does not count),
+/// probed once per process.
+pub fn gpu_present() -> bool {
+    static PRESENT: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *PRESENT.get_or_init(|| {
+        std::env::var_os("NESL_CUDA_DISABLE").is_none()
+            && !std::env::var("NESL_CUDA_EMULATE").is_ok_and(|v| v == "1")
+            && CudaCvl::new().is_ok_and(|c| c.is_gpu())
+    })
+}
+
+/// Compiled NESL code on the CUDA vector library: the VCODE interpreter (through the
+/// optimiser at levels 1 and 2, so that level 2 runs each superoperator as one generated
+/// kernel) on a [`CudaCvl`] kept from one evaluation to the next, plus the device's
+/// counters for `--stats`.
+pub struct CudaExecutor {
+    inner: VcodeExecutor<CudaCvl>,
+    probe: StatsProbe,
+    stats: bool,
+}
+
+impl CudaExecutor {
+    /// Runs on `cvl` at optimisation level `opt`, keeping operation counts when `stats`.
+    pub fn new(cvl: CudaCvl, opt: u8, stats: bool) -> Self {
+        let probe = cvl.stats_probe();
+        let ex = VcodeExecutor::with_cvl(cvl).with_stats(stats);
+        let inner = match optimiser(opt) {
+            Some(t) => ex.with_transform(t),
+            None => ex,
+        };
+        CudaExecutor { inner, probe, stats }
+    }
+}
+
+impl Executor for CudaExecutor {
+    fn execute(&mut self, vcode_text: &str, out: &mut dyn std::io::Write) -> Result<ExecResult, String> {
+        self.inner.execute(vcode_text, out)
+    }
+
+    fn execute_with_consts(
+        &mut self,
+        vcode_text: &str,
+        consts: Vec<(u32, HostValue)>,
+        out: &mut dyn std::io::Write,
+    ) -> Result<ExecResult, String> {
+        self.inner.execute_with_consts(vcode_text, consts, out)
+    }
+
+    fn stats(&self) -> Option<&vcode::OpStats> {
+        self.inner.stats()
+    }
+
+    fn device_stats(&self) -> Option<(String, Vec<(String, u64)>)> {
+        self.stats.then(|| {
+            let rows = self.probe.stats().rows().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+            (self.probe.device(), rows)
+        })
     }
 }
 
@@ -66,10 +140,16 @@ pub fn optimiser(opt: u8) -> Option<Transform> {
 }
 
 /// The (backend, optimisation level) pairs the regression tests run every case on: every
-/// backend this build can run on this machine, at every optimisation level (0, 1, 2).
-/// Until the CUDA backend is wired into [`executor`], that is the CPU only.
+/// backend this build can run on this machine, at every optimisation level (0, 1, 2). The
+/// CUDA backend is in when a GPU is present, or when `NESL_CUDA_EMULATE=1` asks for the
+/// CPU emulation of its kernels (slow) and that emulation builds.
 pub fn configurations() -> Vec<(Backend, u8)> {
-    vec![(Backend::Cpu, 0), (Backend::Cpu, 1), (Backend::Cpu, 2)]
+    let mut out = vec![(Backend::Cpu, 0), (Backend::Cpu, 1), (Backend::Cpu, 2)];
+    let emulate = std::env::var("NESL_CUDA_EMULATE").is_ok_and(|v| v == "1");
+    if gpu_present() || (emulate && CudaCvl::new().is_ok()) {
+        out.extend([(Backend::Cuda, 0), (Backend::Cuda, 1), (Backend::Cuda, 2)]);
+    }
+    out
 }
 
 /// A short name for a configuration, used in test names (`cpu-O0`).

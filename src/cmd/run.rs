@@ -18,18 +18,41 @@ pub fn backend(b: Backend) -> regression::Backend {
     }
 }
 
-/// Prints the operation counts of `executor` on stderr (after flushing stdout).
+/// Prints the operation counts of `executor` on stderr (after flushing stdout): one row
+/// per CVL family, a `total` row (which `nesl bench` reads), and on a device backend the
+/// device's counters (`kernel launches`, `host round trips`, bytes moved).
 pub fn print_stats(executor: &dyn Executor) {
     let _ = std::io::stdout().flush();
     match executor.stats() {
-        Some(stats) if !stats.rows.is_empty() => {
-            eprintln!("{:<16} {:>12} {:>16}", "operation", "calls", "elements");
-            for (kind, calls, elements) in &stats.rows {
-                eprintln!("{kind:<16} {calls:>12} {elements:>16}");
-            }
-        }
-        Some(_) => eprintln!("no vector operations ran"),
+        Some(stats) => print_op_rows(&stats.rows),
         None => eprintln!("this backend keeps no operation counts"),
+    }
+    if let Some((device, rows)) = executor.device_stats() {
+        print_device_rows(&device, &rows);
+    }
+}
+
+/// The table of CVL operation counts and its `total` row (stderr).
+pub fn print_op_rows(rows: &[(String, u64, u64)]) {
+    if rows.is_empty() {
+        eprintln!("no vector operations ran");
+        return;
+    }
+    eprintln!("{:<16} {:>12} {:>16}", "operation", "calls", "elements");
+    for (kind, calls, elements) in rows {
+        eprintln!("{kind:<16} {calls:>12} {elements:>16}");
+    }
+    let calls: u64 = rows.iter().map(|r| r.1).sum();
+    let elements: u64 = rows.iter().map(|r| r.2).sum();
+    eprintln!("{:<16} {calls:>12} {elements:>16}", "total");
+}
+
+/// The device counters of a GPU backend (stderr): `device NAME (ARCH)`, then one
+/// `name value` row each.
+pub fn print_device_rows(device: &str, rows: &[(String, u64)]) {
+    eprintln!("device           {device}");
+    for (name, value) in rows {
+        eprintln!("{name:<16} {value:>12}");
     }
 }
 

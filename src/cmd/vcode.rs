@@ -39,20 +39,38 @@ pub fn main(file: &Path, check: bool, opts: &RunOpts) -> anyhow::Result<ExitCode
         Err(e) => return Ok(report(file, [format!(" cannot optimise at level {}: {e}", opts.opt)])),
     };
     let run_opts = vcode::RunOptions { stats: opts.stats, ..Default::default() };
-    // TODO(coordinator): run on cvl-cuda for `cuda`, and for `auto` when a GPU is present.
-    if opts.backend == Backend::Cuda {
-        return Ok(report(file, [" CUDA backend not wired yet (use --backend cpu)".to_string()]));
+    let cuda = match opts.backend {
+        Backend::Cpu => None,
+        Backend::Cuda => match regression::cuda_library() {
+            Ok(c) => Some(c),
+            Err(e) => return Ok(report(file, [format!(" {e}")])),
+        },
+        Backend::Auto => regression::gpu_present().then(|| cvl_cuda::CudaCvl::new().ok()).flatten(),
+    };
+    match cuda {
+        Some(cvl) => {
+            let probe = opts.stats.then(|| cvl.stats_probe());
+            let code = run_on(file, &prog, cvl, &run_opts)?;
+            if let Some(p) = probe {
+                let rows: Vec<(String, u64)> =
+                    p.stats().rows().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+                super::run::print_device_rows(&p.device(), &rows);
+            }
+            Ok(code)
+        }
+        None => run_on(file, &prog, vcode::CpuCvl::new(), &run_opts),
     }
-    let mut cvl = vcode::CpuCvl::new();
+}
+
+/// Runs `prog` on the vector library `cvl`, printing the final stack (and the operation
+/// counts when asked).
+fn run_on<C: vcode::Cvl>(file: &Path, prog: &vcode::Program, mut cvl: C, run_opts: &vcode::RunOptions) -> anyhow::Result<ExitCode> {
     let mut stderr = std::io::stderr();
-    let result = vcode::run(&prog, &mut cvl, &mut stderr, &run_opts);
+    let result = vcode::run(prog, &mut cvl, &mut stderr, run_opts);
     match result {
         Ok(rep) => {
-            if opts.stats {
-                eprintln!("{:<16} {:>12} {:>16}", "operation", "calls", "elements");
-                for (kind, calls, elements) in &rep.stats.rows {
-                    eprintln!("{kind:<16} {calls:>12} {elements:>16}");
-                }
+            if run_opts.stats {
+                super::run::print_op_rows(&rep.stats.rows);
             }
             match rep.outcome {
                 vcode::RunOutcome::Finished(stack) => {

@@ -68,4 +68,11 @@ pub trait Executor {
     fn stats(&self) -> Option<&vcode::OpStats> {
         None
     }
+
+    /// For a backend on a device (the GPU): the device's name and its counters so far as
+    /// `(name, value)` rows (kernel launches, host round trips, bytes moved), for
+    /// `--stats`; `None` otherwise.
+    fn device_stats(&self) -> Option<(String, Vec<(String, u64)>)> {
+        None
+    }
 }
