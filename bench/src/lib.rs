@@ -116,6 +116,10 @@ pub struct Row {
     pub ok: bool,
     /// CVL operations executed (from `--stats`), when reported.
     pub cvl_ops: Option<u64>,
+    /// Kernel launches (from `--stats` on a GPU backend).
+    pub launches: Option<u64>,
+    /// Host round trips (from `--stats` on a GPU backend).
+    pub round_trips: Option<u64>,
     /// Why a run failed, if one did.
     pub error: Option<String>,
 }
@@ -179,13 +183,31 @@ pub fn parse_cvl_ops(text: &str) -> Option<u64> {
     })
 }
 
-/// Runs one program once; returns (ok, core seconds, wall seconds, transcript).
+/// Parses the first number on the line of `--stats` output that starts with `name`
+/// (`kernel launches`, `host round trips`: the device counters of a GPU backend).
+pub fn parse_stat(text: &str, name: &str) -> Option<u64> {
+    text.lines().find_map(|l| l.trim().strip_prefix(name)?.split_whitespace().next()?.parse().ok())
+}
+
+/// What `--stats` reported: CVL operations, kernel launches, host round trips.
+type Counts = (Option<u64>, Option<u64>, Option<u64>);
+
+fn parse_counts(err: &str, out: &str) -> Counts {
+    let both = |f: &dyn Fn(&str) -> Option<u64>| f(err).or_else(|| f(out));
+    (
+        both(&parse_cvl_ops),
+        both(&|t| parse_stat(t, "kernel launches")),
+        both(&|t| parse_stat(t, "host round trips")),
+    )
+}
+
+/// Runs one program once; returns (ok, core seconds, wall seconds, counts).
 fn run_once(
     cfg: &Config,
     file: &Path,
     backend: &str,
     opt: u8,
-) -> Result<(bool, f64, f64, Option<u64>), String> {
+) -> Result<(bool, f64, f64, Counts), String> {
     let start = Instant::now();
     let mut child = Command::new(&cfg.nesl)
         .args(["run", "--stats", "--backend", backend, "--opt", &opt.to_string()])
@@ -223,7 +245,7 @@ fn run_once(
     let out = t_out.join().unwrap_or_default();
     let err = t_err.join().unwrap_or_default();
     match parse_result(&out) {
-        Some((ok, secs)) => Ok((ok, secs, wall, parse_cvl_ops(&err).or(parse_cvl_ops(&out)))),
+        Some((ok, secs)) => Ok((ok, secs, wall, parse_counts(&err, &out))),
         None => {
             let tail: String = format!("{out}\n{err}")
                 .lines()
@@ -265,15 +287,19 @@ pub fn run(cfg: &Config, log: &mut dyn Write) -> Vec<Row> {
                         walls: vec![],
                         ok: true,
                         cvl_ops: None,
+                        launches: None,
+                        round_trips: None,
                         error: None,
                     };
                     for _ in 0..cfg.runs {
                         match run_once(cfg, &file, backend, opt) {
-                            Ok((ok, secs, wall, ops)) => {
+                            Ok((ok, secs, wall, (ops, launches, trips))) => {
                                 row.ok &= ok;
                                 row.times.push(secs);
                                 row.walls.push(wall);
                                 row.cvl_ops = ops.or(row.cvl_ops);
+                                row.launches = launches.or(row.launches);
+                                row.round_trips = trips.or(row.round_trips);
                             }
                             Err(e) => {
                                 row.ok = false;
@@ -309,6 +335,8 @@ pub fn run(cfg: &Config, log: &mut dyn Write) -> Vec<Row> {
                     walls: vec![],
                     ok: true,
                     cvl_ops: None,
+                    launches: None,
+                    round_trips: None,
                     error: None,
                 };
                 for _ in 0..cfg.runs.max(1) {
@@ -345,6 +373,11 @@ mod tests {
         assert_eq!(parse_result("(ok, seconds) = (F, 2.0) : bool, float"), Some((false, 2.0)));
         assert_eq!(parse_result("it = 3 : int"), None);
         assert_eq!(parse_cvl_ops("elementwise 3 100\nTotal: 42 ops"), Some(42));
+        let stats = "total  9  32\ndevice           NVIDIA H100 (sm_90)\nkernel launches   5\nhost round trips  9\n";
+        assert_eq!(parse_stat(stats, "kernel launches"), Some(5));
+        assert_eq!(parse_stat(stats, "host round trips"), Some(9));
+        assert_eq!(parse_counts(stats, ""), (Some(9), Some(5), Some(9)));
+        assert_eq!(parse_stat("total 3 4\n", "kernel launches"), None);
     }
 
     #[test]

@@ -11,8 +11,8 @@ fn ms(s: f64) -> String {
 /// The markdown table: one line per (program, size, backend, level).
 pub fn markdown(rows: &[Row]) -> String {
     let mut s = String::new();
-    s.push_str("| program | size | backend | opt | median ms | min–max ms | Melem/s | CVL ops | vs rayon | ok |\n");
-    s.push_str("|---|---:|---|---:|---:|---:|---:|---:|---:|---|\n");
+    s.push_str("| program | size | backend | opt | median ms | min–max ms | Melem/s | CVL ops | launches | round trips | vs rayon | ok |\n");
+    s.push_str("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for r in rows {
         let base = rows
             .iter()
@@ -21,7 +21,7 @@ pub fn markdown(rows: &[Row]) -> String {
         let med = r.median();
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.program,
             r.size,
             r.backend,
@@ -30,6 +30,8 @@ pub fn markdown(rows: &[Row]) -> String {
             r.range().map(|(a, b)| format!("{}–{}", ms(a), ms(b))).unwrap_or_else(|| "-".into()),
             med.filter(|m| *m > 0.0).map(|m| format!("{:.1}", r.elements / m / 1e6)).unwrap_or_else(|| "-".into()),
             r.cvl_ops.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
+            r.launches.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
+            r.round_trips.map(|c| c.to_string()).unwrap_or_else(|| "-".into()),
             match (med, base) {
                 (Some(m), Some(b)) if b > 0.0 && r.backend != "rust-rayon" => format!("{:.1}×", m / b),
                 _ => "-".into(),
@@ -68,7 +70,7 @@ pub fn to_json(rows: &[Row], machine: &str, command: &str, date: &str) -> String
         let times: Vec<String> = r.times.iter().map(|t| format!("{t:e}")).collect();
         let _ = write!(
             s,
-            "    {{\"program\": {}, \"size\": {}, \"backend\": {}, \"opt\": {}, \"times_s\": [{}], \"median_s\": {}, \"ok\": {}, \"cvl_ops\": {}, \"error\": {}}}",
+            "    {{\"program\": {}, \"size\": {}, \"backend\": {}, \"opt\": {}, \"times_s\": [{}], \"median_s\": {}, \"ok\": {}, \"cvl_ops\": {}, \"launches\": {}, \"round_trips\": {}, \"error\": {}}}",
             json_str(&r.program),
             r.size,
             json_str(&r.backend),
@@ -77,6 +79,8 @@ pub fn to_json(rows: &[Row], machine: &str, command: &str, date: &str) -> String
             r.median().map(|m| format!("{m:e}")).unwrap_or_else(|| "null".into()),
             r.ok,
             r.cvl_ops.map(|c| c.to_string()).unwrap_or_else(|| "null".into()),
+            r.launches.map(|c| c.to_string()).unwrap_or_else(|| "null".into()),
+            r.round_trips.map(|c| c.to_string()).unwrap_or_else(|| "null".into()),
             r.error.as_deref().map(json_str).unwrap_or_else(|| "null".into()),
         );
         s.push_str(if i + 1 < rows.len() { ",\n" } else { "\n" });
@@ -144,7 +148,7 @@ mod tests {
     use super::*;
 
     fn row(p: &str, n: usize, backend: &str, t: f64) -> Row {
-        Row { program: p.into(), size: n, elements: n as f64, backend: backend.into(), opt: Some(2), times: vec![t, t * 2.0, t * 3.0], walls: vec![], ok: true, cvl_ops: Some(7), error: None }
+        Row { program: p.into(), size: n, elements: n as f64, backend: backend.into(), opt: Some(2), times: vec![t, t * 2.0, t * 3.0], walls: vec![], ok: true, cvl_ops: Some(7), launches: None, round_trips: None, error: None }
     }
 
     #[test]
