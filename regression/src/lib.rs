@@ -176,8 +176,15 @@ pub fn nesl_transcript(path: &Path, src: &str, executor: Box<dyn Executor>, rend
     String::from_utf8_lossy(&out).into_owned()
 }
 
-/// Checks one case in-process on `backend` at level `opt`.
+/// Programs that use files run one at a time: a program runs on several configurations
+/// at once, and its file names are fixed.
+static FILE_PROGRAMS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// Checks one case in-process on `backend` at level `opt`. Cases whose source names a
+/// file under `/tmp/` never run concurrently with one another.
 pub fn check_nesl_case(case: &Case, backend: Backend, opt: u8) -> Verdict {
+    let uses_files = std::fs::read_to_string(&case.source).is_ok_and(|s| s.contains("/tmp/"));
+    let _one_at_a_time = uses_files.then(|| FILE_PROGRAMS.lock().unwrap_or_else(|e| e.into_inner()));
     let mut transcribe = |path: &Path, src: &str| match executor(backend, opt, false) {
         Ok(ex) => nesl_transcript(path, src, ex, None),
         Err(e) => format!("error: {e}\n\n"),

@@ -12,6 +12,7 @@
 //! like user functions.
 
 mod builder;
+mod effects;
 mod gen;
 mod helpers;
 mod layout;

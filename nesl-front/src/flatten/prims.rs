@@ -304,6 +304,9 @@ impl Compiler<'_> {
         if let Some(r) = self.string_builtin(fb, ctx, name, &arg, aty, rty, span)? {
             return Ok(r);
         }
+        if let Some(r) = self.effect_builtin(fb, ctx, name, &arg, rty, span)? {
+            return Ok(r);
+        }
         let rlay = self.lay(rty, span)?;
         let (a, b) = arg.split();
         // The base kind of the (first) argument, for overloaded scalar operations.

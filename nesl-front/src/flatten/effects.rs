@@ -1,0 +1,364 @@
+//! Built-ins with effects beyond their result: `error`, `rand_seed`, file and stream
+//! I/O (spec section 5.14, VCODE instructions of vcode.md section 7.9), and `hash`.
+//!
+//! The composite I/O functions (`open_check`, `write_string_to_file`, `print`, ...)
+//! are NESL code in the prelude; what is here maps one built-in onto the VCODE I/O
+//! instructions. I/O instructions report failure as an error message and a flag, which
+//! become the `(value, ok, message)` tuples of NESL.
+//!
+//! The serial-only built-ins (the checker refuses them inside an apply-to-each) always
+//! run with one instance, so their code works on scalars. `error`, `write_char` and
+//! `write_string` may run in parallel: `error` reports the message of the first
+//! instance, and a write writes each instance's text to that instance's stream, in
+//! instance order.
+
+use super::builder::{FunBuilder, Slot};
+use super::gen::{err, Compiler, Ctx, Val, R};
+use super::layout::{Lay, SlotKind};
+use crate::ast::Span;
+use crate::ty::Type;
+
+/// The stream table's opening modes (`FOPEN`).
+const MODE_READ: i64 = 1;
+const MODE_WRITE: i64 = 2;
+const MODE_APPEND: i64 = 3;
+
+impl Compiler<'_> {
+    /// The effect built-ins handled here; `None` for any other name.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn effect_builtin(
+        &mut self,
+        fb: &mut FunBuilder,
+        ctx: Ctx,
+        name: &str,
+        arg: &Val,
+        rty: &Type,
+        span: Span,
+    ) -> R<Option<Val>> {
+        let rlay = self.lay(rty, span)?;
+        let v = match name {
+            "error" => {
+                self.runtime_error(fb, ctx, arg);
+                Val::base(self.const_in(fb, ctx, SlotKind::Bool, "T"), SlotKind::Bool)
+            }
+            "rand_seed" => Val::base(fb.op1("SRAND INT", &[arg.one()]), SlotKind::Bool),
+            "hash" => {
+                let (x, l) = arg.split();
+                if self.arg_check {
+                    let z = self.int_in(fb, ctx, 0);
+                    let ok = fb.op1("> INT", &[l.one(), z]);
+                    self.check_all(fb, ok, ctx.seg, "The second argument for the function HASH must be positive.");
+                }
+                let h = match self.hash_of(fb, &x) {
+                    Some(h) => h,
+                    None => self.int_in(fb, ctx, 0),
+                };
+                let mask = self.int_in(fb, ctx, 0x3fff_ffff_ffff_ffff);
+                let pos = fb.op1("AND INT", &[h, mask]);
+                Val::base(fb.op1("%", &[pos, l.one()]), SlotKind::Int)
+            }
+            "open_in_file" | "open_out_file" | "open_append_file" => {
+                let mode = match name {
+                    "open_in_file" => MODE_READ,
+                    "open_out_file" => MODE_WRITE,
+                    _ => MODE_APPEND,
+                };
+                let (_, fname) = arg.seq();
+                let m = self.cint(fb, mode);
+                let r = fb.op("FOPEN", &[fname.one(), m], 3);
+                let fd = Val::base(r[0], SlotKind::Int);
+                Val::pair(fd, self.status(fb, r[2], r[1]))
+            }
+            "close_file" => {
+                let r = fb.op("FCLOSE", &[arg.one()], 2);
+                self.status(fb, r[1], r[0])
+            }
+            "write_char" | "write_string" => {
+                let (x, st) = arg.split();
+                let text = if name == "write_char" {
+                    let one = self.int_in(fb, ctx, 1);
+                    let seg = fb.op1("MAKE_SEGDES", &[one]);
+                    Val::mk_seq(seg, x)
+                } else {
+                    x
+                };
+                if ctx.unit {
+                    let (_, data) = text.seq();
+                    let r = fb.op("FWRITE CHAR", &[data.one(), st.one()], 2);
+                    self.status(fb, r[1], r[0])
+                } else {
+                    self.write_each(fb, ctx, &text, st.one())
+                }
+            }
+            "write_object" => {
+                let (x, st) = arg.split();
+                let mut kinds = Vec::new();
+                x.lay.slots(&mut kinds);
+                let mut oks: Option<Slot> = None;
+                let mut msgs: Option<Slot> = None;
+                for (s, k) in x.s.iter().zip(kinds) {
+                    let r = fb.op(&format!("FWRITE {}", k.keyword()), &[*s, st.one()], 2);
+                    oks = Some(match oks {
+                        None => r[1],
+                        Some(o) => fb.op1("AND BOOL", &[o, r[1]]),
+                    });
+                    msgs = Some(match msgs {
+                        None => r[0],
+                        Some(m) => self.append(fb, &Val::base(m, SlotKind::Int), &Val::base(r[0], SlotKind::Int)).one(),
+                    });
+                }
+                let ok = match oks {
+                    Some(o) => o,
+                    None => fb.konst("BOOL T"),
+                };
+                let msg = match msgs {
+                    Some(m) => m,
+                    None => fb.konst("INT ()"),
+                };
+                self.status(fb, ok, msg)
+            }
+            "read_object" => {
+                let (proto, st) = arg.split();
+                let mut kinds = Vec::new();
+                proto.lay.slots(&mut kinds);
+                let mut vals = Vec::new();
+                let mut ok = fb.konst("BOOL T");
+                let mut msg = fb.konst("INT ()");
+                for k in kinds {
+                    let r = fb.op(&format!("FREAD {}", k.keyword()), &[st.one()], 3);
+                    vals.push(r[0]);
+                    ok = fb.op1("AND BOOL", &[ok, r[2]]);
+                    msg = self.append(fb, &Val::base(msg, SlotKind::Int), &Val::base(r[1], SlotKind::Int)).one();
+                }
+                // A failed read gives back the prototype, never a value whose slots
+                // do not fit together.
+                let mut m = fb.begin_if(ok);
+                fb.else_(&mut m, &vals);
+                let value = fb.end_if(m, &proto.s);
+                let value = Val::new(value, proto.lay.clone());
+                Val::pair(value, self.status(fb, ok, msg))
+            }
+            "read_char" => {
+                let st = arg.one();
+                let delims = fb.konst("INT ()");
+                let max = self.cint(fb, 1);
+                let r = fb.op("FREAD_CHAR", &[delims, max, st], 4);
+                // At the end of the file: the NUL character and a failure.
+                let z = fb.konst("INT 0");
+                let padded = self.append(fb, &Val::base(r[0], SlotKind::Int), &Val::base(z, SlotKind::Int));
+                let first = self.gather(fb, &padded, z);
+                let m1 = self.cint(fb, -1);
+                let eof = fb.op1("= INT", &[r[1], m1]);
+                let not_eof = fb.op1("NOT BOOL", &[eof]);
+                let ok = fb.op1("AND BOOL", &[r[3], not_eof]);
+                let mut m = fb.begin_if(eof);
+                let t = self.string_const(fb, b"read_char: end of file").seq().1.one();
+                fb.else_(&mut m, &[t]);
+                let msg = fb.end_if(m, &[r[2]])[0];
+                Val::pair(first, self.status(fb, ok, msg))
+            }
+            "read_string" | "read_line" | "read_word" => {
+                let (delims, max, st) = match name {
+                    "read_string" => {
+                        let (d, rest) = arg.split();
+                        let (mx, st) = rest.split();
+                        (d.seq().1.one(), mx.one(), st.one())
+                    }
+                    "read_line" => (fb.konst("INT 10"), self.cint(fb, -1), arg.one()),
+                    _ => (fb.konst("INT (32 9 10)"), self.cint(fb, -1), arg.one()),
+                };
+                let r = fb.op("FREAD_CHAR", &[delims, max, st], 4);
+                let n = fb.op1("LENGTH INT", &[r[0]]);
+                let seg = fb.op1("MAKE_SEGDES", &[n]);
+                let text = Val::mk_seq(seg, Val::base(r[0], SlotKind::Int));
+                let m1 = self.cint(fb, -1);
+                let eof = Val::base(fb.op1("= INT", &[r[1], m1]), SlotKind::Bool);
+                let value = match name {
+                    "read_string" => Val::pair(text, Val::base(r[1], SlotKind::Int)),
+                    "read_line" => Val::pair(text, eof),
+                    _ => {
+                        // The terminating character; NUL at the end of the file.
+                        let z = self.cint(fb, 0);
+                        let neg = fb.op1("< INT", &[r[1], z]);
+                        let term = fb.op1("SELECT INT", &[neg, z, r[1]]);
+                        Val::pair(text, Val::pair(Val::base(term, SlotKind::Int), eof))
+                    }
+                };
+                Val::pair(value, self.status(fb, r[3], r[2]))
+            }
+            "read_int_seq" | "read_float_seq" => {
+                let k = if name == "read_int_seq" { SlotKind::Int } else { SlotKind::Float };
+                let r = fb.op(&format!("FREAD {}", k.keyword()), &[arg.one()], 3);
+                let n = fb.op1(&format!("LENGTH {}", k.keyword()), &[r[0]]);
+                let seg = fb.op1("MAKE_SEGDES", &[n]);
+                let v = Val::mk_seq(seg, Val::base(r[0], k));
+                Val::pair(v, self.status(fb, r[2], r[1]))
+            }
+            "shell_command" | "get_environment_variable" | "spawn" => {
+                return Err(err(span, format!("{name} is not supported by this implementation")));
+            }
+            _ => return Ok(None),
+        };
+        Ok(Some(Val::new(v.s, rlay)))
+    }
+
+    /// The `(ok, message)` pair of an I/O instruction's flag and INT message vector.
+    fn status(&mut self, fb: &mut FunBuilder, ok: Slot, msg: Slot) -> Val {
+        let n = fb.op1("LENGTH INT", &[msg]);
+        let seg = fb.op1("MAKE_SEGDES", &[n]);
+        Val::pair(Val::base(ok, SlotKind::Bool), Val::mk_seq(seg, Val::base(msg, SlotKind::Int)))
+    }
+
+    /// `error(s)`: when there is an instance, prints `RUNTIME ERROR: ` and the first
+    /// instance's message as a paragraph and stops the program.
+    fn runtime_error(&mut self, fb: &mut FunBuilder, ctx: Ctx, msg: &Val) {
+        let n = self.count(fb, ctx.seg);
+        let z = self.cint(fb, 0);
+        let any = fb.op1("> INT", &[n, z]);
+        let m = fb.begin_if(any);
+        let first = self.gather(fb, msg, z);
+        let (_, data) = first.seq();
+        fb.emit("CONST CHAR \"\nRUNTIME ERROR: \"");
+        fb.emit("WRITE CHAR");
+        fb.emit("POP 2 0");
+        fb.copy_write(data.one());
+        fb.emit("CONST CHAR \"\n\"");
+        fb.emit("WRITE CHAR");
+        fb.emit("POP 2 0");
+        fb.emit("CONST INT 1");
+        fb.emit("EXIT");
+        fb.emit("POP 1 0");
+        fb.end_exit_if(m);
+    }
+
+    /// Writes each instance's string to its own stream, in instance order; the
+    /// `(ok, message)` of every instance.
+    fn write_each(&mut self, fb: &mut FunBuilder, ctx: Ctx, text: &Val, fds: Slot) -> Val {
+        let name = self.write_each_fn();
+        let z = self.cint(fb, 0);
+        let n = self.count(fb, ctx.seg);
+        let mut args = text.s.clone();
+        args.extend([fds, z, n]);
+        let r = fb.op(&format!("CALL {name}"), &args, 3);
+        let msgs = Val::mk_seq(r[1], Val::base(r[2], SlotKind::Int));
+        Val::pair(Val::base(r[0], SlotKind::Bool), msgs)
+    }
+
+    /// `WRITE_EACH (seg, chars, fds, i, n) -> (oks, msg seg, msg chars)`: writes
+    /// instances `i..n`, one `FWRITE CHAR` each (recursively).
+    fn write_each_fn(&mut self) -> String {
+        let key = "WRITE_EACH".to_string();
+        if let Some(n) = self.helpers.get(&key) {
+            return n.clone();
+        }
+        self.helpers.insert(key.clone(), key.clone());
+        let (mut b, a) = FunBuilder::new(5);
+        let fb = &mut b;
+        let (seg, chars, fds, i, n) = (a[0], a[1], a[2], a[3], a[4]);
+        let lay = Lay::Pair(
+            Box::new(Lay::Base(SlotKind::Bool)),
+            Box::new(Lay::Seq(Box::new(Lay::Base(SlotKind::Int)))),
+        );
+        let done = fb.op1(">= INT", &[i, n]);
+        let mut m = fb.begin_if(done);
+        let e = self.empty(fb, &lay);
+        fb.else_(&mut m, &e.s);
+        let strs = Val::mk_seq(seg, Val::base(chars, SlotKind::Int));
+        let one = self.gather(fb, &strs, i);
+        let fd = self.gather(fb, &Val::base(fds, SlotKind::Int), i).one();
+        let (_, data) = one.seq();
+        let w = fb.op("FWRITE CHAR", &[data.one(), fd], 2);
+        let here = self.status(fb, w[1], w[0]);
+        let here = Val::new(here.s, lay.clone());
+        let k1 = self.cint(fb, 1);
+        let next = fb.op1("+ INT", &[i, k1]);
+        let rest = fb.op(&format!("CALL {key}"), &[seg, chars, fds, next, n], 3);
+        let all = self.append(fb, &here, &Val::new(rest, lay.clone()));
+        let r = fb.end_if(m, &all.s);
+        self.funcs.push(b.finish(&key, &r));
+        key
+    }
+
+    /// A hash of every instance of a lifted value (one INT per instance), or `None`
+    /// for a value without slots.
+    fn hash_of(&mut self, fb: &mut FunBuilder, v: &Val) -> Option<Slot> {
+        match &v.lay {
+            Lay::Unit | Lay::Fun(_) => None,
+            Lay::Base(SlotKind::Float) => {
+                let scale = self.float_like(fb, 65536.0, v.one());
+                let x = fb.op1("* FLOAT", &[v.one(), scale]);
+                let i = fb.op1("TRUNC", &[x]);
+                Some(self.mix(fb, i))
+            }
+            Lay::Base(SlotKind::Bool) => {
+                let i = fb.op1("B_TO_I", &[v.one()]);
+                Some(self.mix(fb, i))
+            }
+            Lay::Base(_) => Some(self.mix(fb, v.one())),
+            Lay::Pair(..) => {
+                let (a, b) = v.split();
+                let ha = self.hash_of(fb, &a);
+                let hb = self.hash_of(fb, &b);
+                match (ha, hb) {
+                    (Some(x), Some(y)) => {
+                        let k = self.int_like_slot(fb, 31, x);
+                        let x31 = fb.op1("* INT", &[x, k]);
+                        let s = fb.op1("+ INT", &[x31, y]);
+                        Some(self.mix(fb, s))
+                    }
+                    (x, y) => x.or(y),
+                }
+            }
+            Lay::Seq(_) => {
+                let v = self.force(fb, v);
+                let (seg, data) = v.seq();
+                let lens = fb.op1("LENGTHS", &[seg]);
+                let m = fb.op1("LENGTH INT", &[lens]);
+                let sm = fb.op1("MAKE_SEGDES", &[m]);
+                let k = self.int_like_slot(fb, 131, lens);
+                let lh = fb.op1("* INT", &[lens, k]);
+                let Some(hd) = self.hash_of(fb, &data) else {
+                    return Some(self.mix(fb, lh));
+                };
+                // Element hashes weighted by their position, summed per sequence.
+                let z = self.cint(fb, 0);
+                let o = self.cint(fb, 1);
+                let zs = fb.op1("DIST INT", &[z, sm]);
+                let os = fb.op1("DIST INT", &[o, sm]);
+                let pos = fb.op1("INDEX", &[zs, os, seg]);
+                let kp = self.int_like_slot(fb, 7919, pos);
+                let pw = fb.op1("* INT", &[pos, kp]);
+                let he = fb.op1("+ INT", &[hd, pw]);
+                let he = self.mix(fb, he);
+                let sum = fb.op1("+_REDUCE INT", &[he, seg]);
+                let s = fb.op1("+ INT", &[sum, lh]);
+                Some(self.mix(fb, s))
+            }
+        }
+    }
+
+    /// A multiplicative mix of an INT vector (wrapping arithmetic).
+    fn mix(&mut self, fb: &mut FunBuilder, x: Slot) -> Slot {
+        let k = self.int_like_slot(fb, 2_654_435_761, x);
+        let y = fb.op1("* INT", &[x, k]);
+        let s = self.int_like_slot(fb, 29, x);
+        let sh = fb.op1("RSHIFT", &[y, s]);
+        fb.op1("XOR INT", &[y, sh])
+    }
+
+    /// The integer `k` once per element of the INT vector `like`.
+    fn int_like_slot(&self, fb: &mut FunBuilder, k: i64, like: Slot) -> Slot {
+        let n = fb.op1("LENGTH INT", &[like]);
+        let s = fb.op1("MAKE_SEGDES", &[n]);
+        let c = self.cint(fb, k);
+        fb.op1("DIST INT", &[c, s])
+    }
+
+    /// The float `x` once per element of the FLOAT vector `like`.
+    fn float_like(&self, fb: &mut FunBuilder, x: f64, like: Slot) -> Slot {
+        let n = fb.op1("LENGTH FLOAT", &[like]);
+        let s = fb.op1("MAKE_SEGDES", &[n]);
+        let c = fb.konst(&format!("FLOAT {}", super::gen::float_text(x)));
+        fb.op1("DIST FLOAT", &[c, s])
+    }
+}
