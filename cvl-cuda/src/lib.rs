@@ -88,6 +88,16 @@ impl std::fmt::Debug for StatsProbe {
     }
 }
 
+/// Compiles and loads the kernels of superoperator tables (see [`CudaCvl::kernel_loader`]).
+#[derive(Clone)]
+pub struct KernelLoader(Rc<Device>);
+
+impl std::fmt::Debug for KernelLoader {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "KernelLoader({}, {})", self.0.name(), self.0.arch())
+    }
+}
+
 /// Handle to a device vector (reference counted; the last drop recycles the buffer).
 #[derive(Clone, Debug)]
 pub struct CudaVector(Rc<VecData>);
@@ -177,6 +187,13 @@ impl CudaCvl {
     /// been moved away (into an executor, say).
     pub fn stats_probe(&self) -> StatsProbe {
         StatsProbe(self.dev.clone())
+    }
+
+    /// A handle that compiles and loads superoperator kernels into this library's device
+    /// later, after the library itself has been moved away (an executor's program
+    /// transform uses it to build a program's kernels when the program is loaded).
+    pub fn kernel_loader(&self) -> KernelLoader {
+        KernelLoader(self.dev.clone())
     }
 
     /// With `true`, errors detected inside kernels (bad index, division by zero) are read

@@ -14,7 +14,7 @@ use vcode::{HostScalar, Trap, Ty, VType};
 use crate::compile;
 use crate::device::Arg::{I, P};
 use crate::ops::{binop_kernel, unop_kernel};
-use crate::{CudaCvl, CudaVector};
+use crate::{CudaCvl, CudaVector, KernelLoader};
 
 fn cty(t: VType) -> &'static str {
     match t {
@@ -253,11 +253,19 @@ impl CudaCvl {
     /// Compiles (in parallel) and loads the kernels of a program's whole superoperator
     /// table, so that no compilation happens while it runs.
     pub fn prepare_superops(&mut self, ops: &[SuperOp]) -> Result<(), Trap> {
+        self.kernel_loader().prepare_superops(ops)
+    }
+}
+
+impl KernelLoader {
+    /// [`CudaCvl::prepare_superops`] through a loader handle.
+    pub fn prepare_superops(&self, ops: &[SuperOp]) -> Result<(), Trap> {
+        let dev = &self.0;
         let kernels: Vec<SuperKernel> = ops.iter().map(kernel_source).collect::<Result<_, _>>()?;
-        let arch = self.dev.arch().to_string();
-        if !self.dev.is_gpu() {
+        let arch = dev.arch().to_string();
+        if !dev.is_gpu() {
             for k in &kernels {
-                self.load_superkernel(k)?;
+                dev.load_module_text(&k.name, &k.text)?;
             }
             return Ok(());
         }
@@ -278,11 +286,13 @@ impl CudaCvl {
             Ok(())
         })?;
         for k in &kernels {
-            self.load_superkernel(k)?;
+            dev.load_module_text(&k.name, &k.text)?;
         }
         Ok(())
     }
+}
 
+impl CudaCvl {
     /// Compiles a superoperator's kernel now (normally done on its first use), so that an
     /// FCODE program's kernels are all built when it is loaded.
     pub fn prepare_superop(&mut self, op: &SuperOp) -> Result<(), Trap> {

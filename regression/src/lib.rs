@@ -88,10 +88,18 @@ impl CudaExecutor {
     /// Runs on `cvl` at optimisation level `opt`, keeping operation counts when `stats`.
     pub fn new(cvl: CudaCvl, opt: u8, stats: bool) -> Self {
         let probe = cvl.stats_probe();
+        // On a GPU, a program's superoperator kernels are compiled (in parallel, through the
+        // kernel cache) and loaded when the program is loaded, not at their first use.
+        let loader = cvl.is_gpu().then(|| cvl.kernel_loader());
         let ex = VcodeExecutor::with_cvl(cvl).with_stats(stats);
-        let inner = match optimiser(opt) {
-            Some(t) => ex.with_transform(t),
-            None => ex,
+        let inner = match (optimiser(opt), loader) {
+            (Some(mut t), Some(loader)) => ex.with_transform(Box::new(move |p: vcode::Program| {
+                let p = t(p)?;
+                loader.prepare_superops(&p.superops).map_err(|e| format!("the superoperator kernels do not build: {e}"))?;
+                Ok(p)
+            })),
+            (Some(t), None) => ex.with_transform(t),
+            (None, _) => ex,
         };
         CudaExecutor { inner, probe, stats }
     }

@@ -48,7 +48,13 @@ pub fn main(file: &Path, check: bool, opts: &RunOpts) -> anyhow::Result<ExitCode
         Backend::Auto => regression::gpu_present().then(|| cvl_cuda::CudaCvl::new().ok()).flatten(),
     };
     match cuda {
-        Some(cvl) => {
+        Some(mut cvl) => {
+            // On a GPU, build every superoperator kernel when the program is loaded.
+            if cvl.is_gpu() {
+                if let Err(e) = cvl.prepare_superops(&prog.superops) {
+                    return Ok(report(file, [format!(" the superoperator kernels do not build: {e}")]));
+                }
+            }
             let probe = opts.stats.then(|| cvl.stats_probe());
             let code = run_on(file, &prog, cvl, &run_opts)?;
             if let Some(p) = probe {
