@@ -337,11 +337,18 @@ impl Compiler<'_> {
         }
     }
 
-    /// A multiplicative mix of an INT vector (wrapping arithmetic).
+    /// A mix of an INT vector in the manner of splitmix64's finaliser (wrapping
+    /// multiplications; VCODE's `RSHIFT` is arithmetic, which still spreads the bits).
     fn mix(&mut self, fb: &mut FunBuilder, x: Slot) -> Slot {
-        let k = self.int_like_slot(fb, 2_654_435_761, x);
-        let y = fb.op1("* INT", &[x, k]);
-        let s = self.int_like_slot(fb, 29, x);
+        let mut y = x;
+        for (shift, mult) in [(30, 0xbf58_476d_1ce4_e5b9_u64), (27, 0x94d0_49bb_1331_11eb_u64)] {
+            let s = self.int_like_slot(fb, shift, y);
+            let sh = fb.op1("RSHIFT", &[y, s]);
+            let z = fb.op1("XOR INT", &[y, sh]);
+            let k = self.int_like_slot(fb, mult as i64, z);
+            y = fb.op1("* INT", &[z, k]);
+        }
+        let s = self.int_like_slot(fb, 31, y);
         let sh = fb.op1("RSHIFT", &[y, s]);
         fb.op1("XOR INT", &[y, sh])
     }
