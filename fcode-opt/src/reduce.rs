@@ -13,7 +13,7 @@
 //!   `IF` results are dropped from both branches, and unused function parameters are
 //!   removed together with the matching arguments at every call site, to a fixed point.
 
-use crate::lir::{removable, use_counts, Block, LProgram, Rhs, Tree, Var};
+use crate::lir::{removable, use_counts, Block, LProgram, Rhs, Stmt, Tree, Var};
 use crate::util::{exec_of, is_elementwise, scalar_const};
 use std::collections::{HashMap, HashSet};
 use vcode::op::Exec;
@@ -332,12 +332,128 @@ fn drop_params(p: &mut LProgram, entry: usize) -> bool {
     true
 }
 
+/// Rewrites the boolean reductions of a constant broadcast, which the front end emits as
+/// run-time checks that a constant made trivially true (`AND_REDUCE BOOL` of `DIST T`,
+/// `OR_REDUCE BOOL` of `DIST F`): when the broadcast has as many elements as the
+/// reduction's segment descriptor `s` (it is over `s` itself, or `s` is
+/// `MAKE_SEGDES (+_REDUCE INT (LENGTHS s2, _))` and the broadcast is over `s2`) and
+/// cannot trap (`s2` provably has one segment), every segment reduces to the constant,
+/// so the result is `L = L` (all `T`) or `L != L` (all `F`) with `L = LENGTHS s`: one
+/// value per segment, exactly as before, computed from the segment lengths instead of a
+/// full-length broadcast and reduction.
+fn fold_const_reductions(p: &mut LProgram) -> bool {
+    fn defs(b: &Block, out: &mut HashMap<Var, (Instr, Vec<Var>)>) {
+        for s in &b.stmts {
+            match &s.rhs {
+                Rhs::Prim { ins, args } if s.defs.len() == 1 => {
+                    out.insert(s.defs[0], (ins.clone(), args.clone()));
+                }
+                // A folded broadcast `DIST c` over `seg`, recorded as `DIST (k, seg)` with
+                // `k` a pseudo-variable bound to `CONST c` (beyond every real variable).
+                Rhs::Tree(Tree::Dist { konst, dist, seg }) if s.defs.len() == 1 => {
+                    let k = Var::MAX - s.defs[0];
+                    out.insert(k, (konst.clone(), vec![]));
+                    out.insert(s.defs[0], (dist.clone(), vec![k, *seg]));
+                }
+                Rhs::If { then, els, .. } => {
+                    defs(then, out);
+                    defs(els, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    // True when `v` is a segment descriptor of exactly one segment (so a `DIST` of a
+    // scalar over it cannot trap): `MAKE_SEGDES` of a one-element vector.
+    fn one_segment(d: &HashMap<Var, (Instr, Vec<Var>)>, v: Var, depth: u32) -> bool {
+        matches!(d.get(&v), Some((ins, args)) if ins.op == Opcode::MakeSegdes && one_element(d, args[0], depth))
+    }
+    fn one_element(d: &HashMap<Var, (Instr, Vec<Var>)>, v: Var, depth: u32) -> bool {
+        let Some((ins, args)) = d.get(&v) else { return false };
+        if depth == 0 {
+            return false;
+        }
+        match exec_of(ins) {
+            Exec::Const => scalar_const(ins).is_some(),
+            Exec::Length => true,
+            Exec::Reduce(_) | Exec::Lengths => args.last().is_some_and(|s| one_segment(d, *s, depth - 1)),
+            _ => false,
+        }
+    }
+    fn rewrite(b: &mut Block, d: &HashMap<Var, (Instr, Vec<Var>)>, next: &mut Var) -> bool {
+        let mut changed = false;
+        let op = |v: &Var| d.get(v).map(|(ins, args)| (ins.op, args.as_slice()));
+        let mut out = Vec::with_capacity(b.stmts.len());
+        for mut s in std::mem::take(&mut b.stmts) {
+            if let Rhs::If { then, els, .. } = &mut s.rhs {
+                changed |= rewrite(then, d, next);
+                changed |= rewrite(els, d, next);
+            }
+            let folded = match (&s.rhs, s.defs.as_slice()) {
+                (Rhs::Prim { ins, args }, [r]) if ins.ty == Some(Ty::Bool) && args.len() == 2 => {
+                    let identity = match ins.op {
+                        Opcode::AndReduce => Some(true),
+                        Opcode::OrReduce => Some(false),
+                        _ => None,
+                    };
+                    let seg = args[1];
+                    let konst = match op(&args[0]) {
+                        Some((Opcode::Dist, [c, s2])) if one_segment(d, *s2, 8) => {
+                            let same_count = *s2 == seg
+                                || matches!(op(&seg), Some((Opcode::MakeSegdes, [sum]))
+                                    if matches!(op(sum), Some((Opcode::AddReduce, [lens, _]))
+                                        if matches!(op(lens), Some((Opcode::Lengths, [x])) if x == s2)));
+                            let value = d.get(c).and_then(|(k, _)| scalar_const(k));
+                            same_count.then_some(value).flatten()
+                        }
+                        _ => None,
+                    };
+                    match (identity, konst) {
+                        (Some(id), Some(HostScalar::Bool(b))) if b == id => Some((*r, seg, id)),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            match folded {
+                Some((r, seg, all_true)) => {
+                    let lens = *next;
+                    *next += 1;
+                    let cmp = Instr::typed(if all_true { Opcode::Eq } else { Opcode::Ne }, Ty::Int);
+                    out.push(Stmt { defs: vec![lens], rhs: Rhs::Prim { ins: Instr::plain(Opcode::Lengths), args: vec![seg] } });
+                    out.push(Stmt { defs: vec![r], rhs: Rhs::Prim { ins: cmp, args: vec![lens, lens] } });
+                    changed = true;
+                }
+                None => out.push(s),
+            }
+        }
+        b.stmts = out;
+        changed
+    }
+    let mut next = p.next_var;
+    let mut changed = false;
+    for f in &mut p.funcs {
+        let mut d = HashMap::new();
+        defs(&f.body, &mut d);
+        changed |= rewrite(&mut f.body, &d, &mut next);
+    }
+    p.next_var = next;
+    changed
+}
+
 /// Runs the reducer on every function; `fuse` selects the substitution policy for
 /// constant broadcasts (see the module documentation).
 pub fn reduce(p: &mut LProgram, entry: usize, fuse: bool) {
-    for f in &mut p.funcs {
-        let mut r = Reducer { fuse, known: HashMap::new(), uses: use_counts(&f.body), tree_uses: HashMap::new() };
-        r.block(&mut f.body);
+    let run = |p: &mut LProgram| {
+        for f in &mut p.funcs {
+            let mut r = Reducer { fuse, known: HashMap::new(), uses: use_counts(&f.body), tree_uses: HashMap::new() };
+            r.block(&mut f.body);
+        }
+    };
+    run(p);
+    // Checks that constant folding made trivial, then the trees they simplify.
+    if fold_const_reductions(p) {
+        run(p);
     }
     dead_code(p, entry);
 }

@@ -188,3 +188,37 @@ fn cuda_kernels_follow_the_convention() {
     assert!(cu.contains("__dmul_rn(") && cu.contains("exp(") && cu.contains("const double* __restrict__ a0"));
     assert_eq!(cu.matches("__global__").count(), q.superops.len());
 }
+
+#[test]
+fn checks_made_trivial_by_constants_are_folded() {
+    // `AND_REDUCE BOOL` of a broadcast `T` (and `OR_REDUCE BOOL` of `F`) over a
+    // one-segment descriptor, reduced over that descriptor or over the flattened one
+    // (`MAKE_SEGDES (+_REDUCE INT (LENGTHS s, _))`), as the front end's checks are.
+    let src = "FUNC MAIN\nCONST INT 4\nMAKE_SEGDES\nCONST BOOL T\nCOPY 1 1\nDIST BOOL\nCOPY 1 1\n\
+               AND_REDUCE BOOL\nCONST BOOL F\nCOPY 1 2\nDIST BOOL\nCONST INT 1\nMAKE_SEGDES\nCOPY 1 3\n\
+               LENGTHS\nCPOP 1 1\n+_REDUCE INT\nMAKE_SEGDES\nOR_REDUCE BOOL\nRET\n";
+    let p = vcode::parse(src).expect("parses");
+    let q = opt(&p, 2);
+    assert_eq!(run_text(&p).0, run_text(&q).0);
+    assert_eq!(run_text(&q).0, "[ 4 ]\n( T )\n( F )\n");
+    for op in [Opcode::Dist, Opcode::AndReduce, Opcode::OrReduce] {
+        assert_eq!(count_op(&q, op), 0, "{op:?} is gone\n{q}");
+    }
+    assert_eq!(run_text(&opt(&p, 1)).0, run_text(&p).0);
+    // Not folded: a broadcast of the other value; one over another segment descriptor
+    // (whose element count may differ: the reduction must still check it); one over
+    // several segments (the `DIST` of a scalar traps).
+    for src in [
+        "FUNC MAIN\nCONST INT 4\nMAKE_SEGDES\nCONST BOOL F\nCOPY 1 1\nDIST BOOL\nCOPY 1 1\nAND_REDUCE BOOL\nRET\n",
+        "FUNC MAIN\nCONST INT (2 3)\nMAKE_SEGDES\nCONST INT 5\nMAKE_SEGDES\nCONST BOOL T\nCOPY 1 1\nDIST BOOL\n\
+         COPY 1 2\nAND_REDUCE BOOL\nRET\n",
+        "FUNC MAIN\nCONST INT (2 4)\nMAKE_SEGDES\nCONST INT 5\nMAKE_SEGDES\nCONST BOOL T\nCOPY 1 1\nDIST BOOL\n\
+         COPY 1 2\nAND_REDUCE BOOL\nRET\n",
+        "FUNC MAIN\nCONST INT (2 0 3)\nMAKE_SEGDES\nCONST BOOL T\nCOPY 1 1\nDIST BOOL\nCOPY 1 1\nAND_REDUCE BOOL\nRET\n",
+    ] {
+        let p = vcode::parse(src).expect("parses");
+        let q = opt(&p, 2);
+        assert_eq!(run_text(&p).0, run_text(&q).0, "{q}");
+        assert_eq!(count_op(&q, Opcode::AndReduce), 1, "{q}");
+    }
+}

@@ -1,0 +1,135 @@
+//! What the optimiser does to whole NESL programs, counted with the interpreter's
+//! operation statistics (`--stats`) through the executor `nesl run` uses.
+//!
+//! - Black-Scholes (`bench/programs/blackscholes.nesl`): the CVL work per option of the
+//!   timed core `blackscholes(ss, xs, tms)` drops at least fivefold from `--opt 0` to
+//!   `--opt 2`, counted as elements touched per option (the difference between two
+//!   sizes divided by the difference of the sizes, so operations on scalars do not
+//!   count); the number of CVL calls, scalar bookkeeping included, drops at least 3×;
+//! - `nesl opt` (the optimiser at level 2) on every program of the regression corpus and
+//!   of the conformance corpus: the longest time is printed (no timed assertion).
+
+use nesl_front::toplevel::TopLevel;
+use std::path::Path;
+use std::time::{Duration, Instant};
+use vcode::OpStats;
+
+fn totals(s: Option<&OpStats>) -> (u64, u64) {
+    let s = s.expect("statistics are kept");
+    let calls = s.rows.iter().filter(|r| r.0 != "io").map(|r| r.1).sum();
+    let elements = s.rows.iter().filter(|r| r.0 != "io").map(|r| r.2).sum();
+    (calls, elements)
+}
+
+/// The CVL calls and elements of the core form of a benchmark program at size `n` and
+/// level `opt`: the forms before the line starting with `core` run first, then the
+/// counts of the core form alone are returned (with its transcript).
+fn core_counts(program: &str, core: &str, n: usize, opt: u8) -> (u64, u64, String) {
+    let p = bench::programs().into_iter().find(|p| p.name == program).expect("benchmark program");
+    let src = bench::source_at(&p, n);
+    let at = src.find(core).unwrap_or_else(|| panic!("{program}: no line starting with `{core}`"));
+    let end = at + src[at..].find(";\n").expect("the core form ends") + 2;
+    let ex = regression::executor(regression::Backend::Cpu, opt, true).expect("cpu executor");
+    let mut top = TopLevel::new(ex);
+    let mut out = Vec::new();
+    top.eval_source(program, &src[..at], &mut out).expect("setup");
+    let before = totals(top.executor().stats());
+    let mut core_out = Vec::new();
+    top.eval_source(program, &src[at..end], &mut core_out).expect("core");
+    let after = totals(top.executor().stats());
+    let text = String::from_utf8_lossy(&core_out).into_owned();
+    assert!(!text.contains("rror"), "{program} at --opt {opt}:\n{}{text}", String::from_utf8_lossy(&out));
+    (after.0 - before.0, after.1 - before.1, text)
+}
+
+#[test]
+fn black_scholes_work_per_option_drops_fivefold() {
+    let (n1, n2) = (2_000, 4_000);
+    let mut per_level = Vec::new();
+    for opt in [0, 1, 2] {
+        let (c1, e1, t1) = core_counts("blackscholes", "(prices, seconds)", n1, opt);
+        let (c2, e2, _) = core_counts("blackscholes", "(prices, seconds)", n2, opt);
+        assert_eq!(c1, c2, "--opt {opt}: the number of CVL calls does not depend on the size");
+        let per_option = (e2 - e1) as f64 / (n2 - n1) as f64;
+        println!("blackscholes --opt {opt}: {c1} CVL calls, {per_option:.1} elements touched per option");
+        assert!(t1.contains("(prices, seconds) = ("), "{t1}");
+        per_level.push((c1 as f64, per_option));
+    }
+    let (c0, e0) = per_level[0];
+    let (c1, e1) = per_level[1];
+    let (c2, e2) = per_level[2];
+    assert!(c1 <= c0 && e1 <= e0, "level 1 never adds work: {per_level:?}");
+    // The work per option: every CVL operation counts the elements it reads and writes,
+    // so an operation applied to every option adds its operand count plus one.
+    assert!(e0 >= 5.0 * e2, "elements per option: {e0:.1} at --opt 0, {e2:.1} at --opt 2");
+    // Calls include the scalar bookkeeping of every check (length comparisons, the
+    // NOT before each IF), which fusion does not remove, so the drop is smaller.
+    assert!(c0 >= 3.0 * c2, "CVL calls: {c0} at --opt 0, {c2} at --opt 2");
+}
+
+/// The VCODE of every form of a NESL file, as the top level compiles it.
+struct Capture(std::rc::Rc<std::cell::RefCell<Vec<String>>>);
+
+impl nesl_front::toplevel::Executor for Capture {
+    fn execute(
+        &mut self,
+        vcode_text: &str,
+        out: &mut dyn std::io::Write,
+    ) -> Result<nesl_front::toplevel::ExecResult, String> {
+        self.0.borrow_mut().push(vcode_text.to_string());
+        let mut cpu = nesl_front::toplevel::CpuExecutor::new();
+        nesl_front::toplevel::Executor::execute(&mut cpu, vcode_text, out)
+    }
+}
+
+fn nesl_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            nesl_files(&p, out);
+        } else if p.extension().is_some_and(|x| x == "nesl") {
+            out.push(p);
+        }
+    }
+}
+
+#[test]
+fn optimising_every_corpus_program_is_fast() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    nesl_files(&root.join("regression/nesl"), &mut files);
+    if let Some(dir) = regression::conformance_dir(root) {
+        nesl_files(&dir, &mut files);
+    }
+    files.sort();
+    assert!(files.len() > 50, "the corpus is there");
+    let mut slowest = (Duration::ZERO, String::new());
+    let mut forms = 0;
+    for f in &files {
+        let src = std::fs::read_to_string(f).expect("read");
+        let seen = std::rc::Rc::new(std::cell::RefCell::new(Vec::new()));
+        let mut top = TopLevel::new(Box::new(Capture(seen.clone())));
+        let _ = top.eval_source(&f.display().to_string(), &src, &mut Vec::new());
+        // One program's worth of VCODE: every form it compiled, optimised one by one.
+        let mut total = Duration::ZERO;
+        for text in seen.borrow().iter() {
+            let p = vcode::parse(text).unwrap_or_else(|e| panic!("{}: {e:?}", f.display()));
+            let t0 = Instant::now();
+            let q = fcode_opt::optimize(&p, 2, &fcode_opt::OptOptions::default())
+                .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            total += t0.elapsed();
+            assert!(vcode::verify(&q).is_ok(), "{}: the optimised form does not verify", f.display());
+            forms += 1;
+        }
+        if total > slowest.0 {
+            slowest = (total, f.display().to_string());
+        }
+    }
+    println!(
+        "optimised {forms} forms of {} programs; slowest program {:.1} ms ({})",
+        files.len(),
+        slowest.0.as_secs_f64() * 1e3,
+        slowest.1
+    );
+}
