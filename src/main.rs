@@ -126,6 +126,23 @@ pub enum Command {
         #[arg(long)]
         out: Option<PathBuf>,
     },
+    /// The interactive NESL top level (definitions persist; `help;` lists the commands).
+    Repl {
+        #[command(flatten)]
+        opts: RunOpts,
+    },
+    /// Step through the VCODE of a program (`.nesl`, `.vcode` or `.fcode`): breakpoints,
+    /// stack view, call stack. Commands are read from standard input (`help` lists them).
+    Debug {
+        /// The `.nesl`, `.vcode` or `.fcode` file.
+        file: PathBuf,
+        /// Vector library to run on.
+        #[arg(long, value_enum, default_value = "cpu")]
+        backend: Backend,
+        /// Optimise the VCODE first (0: step it as compiled; 1, 2: as `nesl opt` leaves it).
+        #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=2))]
+        opt: u8,
+    },
     /// Run regression suites (directories of `.nesl` + `.expected`).
     Test {
         /// Directories to run.

@@ -6,7 +6,9 @@ use std::process::ExitCode;
 pub mod bench;
 pub mod check;
 pub mod compile;
+pub mod debug;
 pub mod opt;
+pub mod repl;
 pub mod run;
 pub mod test;
 pub mod vcode;
@@ -23,6 +25,8 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             opt::main(&file, output.as_deref(), emit_cuda.as_deref(), &flags)
         }
         Command::Test { dirs, opts } => test::main(&dirs, &opts),
+        Command::Repl { opts } => repl::main(&opts),
+        Command::Debug { file, backend, opt } => debug::main(&file, backend, opt),
         Command::Bench { quick, sweep, runs, programs, opt, backend, timeout, out } => {
             bench::main(bench::Args { quick, sweep, runs, programs, opt, backend, timeout, out })
         }

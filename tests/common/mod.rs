@@ -1,0 +1,66 @@
+//! Helpers of the scripted-session tests: run the built `nesl` binary on a script fed to
+//! its standard input and compare what it prints with an expected transcript.
+
+#![allow(dead_code)]
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// The folder of the session fixtures (`tests/sessions`).
+pub fn sessions() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("sessions")
+}
+
+/// Runs `nesl ARGS` in `tests/sessions` with `input` on standard input (not a terminal)
+/// and returns its exit status, standard output and standard error.
+pub fn run_nesl(args: &[&str], input: &str) -> (i32, String, String) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nesl"))
+        .args(args)
+        .current_dir(sessions())
+        .env("NESL_HISTORY", "/nonexistent/history")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("the nesl binary starts");
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    stdin.write_all(input.as_bytes()).expect("the script is written");
+    drop(stdin);
+    let out = child.wait_with_output().expect("nesl runs");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+/// Compares `actual` with the file `tests/sessions/NAME`; with `NESL_BLESS=1` in the
+/// environment, writes `actual` there instead.
+pub fn check_transcript(name: &str, actual: &str) {
+    let path = sessions().join(name);
+    if std::env::var("NESL_BLESS").is_ok_and(|v| v == "1") {
+        std::fs::write(&path, actual).expect("the expected transcript is written");
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    if expected != actual {
+        let line = expected.lines().zip(actual.lines()).position(|(a, b)| a != b);
+        panic!(
+            "the transcript differs from {} (first difference at line {}; NESL_BLESS=1 rewrites it)\n--- actual ---\n{actual}",
+            path.display(),
+            line.map_or(expected.lines().count().min(actual.lines().count()) + 1, |l| l + 1)
+        );
+    }
+}
+
+/// Asserts that `text` contains every one of `parts`, in this order.
+pub fn assert_in_order(text: &str, parts: &[&str]) {
+    let mut at = 0;
+    for p in parts {
+        match text[at..].find(p) {
+            Some(k) => at += k + p.len(),
+            None => panic!("expected `{p}` after byte {at} of:\n{text}"),
+        }
+    }
+}

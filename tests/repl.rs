@@ -1,0 +1,44 @@
+//! `nesl repl` driven by a script on standard input (not a terminal: no prompts, no line
+//! editing), compared with an expected transcript.
+
+mod common;
+
+use common::{check_transcript, run_nesl};
+
+/// Defines, uses and redefines a function, loads a file, describes three built-ins,
+/// switches settings, and goes on after errors (type, syntax, runtime, bad settings).
+#[test]
+fn scripted_session_matches_its_transcript() {
+    let input = std::fs::read_to_string(common::sessions().join("repl-basic.in")).unwrap();
+    let (status, out, err) = run_nesl(&["repl", "--backend", "cpu"], &input);
+    assert_eq!(status, 0, "stderr: {err}");
+    assert_eq!(err, "");
+    check_transcript("repl-basic.expected", &out);
+}
+
+/// Without `exit;`, the end of the input ends the session; an unterminated last form is
+/// reported, not dropped.
+#[test]
+fn end_of_input_ends_the_session() {
+    let (status, out, _) = run_nesl(&["repl"], "x = 2;\nx * 21;\n1 +\n");
+    assert_eq!(status, 0);
+    assert!(out.starts_with("x = 2 : int\nit = 42 : int\n"), "{out}");
+    assert!(out.contains("end of input"), "{out}");
+}
+
+/// A definition made in one input is used by a later one, and `it` carries over.
+#[test]
+fn definitions_and_it_persist_between_inputs() {
+    let (_, out, _) = run_nesl(&["repl"], "function twice(x) = 2 * x;\n[1, 2, 3];\n{twice(e) : e in it};\n");
+    assert_eq!(out, "twice = fn : int -> int\nit = [1, 2, 3] : [int]\nit = [2, 4, 6] : [int]\n");
+}
+
+/// `set backend cuda;` either switches (a GPU is present) or says why not and keeps the
+/// backend it had; either way the session goes on.
+#[test]
+fn switching_to_cuda_switches_or_says_why_not() {
+    let (status, out, _) = run_nesl(&["repl", "--backend", "cpu"], "set backend cuda;\n1 + 1;\n");
+    assert_eq!(status, 0);
+    assert!(out == "it = 2 : int\n" || out.starts_with("error: <stdin>:1:1: the setting was not changed: "), "{out}");
+    assert!(out.ends_with("it = 2 : int\n"), "{out}");
+}
