@@ -127,17 +127,16 @@ impl Checker<'_> {
                 "stack underflow: needs {k} slots, the stack holds {}",
                 st.stack.len()
             ));
-            for _ in 0..missing {
-                st.stack.insert(0, S::Any);
-            }
+            st.stack.splice(0..0, std::iter::repeat_n(S::Any, missing));
             return;
         }
-        for _ in 0..missing {
-            st.stack.insert(0, S::Input(st.consumed));
-            st.consumed += 1;
-            if self.in_types.len() < st.consumed {
-                self.in_types.resize(st.consumed, None);
-            }
+        // The deepest new slot is the last input consumed. One splice: inserting slot by
+        // slot is quadratic in the depth a `COPY n d` reaches.
+        let first = st.consumed;
+        st.stack.splice(0..0, (first..first + missing).rev().map(S::Input));
+        st.consumed += missing;
+        if self.in_types.len() < st.consumed {
+            self.in_types.resize(st.consumed, None);
         }
     }
 
@@ -168,9 +167,10 @@ impl Checker<'_> {
         // Give both the same number of consumed inputs.
         let (ca, cb) = (a.consumed, b.consumed);
         for (x, y) in [(&mut a, cb), (&mut b, ca)] {
-            while x.consumed < y {
-                x.stack.insert(0, S::Input(x.consumed));
-                x.consumed += 1;
+            if x.consumed < y {
+                let first = x.consumed;
+                x.stack.splice(0..0, (first..y).rev().map(S::Input));
+                x.consumed = y;
             }
         }
         if a.stack.len() != b.stack.len() {
@@ -455,6 +455,16 @@ mod tests {
         assert_eq!(e.len(), 2, "{e:?}");
         assert!(e[0].starts_with("3:1: in function MAIN, instruction 1 (`+ INT`): stack underflow"));
         assert!(e[1].contains("operand 2 should be FLOAT, found INT"));
+    }
+
+    #[test]
+    fn deep_stack_reaches_are_linear() {
+        // A callee reaching 400,000 slots deep, and an entry function underflowing by as
+        // much: inserting the missing slots one at a time made this take minutes.
+        let deep = "FUNC MAIN\nCONST INT 1\nCALL DEEP\nCPOP 200000 200000\nRET\nFUNC DEEP\nCPOP 200000 200000\nCONST BOOL T\nIF\nPOP 1 300000\nELSE\nPOP 1 200000\nPOP 1 299999\nCONST INT 1\nENDIF\nRET\n";
+        let e = errs(deep);
+        assert_eq!(e.len(), 2, "{e:?}");
+        assert!(e.iter().all(|m| m.contains("in function MAIN") && m.contains("stack underflow")), "{e:?}");
     }
 
     #[test]
