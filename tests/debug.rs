@@ -77,6 +77,27 @@ fn quicksort_session_breaks_steps_and_finishes() {
     );
 }
 
+/// The same session on the CUDA vector library (on a GPU, or emulated on the CPU where
+/// `NESL_CUDA_EMULATE=1` can start it) gives the same transcript after its first line.
+#[test]
+fn vcode_session_is_the_same_on_the_cuda_backend() {
+    let input = std::fs::read_to_string(common::sessions().join("debug-nested.in")).unwrap();
+    let args = ["debug", "--backend", "cuda", "nested.vcode"];
+    let (mut status, mut out, mut err) = run_nesl(&args, &input);
+    if status != 0 {
+        (status, out, err) = common::run_nesl_env(&args, &input, &[("NESL_CUDA_EMULATE", "1")]);
+    }
+    if status != 0 && err.contains("the CUDA backend cannot start") {
+        eprintln!("skipped: no GPU and no CUDA emulation here: {err}");
+        return;
+    }
+    assert_eq!(status, 0, "stderr: {err}");
+    let expected = std::fs::read_to_string(common::sessions().join("debug-nested.expected")).unwrap();
+    assert!(out.starts_with("2 functions, 23 instructions, on the cuda backend."), "{out}");
+    let tail = |s: &str| s.split_once('\n').map(|(_, t)| t.to_string()).unwrap_or_default();
+    assert_eq!(tail(&out), tail(&expected));
+}
+
 #[test]
 fn a_runtime_error_stops_the_program_and_names_the_instruction() {
     let (status, out, _) = run_nesl(&["debug", "trap.vcode"], "continue\nbt\nstep\nstack\n");
