@@ -87,7 +87,7 @@ impl Compiler<'_> {
                     let r = fb.op("FWRITE CHAR", &[data.one(), st.one()], 2);
                     self.status(fb, r[1], r[0])
                 } else {
-                    self.write_each(fb, ctx, &text, st.one())
+                    self.write_each(fb, ctx, &text, st.one())?
                 }
             }
             "write_object" => {
@@ -232,16 +232,37 @@ impl Compiler<'_> {
     }
 
     /// Writes each instance's string to its own stream, in instance order; the
-    /// `(ok, message)` of every instance.
-    fn write_each(&mut self, fb: &mut FunBuilder, ctx: Ctx, text: &Val, fds: Slot) -> Val {
-        let name = self.write_each_fn();
-        let z = self.cint(fb, 0);
+    /// `(ok, message)` of every instance. When all instances write to one stream (the
+    /// usual case) that is one `FWRITE` of all the text, whose status every instance
+    /// gets; otherwise the instances are written one by one.
+    fn write_each(&mut self, fb: &mut FunBuilder, ctx: Ctx, text: &Val, fds: Slot) -> R<Val> {
+        let lay = Lay::Pair(
+            Box::new(Lay::Base(SlotKind::Bool)),
+            Box::new(Lay::Seq(Box::new(Lay::Base(SlotKind::Int)))),
+        );
         let n = self.count(fb, ctx.seg);
+        let z = self.cint(fb, 0);
+        let none = fb.op1("= INT", &[n, z]);
+        let mut m = fb.begin_if(none);
+        let e = self.empty(fb, &lay);
+        fb.else_(&mut m, &e.s);
+        let lo = fb.op1("MIN_REDUCE INT", &[fds, ctx.seg]);
+        let hi = fb.op1("MAX_REDUCE INT", &[fds, ctx.seg]);
+        let same = fb.op1("= INT", &[lo, hi]);
+        let mut m2 = fb.begin_if(same);
+        let (_, data) = text.seq();
+        let w = fb.op("FWRITE CHAR", &[data.one(), lo], 2);
+        let st = self.status(fb, w[1], w[0]);
+        let all = self.replicate(fb, &st, Ctx { seg: ctx.seg, unit: false })?;
+        fb.else_(&mut m2, &all.s);
+        let name = self.write_each_fn();
         let mut args = text.s.clone();
         args.extend([fds, z, n]);
         let r = fb.op(&format!("CALL {name}"), &args, 3);
+        let inner = fb.end_if(m2, &r);
+        let r = fb.end_if(m, &inner);
         let msgs = Val::mk_seq(r[1], Val::base(r[2], SlotKind::Int));
-        Val::pair(Val::base(r[0], SlotKind::Bool), msgs)
+        Ok(Val::pair(Val::base(r[0], SlotKind::Bool), msgs))
     }
 
     /// `WRITE_EACH (seg, chars, fds, i, n) -> (oks, msg seg, msg chars)`: writes
