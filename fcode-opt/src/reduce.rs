@@ -337,23 +337,41 @@ fn drop_params(p: &mut LProgram, entry: usize) -> bool {
 /// `OR_REDUCE BOOL` of `DIST F`): when the broadcast has as many elements as the
 /// reduction's segment descriptor `s` (it is over `s` itself, or `s` is
 /// `MAKE_SEGDES (+_REDUCE INT (LENGTHS s2, _))` and the broadcast is over `s2`) and
-/// cannot trap (`s2` provably has one segment), every segment reduces to the constant,
+/// cannot trap (`s2` provably has one segment, also through parameters when every call
+/// passes one), every segment reduces to the constant,
 /// so the result is `L = L` (all `T`) or `L != L` (all `F`) with `L = LENGTHS s`: one
 /// value per segment, exactly as before, computed from the segment lengths instead of a
 /// full-length broadcast and reduction.
 fn fold_const_reductions(p: &mut LProgram) -> bool {
-    fn defs(b: &Block, out: &mut HashMap<Var, (Instr, Vec<Var>)>) {
+    /// What is known of one function's variables: the statement defining each (`CONST`,
+    /// `DIST`, `MAKE_SEGDES`, reductions, ...) and the parameters known to be segment
+    /// descriptors of one segment.
+    #[derive(Default)]
+    struct Facts {
+        defs: HashMap<Var, Def>,
+        one_seg: HashSet<Var>,
+    }
+    /// A defining statement: its opcode, the value of a scalar constant, its operands.
+    struct Def {
+        op: Opcode,
+        scalar: Option<HostScalar>,
+        args: Vec<Var>,
+    }
+    fn def(ins: &Instr, args: Vec<Var>) -> Def {
+        Def { op: ins.op, scalar: scalar_const(ins), args }
+    }
+    fn defs(b: &Block, out: &mut HashMap<Var, Def>) {
         for s in &b.stmts {
             match &s.rhs {
                 Rhs::Prim { ins, args } if s.defs.len() == 1 => {
-                    out.insert(s.defs[0], (ins.clone(), args.clone()));
+                    out.insert(s.defs[0], def(ins, args.clone()));
                 }
                 // A folded broadcast `DIST c` over `seg`, recorded as `DIST (k, seg)` with
                 // `k` a pseudo-variable bound to `CONST c` (beyond every real variable).
                 Rhs::Tree(Tree::Dist { konst, dist, seg }) if s.defs.len() == 1 => {
                     let k = Var::MAX - s.defs[0];
-                    out.insert(k, (konst.clone(), vec![]));
-                    out.insert(s.defs[0], (dist.clone(), vec![k, *seg]));
+                    out.insert(k, def(konst, vec![]));
+                    out.insert(s.defs[0], def(dist, vec![k, *seg]));
                 }
                 Rhs::If { then, els, .. } => {
                     defs(then, out);
@@ -363,31 +381,46 @@ fn fold_const_reductions(p: &mut LProgram) -> bool {
             }
         }
     }
-    // True when `v` is a segment descriptor of exactly one segment (so a `DIST` of a
-    // scalar over it cannot trap): `MAKE_SEGDES` of a one-element vector.
-    fn one_segment(d: &HashMap<Var, (Instr, Vec<Var>)>, v: Var, depth: u32) -> bool {
-        matches!(d.get(&v), Some((ins, args)) if ins.op == Opcode::MakeSegdes && one_element(d, args[0], depth))
+    fn calls<'a>(b: &'a Block, out: &mut Vec<(&'a str, &'a [Var])>) {
+        for s in &b.stmts {
+            match &s.rhs {
+                Rhs::Call { name, args } => out.push((name, args)),
+                Rhs::If { then, els, .. } => {
+                    calls(then, out);
+                    calls(els, out);
+                }
+                _ => {}
+            }
+        }
     }
-    fn one_element(d: &HashMap<Var, (Instr, Vec<Var>)>, v: Var, depth: u32) -> bool {
-        let Some((ins, args)) = d.get(&v) else { return false };
+    // True when `v` is a segment descriptor of exactly one segment (so a `DIST` of a
+    // scalar over it cannot trap): `MAKE_SEGDES` of a one-element vector, or a parameter
+    // that every call site passes such a descriptor.
+    fn one_segment(f: &Facts, v: Var, depth: u32) -> bool {
+        f.one_seg.contains(&v)
+            || matches!(f.defs.get(&v), Some(d) if d.op == Opcode::MakeSegdes && one_element(f, d.args[0], depth))
+    }
+    fn one_element(f: &Facts, v: Var, depth: u32) -> bool {
+        let Some(d) = f.defs.get(&v) else { return false };
         if depth == 0 {
             return false;
         }
-        match exec_of(ins) {
-            Exec::Const => scalar_const(ins).is_some(),
+        match d.op.info().exec {
+            Exec::Const => d.scalar.is_some(),
             Exec::Length => true,
-            Exec::Reduce(_) | Exec::Lengths => args.last().is_some_and(|s| one_segment(d, *s, depth - 1)),
+            Exec::Reduce(_) | Exec::Lengths => d.args.last().is_some_and(|s| one_segment(f, *s, depth - 1)),
             _ => false,
         }
     }
-    fn rewrite(b: &mut Block, d: &HashMap<Var, (Instr, Vec<Var>)>, next: &mut Var) -> bool {
+    fn rewrite(b: &mut Block, f: &Facts, next: &mut Var) -> bool {
+        let d = &f.defs;
         let mut changed = false;
-        let op = |v: &Var| d.get(v).map(|(ins, args)| (ins.op, args.as_slice()));
+        let op = |v: &Var| d.get(v).map(|x| (x.op, x.args.as_slice()));
         let mut out = Vec::with_capacity(b.stmts.len());
         for mut s in std::mem::take(&mut b.stmts) {
             if let Rhs::If { then, els, .. } = &mut s.rhs {
-                changed |= rewrite(then, d, next);
-                changed |= rewrite(els, d, next);
+                changed |= rewrite(then, f, next);
+                changed |= rewrite(els, f, next);
             }
             let folded = match (&s.rhs, s.defs.as_slice()) {
                 (Rhs::Prim { ins, args }, [r]) if ins.ty == Some(Ty::Bool) && args.len() == 2 => {
@@ -398,12 +431,12 @@ fn fold_const_reductions(p: &mut LProgram) -> bool {
                     };
                     let seg = args[1];
                     let konst = match op(&args[0]) {
-                        Some((Opcode::Dist, [c, s2])) if one_segment(d, *s2, 8) => {
+                        Some((Opcode::Dist, [c, s2])) if one_segment(f, *s2, 8) => {
                             let same_count = *s2 == seg
                                 || matches!(op(&seg), Some((Opcode::MakeSegdes, [sum]))
                                     if matches!(op(sum), Some((Opcode::AddReduce, [lens, _]))
                                         if matches!(op(lens), Some((Opcode::Lengths, [x])) if x == s2)));
-                            let value = d.get(c).and_then(|(k, _)| scalar_const(k));
+                            let value = d.get(c).and_then(|x| x.scalar);
                             same_count.then_some(value).flatten()
                         }
                         _ => None,
@@ -430,12 +463,58 @@ fn fold_const_reductions(p: &mut LProgram) -> bool {
         b.stmts = out;
         changed
     }
+    let mut facts: Vec<Facts> = p
+        .funcs
+        .iter()
+        .map(|f| {
+            let mut x = Facts::default();
+            defs(&f.body, &mut x.defs);
+            x
+        })
+        .collect();
+    // Parameters that every call site passes a one-segment descriptor (a least fixed
+    // point: a recursive call proves nothing about its own parameters).
+    let index: HashMap<&str, usize> = p.funcs.iter().enumerate().map(|(i, f)| (f.name.as_str(), i)).collect();
+    let sites: Vec<Vec<(&str, &[Var])>> = p
+        .funcs
+        .iter()
+        .map(|f| {
+            let mut v = Vec::new();
+            calls(&f.body, &mut v);
+            v
+        })
+        .collect();
+    for _ in 0..4 {
+        let mut proven: Vec<Option<Vec<bool>>> = vec![None; p.funcs.len()];
+        for (caller, list) in sites.iter().enumerate() {
+            for (name, args) in list {
+                let Some(&callee) = index.get(name) else { continue };
+                let here: Vec<bool> = args.iter().map(|a| one_segment(&facts[caller], *a, 8)).collect();
+                let entry = proven[callee].get_or_insert_with(|| vec![true; args.len()]);
+                for (k, ok) in here.into_iter().enumerate() {
+                    if let Some(e) = entry.get_mut(k) {
+                        *e &= ok;
+                    }
+                }
+            }
+        }
+        let mut grew = false;
+        for (i, pr) in proven.into_iter().enumerate() {
+            let Some(pr) = pr else { continue };
+            for (k, ok) in pr.into_iter().enumerate() {
+                if let (true, Some(&v)) = (ok, p.funcs[i].params.get(k)) {
+                    grew |= facts[i].one_seg.insert(v);
+                }
+            }
+        }
+        if !grew {
+            break;
+        }
+    }
     let mut next = p.next_var;
     let mut changed = false;
-    for f in &mut p.funcs {
-        let mut d = HashMap::new();
-        defs(&f.body, &mut d);
-        changed |= rewrite(&mut f.body, &d, &mut next);
+    for (f, x) in p.funcs.iter_mut().zip(&facts) {
+        changed |= rewrite(&mut f.body, x, &mut next);
     }
     p.next_var = next;
     changed

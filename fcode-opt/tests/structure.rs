@@ -222,3 +222,24 @@ fn checks_made_trivial_by_constants_are_folded() {
         assert_eq!(count_op(&q, Opcode::AndReduce), 1, "{q}");
     }
 }
+
+#[test]
+fn checks_fold_through_parameters_when_every_call_passes_one_segment() {
+    // CHECK is too big to inline (padding of pure work that dead-code removes later).
+    let pad = "CONST INT 1\nCONST INT 2\n+ INT\nPOP 1 0\n".repeat(30);
+    let check = format!("FUNC CHECK\n{pad}CONST BOOL T\nCOPY 1 1\nDIST BOOL\nCPOP 1 1\nAND_REDUCE BOOL\nRET\n");
+    let program = |second: &str| {
+        format!("FUNC MAIN\nCONST INT 4\nMAKE_SEGDES\nCALL CHECK\nCONST INT {second}\nMAKE_SEGDES\nCALL CHECK\nRET\n{check}")
+    };
+    let p = vcode::parse(&program("7")).expect("parses");
+    let q = opt(&p, 2);
+    assert!(q.functions.iter().any(|f| f.name == "CHECK"), "not inlined\n{q}");
+    assert_eq!(run_text(&q).0, "( T )\n( T )\n");
+    assert_eq!(count_op(&q, Opcode::AndReduce) + count_op(&q, Opcode::Dist), 0, "{q}");
+    // One call passes two segments: the DIST of a scalar traps there, nothing folds.
+    let p = vcode::parse(&program("(2 3)")).expect("parses");
+    let q = opt(&p, 2);
+    assert_eq!(run_text(&p).0, run_text(&q).0);
+    assert!(run_text(&q).0.contains("trap:"), "{}", run_text(&q).0);
+    assert_eq!(count_op(&q, Opcode::AndReduce), 1, "{q}");
+}
