@@ -6,6 +6,12 @@
 //! matched at the edges to pick the instantiation. All sizes and indices are checked:
 //! a bad operand is a [`Trap`], never a panic. Superoperators are evaluated in
 //! cache-sized chunks ([`CHUNK`] elements) without full-length intermediates.
+//!
+//! Large buffers are recycled: when the last handle of a vector of at least 16K elements
+//! drops, its buffer goes to a small per-thread pool, and the next result of about that
+//! size is written into it. A chain of operations over 10M elements then touches the
+//! same few buffers instead of mapping (and page-faulting) fresh memory for every result,
+//! which made each such operation several times slower (see `bench/vcode`).
 
 use super::{BinOp, Cvl, HostScalar, HostVector, ReduceOp, UnOp, VType, FLOAT_MAX_IDENTITY, INT_MAX_IDENTITY};
 use crate::fused::{Expr, SuperOp};
@@ -175,16 +181,79 @@ fn take<T: Elem>(out: &mut Data) -> Vec<T> {
     }
 }
 
+/// Buffers of at least this many elements go back to a pool when their vector dies, and
+/// new vectors of about their size take them from there: a program's working set of
+/// large vectors is allocated (and page-faulted in) once, not once per operation.
+const POOLED_MIN: usize = 1 << 14;
+/// Most buffers the pool keeps (the oldest goes first).
+const POOL_SLOTS: usize = 8;
+
+thread_local! {
+    static POOL: std::cell::RefCell<Vec<Data>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn capacity(d: &Data) -> usize {
+    match d {
+        Data::Int(v) => v.capacity(),
+        Data::Float(v) => v.capacity(),
+        Data::Bool(v) => v.capacity(),
+    }
+}
+
+/// Gives a dead vector's buffer to the pool.
+fn recycle(d: Data) {
+    if capacity(&d) >= POOLED_MIN {
+        // A thread that is exiting has no pool any more; the buffer is then just freed.
+        let _ = POOL.try_with(|p| {
+            let mut p = p.borrow_mut();
+            if p.len() >= POOL_SLOTS {
+                p.remove(0);
+            }
+            p.push(d);
+        });
+    }
+}
+
+/// An empty buffer of `T` with room for `n` elements (and at most `4n`) from the pool.
+fn pooled<T: Elem>(n: usize) -> Option<Vec<T>> {
+    if n < POOLED_MIN {
+        return None;
+    }
+    POOL.try_with(|p| {
+        let mut p = p.borrow_mut();
+        let best = p
+            .iter()
+            .enumerate()
+            .filter(|(_, d)| d.vtype() == T::VT && (n..=n.saturating_mul(4)).contains(&capacity(d)))
+            .min_by_key(|(_, d)| capacity(d))
+            .map(|(i, _)| i)?;
+        let mut v = T::unwrap(p.swap_remove(best))?;
+        v.clear();
+        Some(v)
+    })
+    .ok()
+    .flatten()
+}
+
+/// The output buffer `out` holds, or a pooled one when that has no room for `n`.
+fn output<T: Elem>(out: &mut Data, n: usize) -> Vec<T> {
+    let v = take::<T>(out);
+    if v.capacity() >= n {
+        return v;
+    }
+    pooled(n).unwrap_or(v)
+}
+
 #[inline]
 fn map1<A: Copy, R: Elem>(a: &[A], out: &mut Data, f: impl Fn(A) -> R) {
-    let mut v = take::<R>(out);
+    let mut v = output::<R>(out, a.len());
     v.extend(a.iter().map(|&x| f(x)));
     *out = R::wrap(v);
 }
 
 #[inline]
 fn map2<A: Copy, B: Copy, R: Elem>(a: &[A], b: &[B], out: &mut Data, f: impl Fn(A, B) -> R) {
-    let mut v = take::<R>(out);
+    let mut v = output::<R>(out, a.len());
     v.extend(a.iter().zip(b).map(|(&x, &y)| f(x, y)));
     *out = R::wrap(v);
 }
@@ -347,7 +416,7 @@ fn unary_into(op: UnOp, a: Slice, out: &mut Data) -> Result<(), Trap> {
 }
 
 fn select_t<T: Elem>(f: &[bool], a: &[T], b: &[T], out: &mut Data) {
-    let mut v = take::<T>(out);
+    let mut v = output::<T>(out, f.len());
     v.extend(f.iter().zip(a.iter().zip(b)).map(|(&c, (&x, &y))| if c { x } else { y }));
     *out = T::wrap(v);
 }
@@ -415,14 +484,32 @@ impl Seg {
     }
 }
 
+/// The storage of a vector handle: dropping the last handle gives the buffer back to
+/// the pool.
+#[derive(Debug)]
+struct Buf(Data);
+
+impl std::ops::Deref for Buf {
+    type Target = Data;
+    fn deref(&self) -> &Data {
+        &self.0
+    }
+}
+
+impl Drop for Buf {
+    fn drop(&mut self) {
+        recycle(std::mem::replace(&mut self.0, Data::Int(Vec::new())));
+    }
+}
+
 /// Handle to a CPU data vector (reference counted).
 #[derive(Debug, Clone)]
-pub struct CpuVector(Rc<Data>);
+pub struct CpuVector(Rc<Buf>);
 
 impl CpuVector {
     /// The elements.
     pub fn data(&self) -> &Data {
-        &self.0
+        &self.0 .0
     }
 }
 
@@ -479,14 +566,24 @@ impl CpuCvl {
 }
 
 fn vecd(d: Data) -> CpuVector {
-    CpuVector(Rc::new(d))
+    CpuVector(Rc::new(Buf(d)))
 }
 
 fn alloc<T: Elem>(n: usize) -> Result<Vec<T>, Trap> {
+    if let Some(v) = pooled(n) {
+        return Ok(v);
+    }
     let mut v = Vec::new();
     v.try_reserve_exact(n)
         .map_err(|_| Trap::new(TrapKind::OutOfMemory(format!("cannot allocate {n} elements"))))?;
     Ok(v)
+}
+
+/// A copy of `v` in a pooled or fresh buffer.
+fn copied<T: Elem>(v: &[T]) -> Result<Vec<T>, Trap> {
+    let mut out = alloc(v.len())?;
+    out.extend_from_slice(v);
+    Ok(out)
 }
 
 fn filled<T: Elem>(x: T, n: usize) -> Result<Vec<T>, Trap> {
@@ -496,14 +593,14 @@ fn filled<T: Elem>(x: T, n: usize) -> Result<Vec<T>, Trap> {
 }
 
 fn ints<'a>(v: &'a CpuVector, what: &str) -> Result<&'a [i64], Trap> {
-    match &*v.0 {
+    match v.data() {
         Data::Int(x) => Ok(x),
         d => Err(Trap::ty(format!("{what} must be INT, not {}", d.vtype().name()))),
     }
 }
 
 fn bools<'a>(v: &'a CpuVector, what: &str) -> Result<&'a [bool], Trap> {
-    match &*v.0 {
+    match v.data() {
         Data::Bool(x) => Ok(x),
         d => Err(Trap::ty(format!("{what} must be BOOL, not {}", d.vtype().name()))),
     }
@@ -567,18 +664,17 @@ macro_rules! each2 {
     };
 }
 
-fn scan_t<T: Copy>(v: &[T], s: &Seg, id: T, f: impl Fn(T, T) -> T) -> Result<Vec<T>, Trap> {
-    let mut out = Vec::with_capacity(v.len());
+fn scan_t<T: Elem>(v: &[T], s: &Seg, id: T, f: impl Fn(T, T) -> T) -> Result<Vec<T>, Trap> {
+    let mut out = filled(id, v.len())?;
     for (st, len) in s.ranges() {
         // The identity is only ever an output (first element), never an operand, so
         // elements beyond the identity's range (e.g. ints below the 32-bit `min_int` that
         // is the reference's MAX identity) still combine correctly.
-        let seg = &v[st..st + len];
-        if let Some((&first, rest)) = seg.split_first() {
-            out.push(id);
+        let (seg, dst) = (&v[st..st + len], &mut out[st..st + len]);
+        if let (Some((&first, rest)), Some((_, dst))) = (seg.split_first(), dst.split_first_mut()) {
             let mut acc = first;
-            for &x in rest {
-                out.push(acc);
+            for (o, &x) in dst.iter_mut().zip(rest) {
+                *o = acc;
                 acc = f(acc, x);
             }
         }
@@ -623,8 +719,9 @@ macro_rules! monoid {
 fn permute_t<T: Elem>(v: &[T], i: &[i64], s: &Seg) -> Result<Vec<T>, Trap> {
     let mut out = filled(T::default(), v.len())?;
     for (st, len) in s.ranges() {
-        for j in st..st + len {
-            out[st + idx(i[j], len)?] = v[j];
+        let dst = &mut out[st..st + len];
+        for (&x, &k) in v[st..st + len].iter().zip(&i[st..st + len]) {
+            dst[idx(k, len)?] = x;
         }
     }
     Ok(out)
@@ -641,9 +738,17 @@ fn scatter_t<T: Elem>(
     sd: &Seg,
 ) -> Result<(), Trap> {
     for ((sst, slen), (dst, dlen)) in ss.ranges().zip(sd.ranges()) {
-        for j in sst..sst + slen {
-            if f.is_none_or(|f| f[j]) {
-                out[dst + idx(i[j], dlen)?] = v[j];
+        let (src, ix, to) = (&v[sst..sst + slen], &i[sst..sst + slen], &mut out[dst..dst + dlen]);
+        match f {
+            None => {
+                for (&x, &k) in src.iter().zip(ix) {
+                    to[idx(k, dlen)?] = x;
+                }
+            }
+            Some(f) => {
+                for ((&x, &k), _) in src.iter().zip(ix).zip(&f[sst..sst + slen]).filter(|(_, &b)| b) {
+                    to[idx(k, dlen)?] = x;
+                }
             }
         }
     }
@@ -651,13 +756,21 @@ fn scatter_t<T: Elem>(
 }
 
 fn gather_t<T: Elem>(v: &[T], i: &[i64], f: Option<&[bool]>, ss: &Seg, sd: &Seg) -> Result<Vec<T>, Trap> {
-    let mut out = alloc(sd.total)?;
+    let mut out = filled(T::default(), sd.total)?;
     for ((sst, slen), (dst, dlen)) in ss.ranges().zip(sd.ranges()) {
-        for k in dst..dst + dlen {
-            if f.is_none_or(|f| f[k]) {
-                out.push(v[sst + idx(i[k], slen)?]);
-            } else {
-                out.push(T::default());
+        let (src, ix, to) = (&v[sst..sst + slen], &i[dst..dst + dlen], &mut out[dst..dst + dlen]);
+        match f {
+            None => {
+                for (o, &k) in to.iter_mut().zip(ix) {
+                    *o = src[idx(k, slen)?];
+                }
+            }
+            Some(f) => {
+                for ((o, &k), &b) in to.iter_mut().zip(ix).zip(&f[dst..dst + dlen]) {
+                    if b {
+                        *o = src[idx(k, slen)?];
+                    }
+                }
             }
         }
     }
@@ -677,15 +790,17 @@ fn extract_t<T: Elem>(v: &[T], i: &[i64], s: &Seg) -> Result<Vec<T>, Trap> {
 }
 
 fn replace_t<T: Elem>(v: &[T], i: &[i64], x: &[T], s: &Seg) -> Result<Vec<T>, Trap> {
-    let mut out = v.to_vec();
+    let mut out = copied(v)?;
     for (k, (st, len)) in s.ranges().enumerate() {
         out[st + idx(i[k], len)?] = x[k];
     }
     Ok(out)
 }
 
-fn pack_t<T: Elem>(v: &[T], f: &[bool]) -> Result<Vec<T>, Trap> {
-    Ok(v.iter().zip(f).filter(|(_, &b)| b).map(|(&x, _)| x).collect())
+fn pack_t<T: Elem>(v: &[T], f: &[bool], kept: usize) -> Result<Vec<T>, Trap> {
+    let mut out = alloc(kept)?;
+    out.extend(v.iter().zip(f).filter(|(_, &b)| b).map(|(&x, _)| x));
+    Ok(out)
 }
 
 fn rank_t<T: Elem>(v: &[T], s: &Seg, up: bool) -> Result<Vec<i64>, Trap> {
@@ -850,7 +965,7 @@ impl Cvl for CpuCvl {
         }))
     }
     fn to_host(&mut self, v: &CpuVector) -> Result<HostVector, Trap> {
-        Ok(match &*v.0 {
+        Ok(match v.data() {
             Data::Int(x) => HostVector::Int(x.clone()),
             Data::Float(x) => HostVector::Float(x.clone()),
             Data::Bool(x) => HostVector::Bool(x.clone()),
@@ -919,18 +1034,18 @@ impl Cvl for CpuCvl {
 
     fn scan(&mut self, op: ReduceOp, v: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         check_len("the scanned vector", v.0.len(), s.0.total)?;
-        Ok(vecd(monoid!(op, &*v.0, &s.0, scan_t)))
+        Ok(vecd(monoid!(op, v.data(), &s.0, scan_t)))
     }
     fn reduce(&mut self, op: ReduceOp, v: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         check_len("the reduced vector", v.0.len(), s.0.total)?;
-        Ok(vecd(monoid!(op, &*v.0, &s.0, reduce_t)))
+        Ok(vecd(monoid!(op, v.data(), &s.0, reduce_t)))
     }
 
     fn permute(&mut self, v: &CpuVector, i: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         let iv = ints(i, "PERMUTE indices")?;
         check_len("PERMUTE data", v.0.len(), s.0.total)?;
         check_len("PERMUTE indices", iv.len(), s.0.total)?;
-        Ok(vecd(each!(&*v.0, |x| permute_t(x, iv, &s.0))))
+        Ok(vecd(each!(v.data(), |x| permute_t(x, iv, &s.0))))
     }
     fn dpermute(
         &mut self,
@@ -945,8 +1060,8 @@ impl Cvl for CpuCvl {
         check_len("DPERMUTE indices", iv.len(), ss.0.total)?;
         check_len("DPERMUTE defaults", d.0.len(), sd.0.total)?;
         same_m(&ss.0, &sd.0)?;
-        Ok(vecd(each2!(&*v.0, &*d.0, |x, dv| {
-            let mut out = dv.to_vec();
+        Ok(vecd(each2!(v.data(), d.data(), |x, dv| {
+            let mut out = copied(dv)?;
             scatter_t(&mut out, x, iv, None, &ss.0, &sd.0).map(|_| out)
         })))
     }
@@ -964,7 +1079,7 @@ impl Cvl for CpuCvl {
         check_len("FPERMUTE indices", iv.len(), ss.0.total)?;
         check_len("FPERMUTE flags", fv.len(), ss.0.total)?;
         same_m(&ss.0, &sd.0)?;
-        Ok(vecd(each!(&*v.0, |x| {
+        Ok(vecd(each!(v.data(), |x| {
             filled(Default::default(), sd.0.total).and_then(|mut out| {
                 scatter_t(&mut out, x, iv, Some(fv), &ss.0, &sd.0).map(|_| out)
             })
@@ -981,7 +1096,7 @@ impl Cvl for CpuCvl {
         check_len("BPERMUTE data", v.0.len(), ss.0.total)?;
         check_len("BPERMUTE indices", iv.len(), sd.0.total)?;
         same_m(&ss.0, &sd.0)?;
-        Ok(vecd(each!(&*v.0, |x| gather_t(x, iv, None, &ss.0, &sd.0))))
+        Ok(vecd(each!(v.data(), |x| gather_t(x, iv, None, &ss.0, &sd.0))))
     }
     fn bfpermute(
         &mut self,
@@ -997,7 +1112,7 @@ impl Cvl for CpuCvl {
         check_len("BFPERMUTE indices", iv.len(), sd.0.total)?;
         check_len("BFPERMUTE flags", fv.len(), sd.0.total)?;
         same_m(&ss.0, &sd.0)?;
-        Ok(vecd(each!(&*v.0, |x| gather_t(x, iv, Some(fv), &ss.0, &sd.0))))
+        Ok(vecd(each!(v.data(), |x| gather_t(x, iv, Some(fv), &ss.0, &sd.0))))
     }
     fn dfpermute(
         &mut self,
@@ -1015,15 +1130,15 @@ impl Cvl for CpuCvl {
         check_len("DFPERMUTE flags", fv.len(), ss.0.total)?;
         check_len("DFPERMUTE defaults", d.0.len(), sd.0.total)?;
         same_m(&ss.0, &sd.0)?;
-        Ok(vecd(each2!(&*v.0, &*d.0, |x, dv| {
-            let mut out = dv.to_vec();
+        Ok(vecd(each2!(v.data(), d.data(), |x, dv| {
+            let mut out = copied(dv)?;
             scatter_t(&mut out, x, iv, Some(fv), &ss.0, &sd.0).map(|_| out)
         })))
     }
 
     fn dist(&mut self, x: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         check_len("DIST values (one per segment)", x.0.len(), s.0.m())?;
-        Ok(vecd(each!(&*x.0, |v| dist_t(v, &s.0))))
+        Ok(vecd(each!(x.data(), |v| dist_t(v, &s.0))))
     }
     fn index(&mut self, b: &CpuVector, k: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         let bv = ints(b, "INDEX start")?;
@@ -1041,7 +1156,7 @@ impl Cvl for CpuCvl {
         let iv = ints(i, "EXTRACT indices")?;
         check_len("EXTRACT data", v.0.len(), s.0.total)?;
         check_len("EXTRACT indices (one per segment)", iv.len(), s.0.m())?;
-        Ok(vecd(each!(&*v.0, |x| extract_t(x, iv, &s.0))))
+        Ok(vecd(each!(v.data(), |x| extract_t(x, iv, &s.0))))
     }
     fn replace(
         &mut self,
@@ -1054,7 +1169,7 @@ impl Cvl for CpuCvl {
         check_len("REPLACE data", v.0.len(), s.0.total)?;
         check_len("REPLACE indices (one per segment)", iv.len(), s.0.m())?;
         check_len("REPLACE values (one per segment)", x.0.len(), s.0.m())?;
-        Ok(vecd(each2!(&*v.0, &*x.0, |a, b| replace_t(a, iv, b, &s.0))))
+        Ok(vecd(each2!(v.data(), x.data(), |a, b| replace_t(a, iv, b, &s.0))))
     }
 
     fn pack(
@@ -1071,12 +1186,13 @@ impl Cvl for CpuCvl {
             .ranges()
             .map(|(st, len)| fv[st..st + len].iter().filter(|&&b| b).count() as i64)
             .collect();
-        let data = each!(&*v.0, |x| pack_t(x, fv));
+        let kept = lens.iter().sum::<i64>() as usize;
+        let data = each!(v.data(), |x| pack_t(x, fv, kept));
         Ok((vecd(data), CpuSegdes(Rc::new(Seg::new(&lens)?))))
     }
     fn rank(&mut self, up: bool, v: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         check_len("the ranked vector", v.0.len(), s.0.total)?;
-        Ok(vecd(Data::Int(match &*v.0 {
+        Ok(vecd(Data::Int(match v.data() {
             Data::Int(x) => rank_t(x, &s.0, up)?,
             Data::Float(x) => rank_t(x, &s.0, up)?,
             Data::Bool(_) => return Err(unsupported("RANK", VType::Bool)),
@@ -1148,6 +1264,48 @@ mod tests {
         assert_eq!(host(&mut c, &r), HostVector::Int(vec![2, 1, 3, 0]));
         let r = c.rank(false, &v, &s).expect("rank");
         assert_eq!(host(&mut c, &r), HostVector::Int(vec![0, 2, 1, 3]));
+    }
+
+    #[test]
+    fn pooled_buffers_are_reused_and_never_leak_old_elements() {
+        let mut c = CpuCvl::new();
+        let n = POOLED_MIN * 3 + 5;
+        let a = iv(&mut c, &(0..n as i64).collect::<Vec<_>>());
+        let first = c.binary(BinOp::Mul, &a, &a).expect("mul");
+        let addr = match first.data() {
+            Data::Int(v) => v.as_ptr() as usize,
+            _ => 0,
+        };
+        drop(first);
+        // The next result of that size takes the dead buffer from the pool.
+        let s = c.segdes_from_host(&[n as i64 - 7, 0, 7]).expect("seg");
+        let r = c.scan(ReduceOp::Add, &a, &s).expect("scan");
+        match r.data() {
+            Data::Int(v) => assert_eq!(v.as_ptr() as usize, addr, "the pooled buffer was not reused"),
+            d => panic!("scan gave {d:?}"),
+        }
+        let mut want = Vec::with_capacity(n);
+        for (st, len) in [(0, n - 7), (n - 7, 0), (n - 7, 7)] {
+            let mut acc = 0i64;
+            for j in st..st + len {
+                want.push(acc);
+                acc += j as i64;
+            }
+        }
+        assert_eq!(host(&mut c, &r), HostVector::Int(want));
+        drop(r);
+        // Shorter results from pooled buffers hold exactly their own elements.
+        let f = c.from_host(HostVector::Bool((0..n).map(|j| j % 3 == 0).collect())).expect("flags");
+        let one = c.segdes_from_host(&[n as i64]).expect("seg");
+        let (p, ps) = c.pack(&a, &f, &one).expect("pack");
+        let kept: Vec<i64> = (0..n as i64).filter(|j| j % 3 == 0).collect();
+        assert_eq!(c.segdes_to_host(&ps).expect("lengths"), vec![kept.len() as i64]);
+        assert_eq!(host(&mut c, &p), HostVector::Int(kept));
+        let rev = iv(&mut c, &(0..n as i64).rev().collect::<Vec<_>>());
+        let r = c.permute(&a, &rev, &one).expect("permute");
+        assert_eq!(host(&mut c, &r), HostVector::Int((0..n as i64).rev().collect()));
+        let g = c.bpermute(&a, &rev, &one, &one).expect("bpermute");
+        assert_eq!(host(&mut c, &g), HostVector::Int((0..n as i64).rev().collect()));
     }
 
     #[test]
