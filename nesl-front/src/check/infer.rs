@@ -924,6 +924,18 @@ impl<'s> Infer<'s> {
         Type::seq(Type::Int)
     }
 
+    /// Refuses a serial-only function used as a value: whoever receives it may apply it
+    /// inside an apply-to-each, where it cannot run.
+    fn serial_function_value(&mut self, id: &Ident) {
+        if self.sess.is_serial_only(&id.name) {
+            self.error(
+                DiagKind::Type,
+                id.span,
+                format!("`{}` is serial only and cannot be passed as a function argument (it may not run inside an apply-to-each)", id.name),
+            );
+        }
+    }
+
     /// A name used as a value.
     fn var(&mut self, id: &mut Ident) -> Type {
         if let Some(t) = self.local(&id.name) {
@@ -943,6 +955,7 @@ impl<'s> Infer<'s> {
         }
         if let Some(f) = sess.functions.get(&id.name) {
             id.res = Res::Function;
+            self.serial_function_value(id);
             return self.u.instantiate(&f.scheme);
         }
         if let Some(d) = sess.datatypes.get(&id.name) {
@@ -951,6 +964,7 @@ impl<'s> Infer<'s> {
         }
         if let Some(s) = builtin_scheme_ref(&id.name) {
             id.res = Res::Builtin;
+            self.serial_function_value(id);
             return self.u.instantiate(s);
         }
         self.error(
