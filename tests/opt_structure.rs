@@ -133,3 +133,33 @@ fn optimising_every_corpus_program_is_fast() {
         slowest.1
     );
 }
+
+/// Global values of more than a few elements reach compiled code as large constants,
+/// which the optimiser keeps out of its passes and puts back (`fcode_opt::consts`):
+/// every level prints the same transcript, with values computed independently here.
+#[test]
+fn large_globals_survive_optimisation() {
+    let src = "xs = index(1000);\nfs = {float(x) / 4.0 : x in xs};\nnest = {index(mod(x, 7)) : x in xs};\n\
+               function g(a) = {x * 2 + 1 : x in a};\nsum(g(xs));\nsum(g(xs)) + sum(g(xs));\n\
+               sum({sum(n) : n in nest});\nsum({x * 0.5 + 1.0 : x in fs});\n{x : x in g(xs) | x < 12};\n";
+    let path = Path::new("large-globals.nesl");
+    let mut transcripts = Vec::new();
+    for opt in [0, 1, 2] {
+        let ex = regression::executor(regression::Backend::Cpu, opt, false).expect("cpu executor");
+        transcripts.push(regression::nesl_transcript(path, src, ex, None));
+    }
+    let t = &transcripts[0];
+    let nest_sum: i64 = (0..1000).map(|x: i64| (0..x % 7).sum::<i64>()).sum();
+    let fs_sum: f64 = (0..1000).map(|x| x as f64 / 4.0 * 0.5 + 1.0).sum();
+    for expected in [
+        "it = 1000000 : int".to_string(),
+        "it = 2000000 : int".to_string(),
+        format!("it = {nest_sum} : int"),
+        format!("it = {fs_sum:.1} : float"),
+        "it = [1, 3, 5, 7, 9, 11] : [int]".to_string(),
+    ] {
+        assert!(t.contains(&expected), "{expected}\n{t}");
+    }
+    assert_eq!(&transcripts[1], t, "--opt 1");
+    assert_eq!(&transcripts[2], t, "--opt 2");
+}
