@@ -18,6 +18,11 @@ use super::layout::{Lay, SlotKind};
 use crate::ast::Span;
 use crate::ty::Type;
 
+/// The layout of an `(ok, message)` status.
+fn status_lay() -> Lay {
+    Lay::Pair(Box::new(Lay::Base(SlotKind::Bool)), Box::new(Lay::Seq(Box::new(Lay::Base(SlotKind::Int)))))
+}
+
 /// The stream table's opening modes (`FOPEN`).
 const MODE_READ: i64 = 1;
 const MODE_WRITE: i64 = 2;
@@ -236,10 +241,7 @@ impl Compiler<'_> {
     /// usual case) that is one `FWRITE` of all the text, whose status every instance
     /// gets; otherwise the instances are written one by one.
     fn write_each(&mut self, fb: &mut FunBuilder, ctx: Ctx, text: &Val, fds: Slot) -> R<Val> {
-        let lay = Lay::Pair(
-            Box::new(Lay::Base(SlotKind::Bool)),
-            Box::new(Lay::Seq(Box::new(Lay::Base(SlotKind::Int)))),
-        );
+        let lay = status_lay();
         let n = self.count(fb, ctx.seg);
         let z = self.cint(fb, 0);
         let none = fb.op1("= INT", &[n, z]);
@@ -255,49 +257,64 @@ impl Compiler<'_> {
         let st = self.status(fb, w[1], w[0]);
         let all = self.replicate(fb, &st, Ctx { seg: ctx.seg, unit: false })?;
         fb.else_(&mut m2, &all.s);
-        let name = self.write_each_fn();
+        // Several streams: one write per stream; the statuses come back grouped by
+        // stream with the instance numbers, and are put back in instance order.
+        let name = self.write_groups_fn()?;
+        let io = self.iota(fb, ctx.seg);
         let mut args = text.s.clone();
-        args.extend([fds, z, n]);
-        let r = fb.op(&format!("CALL {name}"), &args, 3);
-        let inner = fb.end_if(m2, &r);
+        args.extend([fds, io]);
+        let r = fb.op(&format!("CALL {name}"), &args, 4);
+        let pos = r[3];
+        let inv = fb.op1("PERMUTE INT", &[io, pos, ctx.seg]);
+        let back = self.gather(fb, &Val::new(r[..3].to_vec(), lay.clone()), inv);
+        let inner = fb.end_if(m2, &back.s);
         let r = fb.end_if(m, &inner);
-        let msgs = Val::mk_seq(r[1], Val::base(r[2], SlotKind::Int));
-        Ok(Val::pair(Val::base(r[0], SlotKind::Bool), msgs))
+        Ok(Val::new(r, lay))
     }
 
-    /// `WRITE_EACH (seg, chars, fds, i, n) -> (oks, msg seg, msg chars)`: writes
-    /// instances `i..n`, one `FWRITE CHAR` each (recursively).
-    fn write_each_fn(&mut self) -> String {
-        let key = "WRITE_EACH".to_string();
+    /// `WRITE_GROUPS (seg, chars, fds, idx) -> (oks, msg seg, msg chars, positions)`:
+    /// writes the strings of the instances `idx` (in order), all those on the stream
+    /// of the first one with one `FWRITE CHAR`, then the others (recursively, once per
+    /// stream). The statuses come out grouped by stream, `positions` naming their
+    /// instances.
+    fn write_groups_fn(&mut self) -> R<String> {
+        let key = "WRITE_GROUPS".to_string();
         if let Some(n) = self.helpers.get(&key) {
-            return n.clone();
+            return Ok(n.clone());
         }
         self.helpers.insert(key.clone(), key.clone());
-        let (mut b, a) = FunBuilder::new(5);
+        let (mut b, a) = FunBuilder::new(4);
         let fb = &mut b;
-        let (seg, chars, fds, i, n) = (a[0], a[1], a[2], a[3], a[4]);
-        let lay = Lay::Pair(
-            Box::new(Lay::Base(SlotKind::Bool)),
-            Box::new(Lay::Seq(Box::new(Lay::Base(SlotKind::Int)))),
-        );
-        let done = fb.op1(">= INT", &[i, n]);
+        let (seg, chars, fds, idx) = (a[0], a[1], a[2], a[3]);
+        let lay = Lay::Pair(Box::new(status_lay()), Box::new(Lay::Base(SlotKind::Int)));
+        let k = fb.op1("LENGTH INT", &[idx]);
+        let z = self.cint(fb, 0);
+        let done = fb.op1("= INT", &[k, z]);
         let mut m = fb.begin_if(done);
         let e = self.empty(fb, &lay);
         fb.else_(&mut m, &e.s);
+        let fdv = Val::base(fds, SlotKind::Int);
+        let first = self.gather(fb, &Val::base(idx, SlotKind::Int), z).one();
+        let fd0 = self.gather(fb, &fdv, first).one();
+        let fdr = self.gather(fb, &fdv, idx).one();
+        let sk = fb.op1("MAKE_SEGDES", &[k]);
+        let fd0d = fb.op1("DIST INT", &[fd0, sk]);
+        let mine = fb.op1("= INT", &[fdr, fd0d]);
+        let other = fb.op1("NOT BOOL", &[mine]);
+        let pick = fb.op("PACK INT", &[idx, mine, sk], 2);
+        let rest = fb.op("PACK INT", &[idx, other, sk], 2);
         let strs = Val::mk_seq(seg, Val::base(chars, SlotKind::Int));
-        let one = self.gather(fb, &strs, i);
-        let fd = self.gather(fb, &Val::base(fds, SlotKind::Int), i).one();
-        let (_, data) = one.seq();
-        let w = fb.op("FWRITE CHAR", &[data.one(), fd], 2);
-        let here = self.status(fb, w[1], w[0]);
-        let here = Val::new(here.s, lay.clone());
-        let k1 = self.cint(fb, 1);
-        let next = fb.op1("+ INT", &[i, k1]);
-        let rest = fb.op(&format!("CALL {key}"), &[seg, chars, fds, next, n], 3);
-        let all = self.append(fb, &here, &Val::new(rest, lay.clone()));
+        let sel = self.gather(fb, &strs, pick[0]);
+        let (_, data) = sel.seq();
+        let w = fb.op("FWRITE CHAR", &[data.one(), fd0], 2);
+        let st = self.status(fb, w[1], w[0]);
+        let here = self.replicate(fb, &st, Ctx { seg: pick[1], unit: false })?;
+        let here = Val::pair(here, Val::base(pick[0], SlotKind::Int));
+        let later = fb.op(&format!("CALL {key}"), &[seg, chars, fds, rest[0]], 4);
+        let all = self.append(fb, &here, &Val::new(later, lay.clone()));
         let r = fb.end_if(m, &all.s);
         self.funcs.push(b.finish(&key, &r));
-        key
+        Ok(key)
     }
 
     /// A hash of every instance of a lifted value (one INT per instance), or `None`
