@@ -241,6 +241,9 @@ fn read_value(r: &mut dyn BufRead, ty: Ty) -> IoResult<HostValue> {
         _ => {
             let v = items.iter().map(|t| t.parse::<i64>().map_err(|_| bad(t))).collect::<Result<Vec<_>, _>>()?;
             if ty == Ty::Segdes {
+                if let Some(n) = v.iter().find(|&&n| n < 0) {
+                    return Err(format!("READ SEGDES: negative segment length {n}"));
+                }
                 HostValue::Segdes(v)
             } else {
                 HostValue::Int(v)
@@ -262,5 +265,11 @@ mod tests {
         assert_eq!(read_value(&mut r, Ty::Float), Ok(HostValue::Float(vec![1.5, 2.0])));
         assert_eq!(read_value(&mut r, Ty::Char), Ok(HostValue::Int(vec![104, 105])));
         assert!(read_value(&mut r, Ty::Int).is_err());
+    }
+
+    #[test]
+    fn negative_segment_lengths_are_read_errors() {
+        let mut r: &[u8] = b"[1 -3]";
+        assert_eq!(read_value(&mut r, Ty::Segdes), Err("READ SEGDES: negative segment length -3".to_string()));
     }
 }

@@ -135,6 +135,16 @@ impl Compiler<'_> {
                     ok = fb.op1("AND BOOL", &[ok, r[2]]);
                     msg = self.append(fb, &Val::base(msg, SlotKind::Int), &Val::base(r[1], SlotKind::Int)).one();
                 }
+                // The vectors read must fit together as a value of the prototype's type.
+                let one = self.cint(fb, 1);
+                let fit = self.fits(fb, &proto.lay, &vals, one);
+                let nofit = fb.op1("NOT BOOL", &[fit]);
+                let misfit = fb.op1("AND BOOL", &[ok, nofit]);
+                let mut m = fb.begin_if(misfit);
+                let t = self.string_const(fb, b"read_object: the stream does not hold a value of the prototype's type");
+                fb.else_(&mut m, &[t.seq().1.one()]);
+                let msg = fb.end_if(m, &[msg])[0];
+                let ok = fb.op1("AND BOOL", &[ok, fit]);
                 // A failed read gives back the prototype, never a value whose slots
                 // do not fit together.
                 let mut m = fb.begin_if(ok);
@@ -205,6 +215,33 @@ impl Compiler<'_> {
             _ => return Ok(None),
         };
         Ok(Some(Val::new(v.s, rlay)))
+    }
+
+    /// Whether `slots` hold a value of layout `lay` over `count` (INT scalar) instances:
+    /// every vector has the length its level of nesting needs (BOOL scalar).
+    fn fits(&mut self, fb: &mut FunBuilder, lay: &Lay, slots: &[Slot], count: Slot) -> Slot {
+        match lay {
+            Lay::Unit | Lay::Fun(_) => fb.konst("BOOL T"),
+            Lay::Base(k) => {
+                let n = fb.op1(&format!("LENGTH {}", k.keyword()), &[slots[0]]);
+                fb.op1("= INT", &[n, count])
+            }
+            Lay::Pair(a, b) => {
+                let na = a.size();
+                let x = self.fits(fb, a, &slots[..na], count);
+                let y = self.fits(fb, b, &slots[na..], count);
+                fb.op1("AND BOOL", &[x, y])
+            }
+            Lay::Seq(e) => {
+                let lens = fb.op1("LENGTHS", &[slots[0]]);
+                let n = fb.op1("LENGTH INT", &[lens]);
+                let here = fb.op1("= INT", &[n, count]);
+                let sn = fb.op1("MAKE_SEGDES", &[n]);
+                let total = fb.op1("+_REDUCE INT", &[lens, sn]);
+                let inner = self.fits(fb, e, &slots[1..], total);
+                fb.op1("AND BOOL", &[here, inner])
+            }
+        }
     }
 
     /// The `(ok, message)` pair of an I/O instruction's flag and INT message vector.
