@@ -293,6 +293,54 @@ impl<C: Cvl> Machine<'_, C> {
         })
     }
 
+    fn pop_vector(&mut self) -> Result<C::Vector, Trap> {
+        match self.stack.pop() {
+            Some(Value::Vec(v)) => Ok(v),
+            _ => Err(Trap::ty("an operand is not a data vector")),
+        }
+    }
+
+    fn pop_segdes(&mut self) -> Result<C::Segdes, Trap> {
+        match self.stack.pop() {
+            Some(Value::Seg(s)) => Ok(s),
+            _ => Err(Trap::ty("an operand is not a segment descriptor")),
+        }
+    }
+
+    /// Runs the instructions whose result may overwrite an operand (element-wise
+    /// operations, `REPLACE`, `DPERMUTE`): their operands, already checked, come off the
+    /// stack first and go to the library by value, so a vector whose last handle was on
+    /// the stack is updated in place. `None` for every other instruction.
+    fn step_by_value(&mut self, e: Exec) -> Result<Option<C::Vector>, Trap> {
+        Ok(Some(match e {
+            Exec::Binary(op) => {
+                let b = self.pop_vector()?;
+                let a = self.pop_vector()?;
+                self.cvl.binary_owned(op, a, b)?
+            }
+            Exec::Unary(op) => {
+                let a = self.pop_vector()?;
+                self.cvl.unary_owned(op, a)?
+            }
+            Exec::Replace => {
+                let s = self.pop_segdes()?;
+                let x = self.pop_vector()?;
+                let i = self.pop_vector()?;
+                let v = self.pop_vector()?;
+                self.cvl.replace_owned(v, &i, &x, &s)?
+            }
+            Exec::DPermute => {
+                let sd = self.pop_segdes()?;
+                let ss = self.pop_segdes()?;
+                let dv = self.pop_vector()?;
+                let i = self.pop_vector()?;
+                let v = self.pop_vector()?;
+                self.cvl.dpermute_owned(&v, &i, dv, &ss, &sd)?
+            }
+            _ => return Ok(None),
+        }))
+    }
+
     pub(crate) fn step(&mut self, d: &Decoded, prog: &Program, out: &mut dyn Write) -> Result<Flow, Trap> {
         use crate::cvl::HostScalar as H;
         let ty = d.ty;
@@ -422,23 +470,18 @@ impl<C: Cvl> Machine<'_, C> {
         }
         // Fixed-effect instructions.
         let base = self.check_inputs(d.ins, ty)?;
+        if let Some(r) = self.step_by_value(d.exec)? {
+            self.stack.push(Value::Vec(r));
+            return Ok(Flow::Next);
+        }
         let s = &self.stack[base..];
         let cvl = &mut *self.cvl;
         let outs: Vec<Value<C>> = match d.exec {
-            Exec::Binary(op) => vec![Value::Vec(cvl.binary(op, vec_at(s, 0)?, vec_at(s, 1)?)?)],
-            Exec::Unary(op) => vec![Value::Vec(cvl.unary(op, vec_at(s, 0)?)?)],
             Exec::Select => vec![Value::Vec(cvl.select(vec_at(s, 0)?, vec_at(s, 1)?, vec_at(s, 2)?)?)],
             Exec::Rand => vec![Value::Vec(cvl.rand(vec_at(s, 0)?)?)],
             Exec::Scan(op) => vec![Value::Vec(cvl.scan(op, vec_at(s, 0)?, seg_at(s, 1)?)?)],
             Exec::Reduce(op) => vec![Value::Vec(cvl.reduce(op, vec_at(s, 0)?, seg_at(s, 1)?)?)],
             Exec::Permute => vec![Value::Vec(cvl.permute(vec_at(s, 0)?, vec_at(s, 1)?, seg_at(s, 2)?)?)],
-            Exec::DPermute => vec![Value::Vec(cvl.dpermute(
-                vec_at(s, 0)?,
-                vec_at(s, 1)?,
-                vec_at(s, 2)?,
-                seg_at(s, 3)?,
-                seg_at(s, 4)?,
-            )?)],
             Exec::FPermute => vec![Value::Vec(cvl.fpermute(
                 vec_at(s, 0)?,
                 vec_at(s, 1)?,
@@ -468,12 +511,6 @@ impl<C: Cvl> Machine<'_, C> {
                 seg_at(s, 5)?,
             )?)],
             Exec::Extract => vec![Value::Vec(cvl.extract(vec_at(s, 0)?, vec_at(s, 1)?, seg_at(s, 2)?)?)],
-            Exec::Replace => vec![Value::Vec(cvl.replace(
-                vec_at(s, 0)?,
-                vec_at(s, 1)?,
-                vec_at(s, 2)?,
-                seg_at(s, 3)?,
-            )?)],
             Exec::Dist => vec![Value::Vec(cvl.dist(vec_at(s, 0)?, seg_at(s, 1)?)?)],
             Exec::Index => vec![Value::Vec(cvl.index(vec_at(s, 0)?, vec_at(s, 1)?, seg_at(s, 2)?)?)],
             Exec::Rank(up) => vec![Value::Vec(cvl.rank(up, vec_at(s, 0)?, seg_at(s, 1)?)?)],

@@ -126,11 +126,9 @@ elem!(i64, Int);
 elem!(f64, Float);
 elem!(bool, Bool);
 
-/// Arithmetic shared by `i64` (wrapping) and `f64` (IEEE).
+/// Maximum and minimum, shared by `i64` and `f64` (for floats, a NaN operand `b` is
+/// never chosen).
 trait Num: Elem {
-    fn add(a: Self, b: Self) -> Self;
-    fn sub(a: Self, b: Self) -> Self;
-    fn mul(a: Self, b: Self) -> Self;
     fn max(a: Self, b: Self) -> Self {
         if b > a {
             b
@@ -146,28 +144,8 @@ trait Num: Elem {
         }
     }
 }
-impl Num for i64 {
-    fn add(a: Self, b: Self) -> Self {
-        a.wrapping_add(b)
-    }
-    fn sub(a: Self, b: Self) -> Self {
-        a.wrapping_sub(b)
-    }
-    fn mul(a: Self, b: Self) -> Self {
-        a.wrapping_mul(b)
-    }
-}
-impl Num for f64 {
-    fn add(a: Self, b: Self) -> Self {
-        a + b
-    }
-    fn sub(a: Self, b: Self) -> Self {
-        a - b
-    }
-    fn mul(a: Self, b: Self) -> Self {
-        a * b
-    }
-}
+impl Num for i64 {}
+impl Num for f64 {}
 
 /// Reuses the storage of `out` for a vector of `T` (empty, capacity kept when the type
 /// matches).
@@ -258,18 +236,6 @@ fn map2<A: Copy, B: Copy, R: Elem>(a: &[A], b: &[B], out: &mut Data, f: impl Fn(
     *out = R::wrap(v);
 }
 
-fn arith<T: Num>(op: BinOp, a: &[T], b: &[T], out: &mut Data) -> bool {
-    match op {
-        BinOp::Add => map2(a, b, out, T::add),
-        BinOp::Sub => map2(a, b, out, T::sub),
-        BinOp::Mul => map2(a, b, out, T::mul),
-        BinOp::Max => map2(a, b, out, T::max),
-        BinOp::Min => map2(a, b, out, T::min),
-        _ => return false,
-    }
-    true
-}
-
 fn compare<T: Elem>(op: BinOp, a: &[T], b: &[T], out: &mut Data, ordered: bool) -> bool {
     match op {
         BinOp::Eq => map2(a, b, out, |x, y| x == y),
@@ -287,80 +253,85 @@ fn unsupported(what: &str, t: VType) -> Trap {
     Trap::ty(format!("{what} is not defined on {}", t.name()))
 }
 
-/// `out = a op b` element-wise.
-fn binary_into(op: BinOp, a: Slice, b: Slice, out: &mut Data) -> Result<(), Trap> {
-    if a.len() != b.len() {
+/// Evaluates `$body` with `$f` bound to the element function of `$op` on elements of type
+/// `$t` when the result has the operands' type (every binary operator but the
+/// comparisons), giving `true`; gives `false` for the other operators. The one definition
+/// of these operators, used by the out-of-place and the in-place paths. Integer `/` and
+/// `%` expect the caller to have rejected zero divisors.
+macro_rules! same_type_op {
+    (i64, $op:expr, |$f:ident| $body:expr) => {
+        match $op {
+            BinOp::Add => same_type_op!(@run i64::wrapping_add, $f, $body),
+            BinOp::Sub => same_type_op!(@run i64::wrapping_sub, $f, $body),
+            BinOp::Mul => same_type_op!(@run i64::wrapping_mul, $f, $body),
+            BinOp::Div => same_type_op!(@run i64::wrapping_div, $f, $body),
+            BinOp::Mod => same_type_op!(@run i64::wrapping_rem, $f, $body),
+            BinOp::Max => same_type_op!(@run <i64 as Num>::max, $f, $body),
+            BinOp::Min => same_type_op!(@run <i64 as Num>::min, $f, $body),
+            BinOp::Lshift => same_type_op!(@run |x: i64, y: i64| x.wrapping_shl((y & 63) as u32), $f, $body),
+            BinOp::Rshift => same_type_op!(@run |x: i64, y: i64| x.wrapping_shr((y & 63) as u32), $f, $body),
+            BinOp::And => same_type_op!(@run |x: i64, y: i64| x & y, $f, $body),
+            BinOp::Or => same_type_op!(@run |x: i64, y: i64| x | y, $f, $body),
+            BinOp::Xor => same_type_op!(@run |x: i64, y: i64| x ^ y, $f, $body),
+            _ => false,
+        }
+    };
+    (f64, $op:expr, |$f:ident| $body:expr) => {
+        match $op {
+            BinOp::Add => same_type_op!(@run |x: f64, y: f64| x + y, $f, $body),
+            BinOp::Sub => same_type_op!(@run |x: f64, y: f64| x - y, $f, $body),
+            BinOp::Mul => same_type_op!(@run |x: f64, y: f64| x * y, $f, $body),
+            BinOp::Div => same_type_op!(@run |x: f64, y: f64| x / y, $f, $body),
+            BinOp::Max => same_type_op!(@run <f64 as Num>::max, $f, $body),
+            BinOp::Min => same_type_op!(@run <f64 as Num>::min, $f, $body),
+            _ => false,
+        }
+    };
+    (bool, $op:expr, |$f:ident| $body:expr) => {
+        match $op {
+            BinOp::And => same_type_op!(@run |x: bool, y: bool| x & y, $f, $body),
+            BinOp::Or => same_type_op!(@run |x: bool, y: bool| x | y, $f, $body),
+            BinOp::Xor => same_type_op!(@run |x: bool, y: bool| x ^ y, $f, $body),
+            _ => false,
+        }
+    };
+    (@run $fun:expr, $f:ident, $body:expr) => {{
+        let $f = $fun;
+        $body;
+        true
+    }};
+}
+
+fn check_divisors(op: BinOp, b: &[i64]) -> Result<(), Trap> {
+    if matches!(op, BinOp::Div | BinOp::Mod) && b.contains(&0) {
+        return Err(Trap::new(TrapKind::DivisionByZero));
+    }
+    Ok(())
+}
+
+fn binary_lengths(op: BinOp, a: usize, b: usize) -> Result<(), Trap> {
+    if a != b {
         return Err(Trap::length(format!(
-            "operands of `{}` have lengths {} and {}",
-            crate::fused::binop_name(op),
-            a.len(),
-            b.len()
+            "operands of `{}` have lengths {a} and {b}",
+            crate::fused::binop_name(op)
         )));
     }
+    Ok(())
+}
+
+/// `out = a op b` element-wise.
+fn binary_into(op: BinOp, a: Slice, b: Slice, out: &mut Data) -> Result<(), Trap> {
+    binary_lengths(op, a.len(), b.len())?;
     let done = match (a, b) {
         (Slice::Int(a), Slice::Int(b)) => {
-            arith(op, a, b, out)
-                || compare(op, a, b, out, true)
-                || match op {
-                    BinOp::Div | BinOp::Mod => {
-                        if b.contains(&0) {
-                            return Err(Trap::new(TrapKind::DivisionByZero));
-                        }
-                        if op == BinOp::Div {
-                            map2(a, b, out, i64::wrapping_div)
-                        } else {
-                            map2(a, b, out, i64::wrapping_rem)
-                        }
-                        true
-                    }
-                    BinOp::Lshift => {
-                        map2(a, b, out, |x, y| x.wrapping_shl((y & 63) as u32));
-                        true
-                    }
-                    BinOp::Rshift => {
-                        map2(a, b, out, |x, y| x.wrapping_shr((y & 63) as u32));
-                        true
-                    }
-                    BinOp::And => {
-                        map2(a, b, out, |x, y| x & y);
-                        true
-                    }
-                    BinOp::Or => {
-                        map2(a, b, out, |x, y| x | y);
-                        true
-                    }
-                    BinOp::Xor => {
-                        map2(a, b, out, |x, y| x ^ y);
-                        true
-                    }
-                    _ => false,
-                }
+            check_divisors(op, b)?;
+            same_type_op!(i64, op, |f| map2(a, b, out, f)) || compare(op, a, b, out, true)
         }
         (Slice::Float(a), Slice::Float(b)) => {
-            arith(op, a, b, out)
-                || compare(op, a, b, out, true)
-                || (op == BinOp::Div && {
-                    map2(a, b, out, |x, y| x / y);
-                    true
-                })
+            same_type_op!(f64, op, |f| map2(a, b, out, f)) || compare(op, a, b, out, true)
         }
         (Slice::Bool(a), Slice::Bool(b)) => {
-            compare(op, a, b, out, false)
-                || match op {
-                    BinOp::And => {
-                        map2(a, b, out, |x, y| x & y);
-                        true
-                    }
-                    BinOp::Or => {
-                        map2(a, b, out, |x, y| x | y);
-                        true
-                    }
-                    BinOp::Xor => {
-                        map2(a, b, out, |x, y| x ^ y);
-                        true
-                    }
-                    _ => false,
-                }
+            same_type_op!(bool, op, |f| map2(a, b, out, f)) || compare(op, a, b, out, false)
         }
         (a, b) => {
             return Err(Trap::ty(format!(
@@ -378,23 +349,65 @@ fn binary_into(op: BinOp, a: Slice, b: Slice, out: &mut Data) -> Result<(), Trap
     }
 }
 
+#[inline]
+fn zip_in<T: Copy>(a: &mut [T], b: &[T], f: impl Fn(T, T) -> T) {
+    for (x, &y) in a.iter_mut().zip(b) {
+        *x = f(*x, y);
+    }
+}
+
+/// `a = a op b` in place when the result has `a`'s type; `Ok(false)` (and `a` untouched)
+/// when it has not.
+fn binary_in_place(op: BinOp, a: &mut Data, b: Slice) -> Result<bool, Trap> {
+    binary_lengths(op, a.len(), b.len())?;
+    Ok(match (a, b) {
+        (Data::Int(a), Slice::Int(b)) => {
+            check_divisors(op, b)?;
+            same_type_op!(i64, op, |f| zip_in(a, b, f))
+        }
+        (Data::Float(a), Slice::Float(b)) => same_type_op!(f64, op, |f| zip_in(a, b, f)),
+        (Data::Bool(a), Slice::Bool(b)) => same_type_op!(bool, op, |f| zip_in(a, b, f)),
+        _ => false,
+    })
+}
+
+/// The `FLOAT -> FLOAT` functions among the unary operators.
+fn float_fn(op: UnOp) -> Option<fn(f64) -> f64> {
+    Some(match op {
+        UnOp::Log => f64::ln,
+        UnOp::Sqrt => f64::sqrt,
+        UnOp::Exp => f64::exp,
+        UnOp::Sin => f64::sin,
+        UnOp::Cos => f64::cos,
+        UnOp::Tan => f64::tan,
+        UnOp::Asin => f64::asin,
+        UnOp::Acos => f64::acos,
+        UnOp::Atan => f64::atan,
+        UnOp::Sinh => f64::sinh,
+        UnOp::Cosh => f64::cosh,
+        UnOp::Tanh => f64::tanh,
+        _ => return None,
+    })
+}
+
+/// `a = op a` in place when the result has `a`'s type; `false` (and `a` untouched) when
+/// it has not.
+fn unary_in_place(op: UnOp, a: &mut Data) -> bool {
+    match (op, a) {
+        (UnOp::Not, Data::Int(a)) => a.iter_mut().for_each(|x| *x = !*x),
+        (UnOp::Not, Data::Bool(a)) => a.iter_mut().for_each(|x| *x = !*x),
+        (UnOp::Sqrt, Data::Float(a)) => a.iter_mut().for_each(|x| *x = x.sqrt()),
+        (op, Data::Float(a)) => match float_fn(op) {
+            Some(f) => a.iter_mut().for_each(|x| *x = f(*x)),
+            None => return false,
+        },
+        _ => return false,
+    }
+    true
+}
+
 /// `out = op a` element-wise.
 fn unary_into(op: UnOp, a: Slice, out: &mut Data) -> Result<(), Trap> {
-    let float_fn: Option<fn(f64) -> f64> = match op {
-        UnOp::Log => Some(f64::ln),
-        UnOp::Sqrt => Some(f64::sqrt),
-        UnOp::Exp => Some(f64::exp),
-        UnOp::Sin => Some(f64::sin),
-        UnOp::Cos => Some(f64::cos),
-        UnOp::Tan => Some(f64::tan),
-        UnOp::Asin => Some(f64::asin),
-        UnOp::Acos => Some(f64::acos),
-        UnOp::Atan => Some(f64::atan),
-        UnOp::Sinh => Some(f64::sinh),
-        UnOp::Cosh => Some(f64::cosh),
-        UnOp::Tanh => Some(f64::tanh),
-        _ => None,
-    };
     match (op, a) {
         (UnOp::Not, Slice::Int(a)) => map1(a, out, |x: i64| !x),
         (UnOp::Not, Slice::Bool(a)) => map1(a, out, |x: bool| !x),
@@ -405,8 +418,9 @@ fn unary_into(op: UnOp, a: Slice, out: &mut Data) -> Result<(), Trap> {
         (UnOp::IToF, Slice::Int(a)) => map1(a, out, |x: i64| x as f64),
         (UnOp::IToB, Slice::Int(a)) => map1(a, out, |x: i64| x != 0),
         (UnOp::BToI, Slice::Bool(a)) => map1(a, out, i64::from),
-        (_, Slice::Float(a)) if float_fn.is_some() => {
-            if let Some(f) = float_fn {
+        (UnOp::Sqrt, Slice::Float(a)) => map1(a, out, f64::sqrt),
+        (op, Slice::Float(a)) if float_fn(op).is_some() => {
+            if let Some(f) = float_fn(op) {
                 map1(a, out, f)
             }
         }
@@ -789,12 +803,77 @@ fn extract_t<T: Elem>(v: &[T], i: &[i64], s: &Seg) -> Result<Vec<T>, Trap> {
     s.ranges().enumerate().map(|(k, (st, len))| Ok(v[st + idx(i[k], len)?])).collect()
 }
 
-fn replace_t<T: Elem>(v: &[T], i: &[i64], x: &[T], s: &Seg) -> Result<Vec<T>, Trap> {
-    let mut out = copied(v)?;
-    for (k, (st, len)) in s.ranges().enumerate() {
-        out[st + idx(i[k], len)?] = x[k];
+fn replace_t<T: Elem>(out: &mut [T], i: &[i64], x: &[T], s: &Seg) -> Result<(), Trap> {
+    for ((st, len), (&k, &y)) in s.ranges().zip(i.iter().zip(x)) {
+        out[st + idx(k, len)?] = y;
     }
-    Ok(out)
+    Ok(())
+}
+
+/// The elements of `v` to overwrite: its own buffer when this is its only handle (the
+/// paper's in-place update), otherwise a copy.
+fn owned(v: CpuVector) -> Result<Data, Trap> {
+    match Rc::try_unwrap(v.0) {
+        Ok(mut buf) => Ok(std::mem::replace(&mut buf.0, Data::Int(Vec::new()))),
+        Err(rc) => copy_data(&rc),
+    }
+}
+
+/// A copy of a vector's elements.
+fn copy_data(d: &Data) -> Result<Data, Trap> {
+    Ok(match d {
+        Data::Int(v) => Data::Int(copied(v)?),
+        Data::Float(v) => Data::Float(copied(v)?),
+        Data::Bool(v) => Data::Bool(copied(v)?),
+    })
+}
+
+/// Runs `$body` on `$out` (mutable) and `$x` viewed at one element type; a type mismatch
+/// is a trap.
+macro_rules! each_mut {
+    ($out:expr, $x:expr, |$o:ident, $y:ident| $body:expr) => {
+        match ($out, $x) {
+            (Data::Int($o), Data::Int($y)) => $body,
+            (Data::Float($o), Data::Float($y)) => $body,
+            (Data::Bool($o), Data::Bool($y)) => $body,
+            (a, b) => {
+                return Err(Trap::ty(format!(
+                    "values are {} and {}; they must have one type",
+                    a.vtype().name(),
+                    b.vtype().name()
+                )))
+            }
+        }
+    };
+}
+
+impl CpuCvl {
+    /// `REPLACE` into `out`, the elements of the replaced vector (owned).
+    fn replace_into(&self, mut out: Data, i: &CpuVector, x: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
+        let iv = ints(i, "REPLACE indices")?;
+        check_len("REPLACE data", out.len(), s.0.total)?;
+        check_len("REPLACE indices (one per segment)", iv.len(), s.0.m())?;
+        check_len("REPLACE values (one per segment)", x.0.len(), s.0.m())?;
+        each_mut!(&mut out, x.data(), |o, y| replace_t(o, iv, y, &s.0))?;
+        Ok(vecd(out))
+    }
+    /// `DPERMUTE` into `out`, the elements of the defaults (owned).
+    fn dpermute_into(
+        &self,
+        v: &CpuVector,
+        i: &CpuVector,
+        mut out: Data,
+        ss: &CpuSegdes,
+        sd: &CpuSegdes,
+    ) -> Result<CpuVector, Trap> {
+        let iv = ints(i, "DPERMUTE indices")?;
+        check_len("DPERMUTE data", v.0.len(), ss.0.total)?;
+        check_len("DPERMUTE indices", iv.len(), ss.0.total)?;
+        check_len("DPERMUTE defaults", out.len(), sd.0.total)?;
+        same_m(&ss.0, &sd.0)?;
+        each_mut!(&mut out, v.data(), |o, x| scatter_t(o, x, iv, None, &ss.0, &sd.0))?;
+        Ok(vecd(out))
+    }
 }
 
 fn pack_t<T: Elem>(v: &[T], f: &[bool], kept: usize) -> Result<Vec<T>, Trap> {
@@ -1055,15 +1134,7 @@ impl Cvl for CpuCvl {
         ss: &CpuSegdes,
         sd: &CpuSegdes,
     ) -> Result<CpuVector, Trap> {
-        let iv = ints(i, "DPERMUTE indices")?;
-        check_len("DPERMUTE data", v.0.len(), ss.0.total)?;
-        check_len("DPERMUTE indices", iv.len(), ss.0.total)?;
-        check_len("DPERMUTE defaults", d.0.len(), sd.0.total)?;
-        same_m(&ss.0, &sd.0)?;
-        Ok(vecd(each2!(v.data(), d.data(), |x, dv| {
-            let mut out = copied(dv)?;
-            scatter_t(&mut out, x, iv, None, &ss.0, &sd.0).map(|_| out)
-        })))
+        self.dpermute_into(v, i, copy_data(d.data())?, ss, sd)
     }
     fn fpermute(
         &mut self,
@@ -1165,11 +1236,47 @@ impl Cvl for CpuCvl {
         x: &CpuVector,
         s: &CpuSegdes,
     ) -> Result<CpuVector, Trap> {
-        let iv = ints(i, "REPLACE indices")?;
-        check_len("REPLACE data", v.0.len(), s.0.total)?;
-        check_len("REPLACE indices (one per segment)", iv.len(), s.0.m())?;
-        check_len("REPLACE values (one per segment)", x.0.len(), s.0.m())?;
-        Ok(vecd(each2!(v.data(), x.data(), |a, b| replace_t(a, iv, b, &s.0))))
+        self.replace_into(copy_data(v.data())?, i, x, s)
+    }
+
+    fn binary_owned(&mut self, op: BinOp, a: CpuVector, b: CpuVector) -> Result<CpuVector, Trap> {
+        let a = match Rc::try_unwrap(a.0) {
+            Ok(mut buf) => {
+                let mut d = std::mem::replace(&mut buf.0, Data::Int(Vec::new()));
+                if binary_in_place(op, &mut d, b.data().slice())? {
+                    return Ok(vecd(d));
+                }
+                vecd(d)
+            }
+            Err(rc) => CpuVector(rc),
+        };
+        self.binary(op, &a, &b)
+    }
+    fn unary_owned(&mut self, op: UnOp, a: CpuVector) -> Result<CpuVector, Trap> {
+        let a = match Rc::try_unwrap(a.0) {
+            Ok(mut buf) => {
+                let mut d = std::mem::replace(&mut buf.0, Data::Int(Vec::new()));
+                if unary_in_place(op, &mut d) {
+                    return Ok(vecd(d));
+                }
+                vecd(d)
+            }
+            Err(rc) => CpuVector(rc),
+        };
+        self.unary(op, &a)
+    }
+    fn replace_owned(&mut self, v: CpuVector, i: &CpuVector, x: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
+        self.replace_into(owned(v)?, i, x, s)
+    }
+    fn dpermute_owned(
+        &mut self,
+        v: &CpuVector,
+        i: &CpuVector,
+        d: CpuVector,
+        ss: &CpuSegdes,
+        sd: &CpuSegdes,
+    ) -> Result<CpuVector, Trap> {
+        self.dpermute_into(v, i, owned(d)?, ss, sd)
     }
 
     fn pack(
@@ -1306,6 +1413,60 @@ mod tests {
         assert_eq!(host(&mut c, &r), HostVector::Int((0..n as i64).rev().collect()));
         let g = c.bpermute(&a, &rev, &one, &one).expect("bpermute");
         assert_eq!(host(&mut c, &g), HostVector::Int((0..n as i64).rev().collect()));
+    }
+
+    fn ptr(v: &CpuVector) -> usize {
+        match v.data() {
+            Data::Int(x) => x.as_ptr() as usize,
+            Data::Float(x) => x.as_ptr() as usize,
+            Data::Bool(x) => x.as_ptr() as usize,
+        }
+    }
+
+    #[test]
+    fn by_value_operations_reuse_only_unique_vectors() {
+        let mut c = CpuCvl::new();
+        let a = iv(&mut c, &[1, 2, 3]);
+        let b = iv(&mut c, &[10, 20, 30]);
+        // Unique: the sum is written over `a`.
+        let at = ptr(&a);
+        let r = c.binary_owned(BinOp::Add, a, b.clone()).expect("add");
+        assert_eq!(ptr(&r), at);
+        assert_eq!(host(&mut c, &r), HostVector::Int(vec![11, 22, 33]));
+        // Shared: the other handle keeps its elements.
+        let keep = r.clone();
+        let r2 = c.binary_owned(BinOp::Mul, r, b.clone()).expect("mul");
+        assert_eq!(host(&mut c, &keep), HostVector::Int(vec![11, 22, 33]));
+        assert_eq!(host(&mut c, &r2), HostVector::Int(vec![110, 440, 990]));
+        // A comparison cannot overwrite INT operands; integer division by zero traps.
+        let lt = c.binary_owned(BinOp::Lt, r2, b.clone()).expect("lt");
+        assert_eq!(host(&mut c, &lt), HostVector::Bool(vec![false, false, false]));
+        let z = iv(&mut c, &[1, 0, 1]);
+        assert!(c.binary_owned(BinOp::Div, keep, z).is_err());
+        let n = c.unary_owned(UnOp::Not, b).expect("not");
+        assert_eq!(host(&mut c, &n), HostVector::Int(vec![-11, -21, -31]));
+        let f = c.from_host(HostVector::Float(vec![4.0, 9.0])).expect("host");
+        let ft = ptr(&f);
+        let q = c.unary_owned(UnOp::Sqrt, f).expect("sqrt");
+        assert_eq!((ptr(&q), host(&mut c, &q)), (ft, HostVector::Float(vec![2.0, 3.0])));
+        // REPLACE and DPERMUTE update a unique vector in place, a shared one by copy.
+        let s = c.segdes_from_host(&[2, 1]).expect("seg");
+        let v = iv(&mut c, &[1, 2, 3]);
+        let (i, x) = (iv(&mut c, &[1, 0]), iv(&mut c, &[7, 8]));
+        let vt = ptr(&v);
+        let r = c.replace_owned(v, &i, &x, &s).expect("replace");
+        assert_eq!((ptr(&r), host(&mut c, &r)), (vt, HostVector::Int(vec![1, 7, 8])));
+        let shared = r.clone();
+        let x2 = iv(&mut c, &[5, 6]);
+        let r = c.replace_owned(r, &i, &x2, &s).expect("replace");
+        assert_eq!(host(&mut c, &shared), HostVector::Int(vec![1, 7, 8]));
+        assert_eq!(host(&mut c, &r), HostVector::Int(vec![1, 5, 6]));
+        let d = iv(&mut c, &[0, 0, 0]);
+        let dt = ptr(&d);
+        let one = c.segdes_from_host(&[3]).expect("seg");
+        let (src, to, two) = (iv(&mut c, &[4, 5]), iv(&mut c, &[2, 0]), c.segdes_from_host(&[2]).expect("seg"));
+        let p = c.dpermute_owned(&src, &to, d, &two, &one).expect("dpermute");
+        assert_eq!((ptr(&p), host(&mut c, &p)), (dt, HostVector::Int(vec![5, 0, 4])));
     }
 
     #[test]
