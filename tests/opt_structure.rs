@@ -5,7 +5,7 @@
 //!   timed core `blackscholes(ss, xs, tms)` drops at least fivefold from `--opt 0` to
 //!   `--opt 2`, counted as elements touched per option (the difference between two
 //!   sizes divided by the difference of the sizes, so operations on scalars do not
-//!   count); the number of CVL calls, scalar bookkeeping included, drops at least 3×;
+//!   count), and as CVL calls, scalar bookkeeping included;
 //! - `nesl opt` (the optimiser at level 2) on every program of the regression corpus and
 //!   of the conformance corpus: the longest time is printed (no timed assertion).
 
@@ -62,9 +62,9 @@ fn black_scholes_work_per_option_drops_fivefold() {
     // The work per option: every CVL operation counts the elements it reads and writes,
     // so an operation applied to every option adds its operand count plus one.
     assert!(e0 >= 5.0 * e2, "elements per option: {e0:.1} at --opt 0, {e2:.1} at --opt 2");
-    // Calls include the scalar bookkeeping of every check (length comparisons, the
-    // NOT before each IF), which fusion does not remove, so the drop is smaller.
-    assert!(c0 >= 3.0 * c2, "CVL calls: {c0} at --opt 0, {c2} at --opt 2");
+    // Calls, scalar bookkeeping included (length checks on constants fold away, the NOT
+    // before each check joins its superoperator).
+    assert!(c0 >= 5.0 * c2, "CVL calls: {c0} at --opt 0, {c2} at --opt 2");
 }
 
 /// The VCODE of every form of a NESL file, as the top level compiles it.

@@ -9,6 +9,11 @@
 //!   constant broadcast (`DIST` of a scalar constant) is substituted into its tree uses
 //!   too — all of them when fusing, only a single use otherwise (duplicating it without
 //!   fusion would repeat the `DIST`).
+//! * Segment bookkeeping on constants folds (`fold_const_reductions`, to a fixed
+//!   point with the rules above): `LENGTHS (MAKE_SEGDES c)`, a reduction of one constant
+//!   over one segment of length 1, a boolean reduction of a constant broadcast (a check
+//!   that constants made trivial), an `IF` on a constant; when fusing, the `NOT` of a
+//!   boolean reduction moves into the element-wise tree it reduces (De Morgan).
 //! * Statements whose results are all unused and that have no effect are deleted, unused
 //!   `IF` results are dropped from both branches, and unused function parameters are
 //!   removed together with the matching arguments at every call site, to a fixed point.
@@ -342,7 +347,7 @@ fn drop_params(p: &mut LProgram, entry: usize) -> bool {
 /// so the result is `L = L` (all `T`) or `L != L` (all `F`) with `L = LENGTHS s`: one
 /// value per segment, exactly as before, computed from the segment lengths instead of a
 /// full-length broadcast and reduction.
-fn fold_const_reductions(p: &mut LProgram) -> bool {
+fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
     /// What is known of one function's variables: the statement defining each (`CONST`,
     /// `DIST`, `MAKE_SEGDES`, reductions, ...) and the parameters known to be segment
     /// descriptors of one segment.
@@ -350,15 +355,17 @@ fn fold_const_reductions(p: &mut LProgram) -> bool {
     struct Facts {
         defs: HashMap<Var, Def>,
         one_seg: HashSet<Var>,
+        uses: HashMap<Var, usize>,
     }
     /// A defining statement: its opcode, the value of a scalar constant, its operands.
     struct Def {
         op: Opcode,
+        ty: Option<Ty>,
         scalar: Option<HostScalar>,
         args: Vec<Var>,
     }
     fn def(ins: &Instr, args: Vec<Var>) -> Def {
-        Def { op: ins.op, scalar: scalar_const(ins), args }
+        Def { op: ins.op, ty: ins.ty, scalar: scalar_const(ins), args }
     }
     fn defs(b: &Block, out: &mut HashMap<Var, Def>) {
         for s in &b.stmts {
@@ -368,6 +375,9 @@ fn fold_const_reductions(p: &mut LProgram) -> bool {
                 }
                 // A folded broadcast `DIST c` over `seg`, recorded as `DIST (k, seg)` with
                 // `k` a pseudo-variable bound to `CONST c` (beyond every real variable).
+                Rhs::Tree(Tree::Const(k)) if s.defs.len() == 1 => {
+                    out.insert(s.defs[0], def(k, vec![]));
+                }
                 Rhs::Tree(Tree::Dist { konst, dist, seg }) if s.defs.len() == 1 => {
                     let k = Var::MAX - s.defs[0];
                     out.insert(k, def(konst, vec![]));
@@ -412,15 +422,78 @@ fn fold_const_reductions(p: &mut LProgram) -> bool {
             _ => false,
         }
     }
-    fn rewrite(b: &mut Block, f: &Facts, next: &mut Var) -> bool {
+    fn rewrite(b: &mut Block, f: &Facts, next: &mut Var, fuse: bool) -> bool {
         let d = &f.defs;
         let mut changed = false;
         let op = |v: &Var| d.get(v).map(|x| (x.op, x.args.as_slice()));
         let mut out = Vec::with_capacity(b.stmts.len());
         for mut s in std::mem::take(&mut b.stmts) {
             if let Rhs::If { then, els, .. } = &mut s.rhs {
-                changed |= rewrite(then, f, next);
-                changed |= rewrite(els, f, next);
+                changed |= rewrite(then, f, next, fuse);
+                changed |= rewrite(els, f, next, fuse);
+            }
+            // Segment bookkeeping on constants.
+            let scalar = |v: &Var| d.get(v).and_then(|x| x.scalar);
+            // `MAKE_SEGDES x` for a constant x >= 0 (so it cannot trap): x.
+            let const_segdes = |v: &Var| match d.get(v) {
+                Some(x) if x.op == Opcode::MakeSegdes => match scalar(&x.args[0]) {
+                    Some(HostScalar::Int(n)) if n >= 0 => Some(n),
+                    _ => None,
+                },
+                _ => None,
+            };
+            let known = match (&s.rhs, s.defs.as_slice()) {
+                // LENGTHS of a one-segment descriptor of constant length.
+                (Rhs::Prim { ins, args }, [_]) if ins.op == Opcode::Lengths => {
+                    const_segdes(&args[0]).map(HostScalar::Int)
+                }
+                // A reduction of one constant element over one segment of length 1.
+                (Rhs::Prim { ins, args }, [_]) if matches!(exec_of(ins), Exec::Reduce(_)) && args.len() == 2 => {
+                    scalar(&args[0]).filter(|_| const_segdes(&args[1]) == Some(1))
+                }
+                _ => None,
+            };
+            if let Some(value) = known {
+                out.push(Stmt { defs: s.defs, rhs: Rhs::Prim { ins: const_instr(value), args: vec![] } });
+                changed = true;
+                continue;
+            }
+            // `NOT (AND_REDUCE BOOL (x, s))` is `OR_REDUCE BOOL (NOT x, s)` (and the other
+            // way round), segment by segment, empty ones included: the NOT joins the
+            // element-wise tree computing x, when it is the reduction's only reader (only
+            // when fusing: otherwise the NOT would be one more full-length operation).
+            if let (Rhs::Tree(Tree::Op { ins, args }), [r], true) = (&s.rhs, s.defs.as_slice(), fuse) {
+                if let (Opcode::Not, Some(Ty::Bool), [Tree::Var(a)]) = (ins.op, ins.ty, args.as_slice()) {
+                    let dual = match d.get(a) {
+                        Some(x) if x.ty == Some(Ty::Bool) && f.uses.get(a) == Some(&1) => match x.op {
+                            Opcode::AndReduce => Some((Opcode::OrReduce, x.args.clone())),
+                            Opcode::OrReduce => Some((Opcode::AndReduce, x.args.clone())),
+                            _ => None,
+                        },
+                        _ => None,
+                    };
+                    if let Some((red, rargs)) = dual {
+                        let n = *next;
+                        *next += 1;
+                        let not = Instr::typed(Opcode::Not, Ty::Bool);
+                        out.push(Stmt { defs: vec![n], rhs: Rhs::Prim { ins: not, args: vec![rargs[0]] } });
+                        let red = Instr::typed(red, Ty::Bool);
+                        out.push(Stmt { defs: vec![*r], rhs: Rhs::Prim { ins: red, args: vec![n, rargs[1]] } });
+                        changed = true;
+                        continue;
+                    }
+                }
+            }
+            // An `IF` on a constant with no results: the branch taken, when it returns.
+            if let (Rhs::If { cond, then, els }, true) = (&mut s.rhs, s.defs.is_empty()) {
+                if let Some(HostScalar::Bool(c)) = scalar(cond) {
+                    let taken = if c { then } else { els };
+                    if !taken.diverges && taken.results.is_empty() {
+                        out.append(&mut taken.stmts);
+                        changed = true;
+                        continue;
+                    }
+                }
             }
             let folded = match (&s.rhs, s.defs.as_slice()) {
                 (Rhs::Prim { ins, args }, [r]) if ins.ty == Some(Ty::Bool) && args.len() == 2 => {
@@ -469,6 +542,7 @@ fn fold_const_reductions(p: &mut LProgram) -> bool {
         .map(|f| {
             let mut x = Facts::default();
             defs(&f.body, &mut x.defs);
+            x.uses = use_counts(&f.body);
             x
         })
         .collect();
@@ -514,7 +588,7 @@ fn fold_const_reductions(p: &mut LProgram) -> bool {
     let mut next = p.next_var;
     let mut changed = false;
     for (f, x) in p.funcs.iter_mut().zip(&facts) {
-        changed |= rewrite(&mut f.body, x, &mut next);
+        changed |= rewrite(&mut f.body, x, &mut next, fuse);
     }
     p.next_var = next;
     changed
@@ -530,8 +604,13 @@ pub fn reduce(p: &mut LProgram, entry: usize, fuse: bool) {
         }
     };
     run(p);
-    // Checks that constant folding made trivial, then the trees they simplify.
-    if fold_const_reductions(p) {
+    // Checks that constant folding made trivial, then the trees they simplify, to a
+    // fixed point (each round folds what the previous one made constant).
+    for _ in 0..8 {
+        if !fold_const_reductions(p, fuse) {
+            break;
+        }
+        dead_code(p, entry);
         run(p);
     }
     dead_code(p, entry);

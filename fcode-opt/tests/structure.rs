@@ -243,3 +243,29 @@ fn checks_fold_through_parameters_when_every_call_passes_one_segment() {
     assert!(run_text(&q).0.contains("trap:"), "{}", run_text(&q).0);
     assert_eq!(count_op(&q, Opcode::AndReduce), 1, "{q}");
 }
+
+#[test]
+fn segment_bookkeeping_on_constants_folds() {
+    // A length check of two vectors of constant length, as the front end writes it for
+    // an apply-to-each, then a check reduced over them: the length check disappears, and
+    // at level 2 the NOT before the IF joins the superoperator of the check.
+    let src = "FUNC MAIN\nCONST INT 1\nMAKE_SEGDES\nCONST INT 3\nMAKE_SEGDES\nCONST INT 3\nMAKE_SEGDES\n\
+               LENGTHS\nCOPY 1 1\nLENGTHS\n= INT\nCOPY 1 2\nAND_REDUCE BOOL\nNOT BOOL\nIF\nCONST INT 1\nEXIT\nENDIF\n\
+               CONST FLOAT (1.0 -2.0 3.0)\nCONST FLOAT 0.0\nCOPY 1 2\nDIST FLOAT\n> FLOAT\nCOPY 1 1\nAND_REDUCE BOOL\n\
+               NOT BOOL\nIF\nCONST INT 2\nEXIT\nENDIF\nRET\n";
+    let p = vcode::parse(src).expect("parses");
+    let base = run_text(&p).0;
+    assert_eq!(base, "exit 2\n");
+    let q1 = opt(&p, 1);
+    let q2 = opt(&p, 2);
+    assert_eq!(run_text(&q1).0, base);
+    assert_eq!(run_text(&q2).0, base);
+    for q in [&q1, &q2] {
+        assert_eq!(count_op(q, Opcode::Lengths), 0, "{q}");
+        assert_eq!(count_op(q, Opcode::If), 1, "one check is left\n{q}");
+    }
+    assert_eq!(count_op(&q1, Opcode::Not), 1, "{q1}");
+    assert_eq!(count_op(&q2, Opcode::Not), 0, "the NOT is in the superoperator\n{q2}");
+    assert_eq!(count_op(&q2, Opcode::OrReduce), 1, "{q2}");
+    assert_eq!(q2.superops.len(), 1, "{q2}");
+}
