@@ -80,6 +80,9 @@ impl<C: Cvl> Executor for VcodeExecutor<C> {
             Some(f) => f(program)?,
             None => program,
         };
+        // Every evaluation is a fresh VCODE process in the reference: the random
+        // generator starts again from its initial state (spec section 4, "Random numbers").
+        self.cvl.srand(0).map_err(|t| trap_message(&t))?;
         let report = vcode::run(&program, &mut self.cvl, out, &self.options).map_err(|t| trap_message(&t))?;
         if let Some(total) = &mut self.stats {
             for (kind, calls, elements) in &report.stats.rows {
