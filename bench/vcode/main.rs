@@ -82,6 +82,8 @@ fn expected(n: i64) -> Vec<Check> {
         Check::Int(perm),
         Check::Int(perm),
         Check::Int(pack),
+        // The keys are a permutation of 0..n, so each key's rank is the key itself.
+        Check::Int(perm),
     ]
 }
 

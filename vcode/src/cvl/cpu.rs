@@ -882,23 +882,74 @@ fn pack_t<T: Elem>(v: &[T], f: &[bool], kept: usize) -> Result<Vec<T>, Trap> {
     Ok(out)
 }
 
-fn rank_t<T: Elem>(v: &[T], s: &Seg, up: bool) -> Result<Vec<i64>, Trap> {
-    let mut out = filled(0i64, v.len())?;
-    let mut perm: Vec<usize> = Vec::new();
-    for (st, len) in s.ranges() {
-        let keys = &v[st..st + len];
-        perm.clear();
-        perm.extend(0..len);
-        let cmp = |a: &usize, b: &usize| {
-            keys[*a].partial_cmp(&keys[*b]).unwrap_or(std::cmp::Ordering::Equal)
-        };
-        if up {
-            perm.sort_by(cmp);
+/// Keys that rank: an order-preserving map to `u64`. Floats go by their IEEE bit
+/// patterns as the reference's radix sort orders them (`-0.0` before `+0.0`, NaNs at the
+/// ends), which is also a total order, so no key makes the sort misbehave.
+trait RankKey: Elem {
+    fn key(self) -> u64;
+}
+impl RankKey for i64 {
+    fn key(self) -> u64 {
+        (self as u64) ^ (1 << 63)
+    }
+}
+impl RankKey for f64 {
+    fn key(self) -> u64 {
+        let b = self.to_bits();
+        if b >> 63 == 1 {
+            !b
         } else {
-            perm.sort_by(|a, b| cmp(b, a));
+            b | (1 << 63)
         }
-        for (r, &p) in perm.iter().enumerate() {
-            out[st + p] = r as i64;
+    }
+}
+
+/// Segments shorter than this are ranked by a comparison sort, longer ones by radix sort.
+const RADIX_MIN: usize = 1024;
+
+/// Sorts `(key, position)` pairs by key, stably: a least-significant-digit radix sort,
+/// one pass per byte, skipping the bytes in which all keys agree.
+fn radix_sort(mut a: Vec<(u64, usize)>) -> Vec<(u64, usize)> {
+    let mut b = a.clone();
+    for shift in (0..64).step_by(8) {
+        let mut count = [0usize; 256];
+        for &(k, _) in &a {
+            count[((k >> shift) & 0xff) as usize] += 1;
+        }
+        if count.iter().any(|&c| c == a.len()) {
+            continue;
+        }
+        let mut at = 0;
+        for c in count.iter_mut() {
+            let n = *c;
+            *c = at;
+            at += n;
+        }
+        for &(k, p) in &a {
+            let d = ((k >> shift) & 0xff) as usize;
+            b[count[d]] = (k, p);
+            count[d] += 1;
+        }
+        std::mem::swap(&mut a, &mut b);
+    }
+    a
+}
+
+fn rank_t<T: RankKey>(v: &[T], s: &Seg, up: bool) -> Result<Vec<i64>, Trap> {
+    let mut out = filled(0i64, v.len())?;
+    // Descending order is ascending order of the complemented keys; equal keys keep
+    // their positions' order either way (stable).
+    let flip = if up { 0 } else { u64::MAX };
+    for (st, len) in s.ranges() {
+        let mut pairs: Vec<(u64, usize)> = v[st..st + len].iter().enumerate().map(|(p, &x)| (x.key() ^ flip, p)).collect();
+        if len < RADIX_MIN {
+            pairs.sort_by_key(|&(k, _)| k);
+        } else {
+            pairs = radix_sort(pairs);
+        }
+        let dst = &mut out[st..st + len];
+        for (r, &(_, p)) in pairs.iter().enumerate() {
+            dst[p] = r as i64;
         }
     }
     Ok(out)
@@ -1467,6 +1518,34 @@ mod tests {
         let (src, to, two) = (iv(&mut c, &[4, 5]), iv(&mut c, &[2, 0]), c.segdes_from_host(&[2]).expect("seg"));
         let p = c.dpermute_owned(&src, &to, d, &two, &one).expect("dpermute");
         assert_eq!((ptr(&p), host(&mut c, &p)), (dt, HostVector::Int(vec![5, 0, 4])));
+    }
+
+    #[test]
+    fn radix_and_comparison_ranks_agree() {
+        let mut c = CpuCvl::new();
+        let n = RADIX_MIN * 3;
+        // Keys with many ties, negative and positive, in a long and a short segment.
+        let keys: Vec<i64> = (0..n as i64).map(|j| (j * 7919 % 301) - 150).collect();
+        let v = iv(&mut c, &keys);
+        let s = c.segdes_from_host(&[n as i64 - 10, 10]).expect("seg");
+        for up in [true, false] {
+            let r = c.rank(up, &v, &s).expect("rank");
+            let mut want = vec![0i64; n];
+            for (st, len) in [(0, n - 10), (n - 10, 10)] {
+                let mut perm: Vec<usize> = (st..st + len).collect();
+                perm.sort_by(|&a, &b| if up { keys[a].cmp(&keys[b]) } else { keys[b].cmp(&keys[a]) });
+                for (r, &p) in perm.iter().enumerate() {
+                    want[p] = r as i64;
+                }
+            }
+            assert_eq!(host(&mut c, &r), HostVector::Int(want), "up = {up}");
+        }
+        let f = c
+            .from_host(HostVector::Float(vec![0.0, -0.0, f64::NAN, -1.5, f64::INFINITY, 2.0, f64::NEG_INFINITY]))
+            .expect("host");
+        let one = c.segdes_from_host(&[7]).expect("seg");
+        let r = c.rank(true, &f, &one).expect("rank");
+        assert_eq!(host(&mut c, &r), HostVector::Int(vec![3, 2, 6, 1, 5, 4, 0]));
     }
 
     #[test]
