@@ -137,11 +137,13 @@ impl CudaCvl {
         if std::env::var_os("NESL_CUDA_DISABLE").is_some() {
             return Err(CudaInitError::Disabled);
         }
+        let deferred = std::env::var("NESL_CUDA_DEFER_CHECKS").is_ok_and(|v| v == "1");
         if std::env::var("NESL_CUDA_EMULATE").is_ok_and(|v| v == "1") {
-            return Self::new_emulated();
+            let mut c = Self::new_emulated()?;
+            c.deferred = deferred;
+            return Ok(c);
         }
         let dev = Device::open()?;
-        let deferred = std::env::var("NESL_CUDA_DEFER_CHECKS").is_ok_and(|v| v == "1");
         Ok(CudaCvl {
             dev: Rc::new(dev),
             rng: 0,
