@@ -33,7 +33,7 @@ fn scalar(v: &vcode::HostValue) -> Option<Check> {
 
 /// Splits the final stack into sections (seconds, checksum, name, elements).
 fn sections(stack: &[vcode::HostValue]) -> Result<Vec<Section>, String> {
-    if stack.len() % 4 != 0 {
+    if !stack.len().is_multiple_of(4) {
         return Err(format!("the program left {} values, not a multiple of 4", stack.len()));
     }
     stack

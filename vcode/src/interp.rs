@@ -248,7 +248,7 @@ impl<C: Cvl> Machine<'_, C> {
     }
 
     fn block(&self, n: usize, d: usize) -> Result<usize, Trap> {
-        let need = n.checked_add(d).unwrap_or(usize::MAX);
+        let need = n.saturating_add(d);
         if self.stack.len() < need {
             return Err(Trap::new(TrapKind::StackUnderflow { needed: need, have: self.stack.len() }));
         }

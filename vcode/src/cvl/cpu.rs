@@ -916,7 +916,7 @@ fn radix_sort(mut a: Vec<(u64, usize)>) -> Vec<(u64, usize)> {
         for &(k, _) in &a {
             count[((k >> shift) & 0xff) as usize] += 1;
         }
-        if count.iter().any(|&c| c == a.len()) {
+        if count.contains(&a.len()) {
             continue;
         }
         let mut at = 0;
