@@ -13,7 +13,7 @@
 //! |---|---|---|
 //! | `inline` | stack → stack | [`inline`]: bottom-up, non-recursive callees of at most [`INLINE_SIZE_LIMIT`] computational instructions (or with one call site) |
 //! | `let` | stack → let | [`tolet`]: symbolic execution; `COPY`/`POP`/`CPOP` disappear, `IF` becomes a structured statement |
-//! | `reduce` | let → let | [`reduce`]: element-wise trees, substitution of single-use bindings and constants, dead code and unused parameters |
+//! | `reduce` | let → let | [`reduce`]: element-wise trees, substitution of single-use bindings and constants, folding of segment bookkeeping and checks on constants, dead code and unused parameters |
 //! | `fuse` | let → let | [`fuse`]: trees of two or more operations become superoperators (deduplicated) |
 //! | `codegen` | let → stack | [`codegen`]: compact stack code, `FUSED n` for superoperators |
 //!
@@ -22,7 +22,8 @@
 //! the output of every pass are checked (`vcode::verify` for stack code, [`lir::check`]
 //! for let code); [`OptOptions::dump_after`] prints a pass's output on stderr and
 //! [`OptOptions::timings`] the time each pass took. [`optimize_report`] returns both
-//! instead of printing them.
+//! instead of printing them; [`optimize_owned`] (what the executors use) also keeps the
+//! program's large constants out of the passes ([`consts`]).
 //!
 //! # CUDA kernels ([`emit_cuda`])
 //!
