@@ -8,7 +8,7 @@
 //! cache-sized chunks ([`CHUNK`] elements) without full-length intermediates.
 //!
 //! Large buffers are recycled: when the last handle of a vector of at least 16K elements
-//! drops, its buffer goes to a small per-thread pool, and the next result of about that
+//! drops, its buffer goes to a small per-thread pool (8 buffers, 1 GiB at most), and the next result of about that
 //! size is written into it. A chain of operations over 10M elements then touches the
 //! same few buffers instead of mapping (and page-faulting) fresh memory for every result,
 //! which made each such operation several times slower (see `bench/vcode`).
@@ -165,6 +165,8 @@ fn take<T: Elem>(out: &mut Data) -> Vec<T> {
 const POOLED_MIN: usize = 1 << 14;
 /// Most buffers the pool keeps (the oldest goes first).
 const POOL_SLOTS: usize = 8;
+/// Most bytes the pool keeps, so that idle buffers never hold more than this much memory.
+const POOL_BYTES: usize = 1 << 30;
 
 thread_local! {
     static POOL: std::cell::RefCell<Vec<Data>> = const { std::cell::RefCell::new(Vec::new()) };
@@ -178,14 +180,23 @@ fn capacity(d: &Data) -> usize {
     }
 }
 
+fn bytes(d: &Data) -> usize {
+    match d {
+        Data::Int(v) => v.capacity() * std::mem::size_of::<i64>(),
+        Data::Float(v) => v.capacity() * std::mem::size_of::<f64>(),
+        Data::Bool(v) => v.capacity(),
+    }
+}
+
 /// Gives a dead vector's buffer to the pool.
 fn recycle(d: Data) {
-    if capacity(&d) >= POOLED_MIN {
+    if capacity(&d) >= POOLED_MIN && bytes(&d) <= POOL_BYTES {
         // A thread that is exiting has no pool any more; the buffer is then just freed.
         let _ = POOL.try_with(|p| {
             let mut p = p.borrow_mut();
-            if p.len() >= POOL_SLOTS {
-                p.remove(0);
+            let mut held: usize = p.iter().map(bytes).sum::<usize>() + bytes(&d);
+            while !p.is_empty() && (p.len() >= POOL_SLOTS || held > POOL_BYTES) {
+                held -= bytes(&p.remove(0));
             }
             p.push(d);
         });
@@ -1546,6 +1557,20 @@ mod tests {
         let one = c.segdes_from_host(&[7]).expect("seg");
         let r = c.rank(true, &f, &one).expect("rank");
         assert_eq!(host(&mut c, &r), HostVector::Int(vec![3, 2, 6, 1, 5, 4, 0]));
+    }
+
+    #[test]
+    fn the_pool_stays_bounded() {
+        for _ in 0..3 * POOL_SLOTS {
+            recycle(Data::Float(Vec::with_capacity(POOLED_MIN)));
+        }
+        recycle(Data::Bool(Vec::with_capacity(POOLED_MIN - 1)));
+        let (len, held) = POOL.with(|p| (p.borrow().len(), p.borrow().iter().map(bytes).sum::<usize>()));
+        assert_eq!(len, POOL_SLOTS);
+        assert!(held <= POOL_BYTES);
+        assert!(pooled::<f64>(POOLED_MIN).is_some());
+        assert!(pooled::<i64>(POOLED_MIN).is_none(), "no INT buffer was given back");
+        assert!(pooled::<f64>(POOLED_MIN * 5).is_none(), "too small for this size");
     }
 
     #[test]
