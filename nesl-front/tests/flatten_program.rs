@@ -30,19 +30,23 @@ fn layouts() {
     assert_eq!(flat_slots(&Type::Char), vec![SlotKind::Int]);
 }
 
-/// A function body that reads a top-level variable of the same program cannot see the
-/// entry function's stack: compilation must refuse it (it once read the wrong slot and
-/// silently computed `g(1) = 2`).
+/// A function body that reads a top-level variable of the same program receives it as a
+/// hidden argument (it once read the wrong slot and silently computed `g(1) = 2`, then
+/// was refused).
 #[test]
-fn function_reading_a_program_global_is_refused() {
-    let src = "n = 10;\nfunction g(x) = x + n;\ng(1);";
+fn function_reading_a_program_global_gets_its_value() {
+    let src = "n = 10;\nfunction g(x) = x + n;\ng(1);\n{g(i) : i in [1, 2]};";
     let (mut items, diags) = nesl_front::parser::parse_program(src);
     assert!(diags.is_empty(), "{diags:?}");
     let mut s = Session::new();
     for it in items.iter_mut() {
         s.check_item(it).expect("checks");
     }
-    let errs = compile_program(&s, &items, &CompileOptions::default()).expect_err("must be refused");
-    let text = format!("{errs:?}");
-    assert!(text.contains("top-level variable `n`"), "{text}");
+    let code = compile_program(&s, &items, &CompileOptions::default()).expect("compiles");
+    let p = vcode::parse(&code).expect("parses");
+    vcode::verify(&p).expect("verifies");
+    let mut w = Vec::new();
+    let r = vcode::run(&p, &mut vcode::CpuCvl::new(), &mut w, &vcode::RunOptions::default()).expect("runs");
+    let vcode::RunOutcome::Finished(stack) = r.outcome else { panic!("exited") };
+    assert_eq!(vcode::format_vinterp(&stack), "( 11 )\n[ 2 ]\n( 11 12 )\n");
 }

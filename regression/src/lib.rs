@@ -35,6 +35,13 @@ pub enum Backend {
 /// operation counts when `stats`. This is the one place that decides how compiled NESL
 /// code runs.
 pub fn executor(backend: Backend, opt: u8, stats: bool) -> Result<Box<dyn Executor>, String> {
+    executor_checked(backend, opt, stats, false)
+}
+
+/// [`executor`] that, when `verify`, also runs the VCODE verifier on every program before
+/// it runs (as compiled, and again as optimised), so that code the verifier rejects is a
+/// failure even where the interpreter would happen to run it (the regression tests).
+pub fn executor_checked(backend: Backend, opt: u8, stats: bool, verify: bool) -> Result<Box<dyn Executor>, String> {
     if opt > 2 {
         return Err(format!("optimisation level {opt} does not exist (0, 1 or 2)"));
     }
@@ -46,9 +53,9 @@ pub fn executor(backend: Backend, opt: u8, stats: bool) -> Result<Box<dyn Execut
         Backend::Auto => gpu_present().then(|| CudaCvl::new().ok()).flatten().filter(CudaCvl::is_gpu),
     };
     match cuda {
-        Some(cvl) => Ok(Box::new(CudaExecutor::new(cvl, opt, stats))),
+        Some(cvl) => Ok(Box::new(CudaExecutor::new(cvl, opt, stats).with_verify(verify))),
         None => {
-            let ex = CpuExecutor::new().with_stats(stats);
+            let ex = CpuExecutor::new().with_stats(stats).with_verify(verify);
             Ok(Box::new(match optimiser(opt) {
                 Some(t) => ex.with_transform(t),
                 None => ex,
@@ -102,6 +109,12 @@ impl CudaExecutor {
             (None, _) => ex,
         };
         CudaExecutor { inner, probe, stats }
+    }
+
+    /// Verifies every program before it runs when `on` ([`VcodeExecutor::with_verify`]).
+    pub fn with_verify(mut self, on: bool) -> Self {
+        self.inner = self.inner.with_verify(on);
+        self
     }
 }
 
@@ -188,12 +201,13 @@ pub fn nesl_transcript(path: &Path, src: &str, executor: Box<dyn Executor>, rend
 /// at once, and its file names are fixed.
 static FILE_PROGRAMS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
-/// Checks one case in-process on `backend` at level `opt`. Cases whose source names a
-/// file under `/tmp/` never run concurrently with one another.
+/// Checks one case in-process on `backend` at level `opt`, every program verified before
+/// it runs ([`executor_checked`]). Cases whose source names a file under `/tmp/` never
+/// run concurrently with one another.
 pub fn check_nesl_case(case: &Case, backend: Backend, opt: u8) -> Verdict {
     let uses_files = std::fs::read_to_string(&case.source).is_ok_and(|s| s.contains("/tmp/"));
     let _one_at_a_time = uses_files.then(|| FILE_PROGRAMS.lock().unwrap_or_else(|e| e.into_inner()));
-    let mut transcribe = |path: &Path, src: &str| match executor(backend, opt, false) {
+    let mut transcribe = |path: &Path, src: &str| match executor_checked(backend, opt, false, true) {
         Ok(ex) => nesl_transcript(path, src, ex, None),
         Err(e) => format!("error: {e}\n\n"),
     };

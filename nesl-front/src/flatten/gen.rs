@@ -137,15 +137,22 @@ pub(crate) struct Compiler<'a> {
     /// Function instances by (origin, name, argument type, argument layout). The layout
     /// names the callees of function arguments ([`Lay::Fun`]), for which an instance is
     /// specialised.
-    instances: HashMap<(Origin, String, Type, Lay), String>,
-    pending: Vec<(Origin, String, Type, Lay, String)>,
+    /// The last element of the key lists the versions of the top-level variables the
+    /// instance receives as hidden arguments (see [`Compiler::main_globals`]).
+    instances: HashMap<InstanceKey, String>,
+    pending: Vec<(InstanceKey, String)>,
     counter: usize,
     /// Type-variable substitution of the function instance being compiled.
     pub subst: HashMap<u32, Type>,
     /// Where the function being compiled comes from (its calls resolve there).
     pub origin: Origin,
     /// Globals bound by earlier forms of the same program (whole-file compilation),
-    /// as values on the entry function's stack (unit context).
+    /// as values on the entry function's stack (unit context). Every binding is a new
+    /// *version* (its index here), so a rebound name keeps its earlier versions for the
+    /// code compiled before the rebinding. A function instance that (transitively) reads
+    /// top-level variables receives the versions current at its call as hidden
+    /// arguments, unlifted (one value for all instances), between its own arguments and
+    /// its context: a binding is evaluated once, where it stands, and never again.
     pub main_globals: Vec<(String, Val)>,
     /// When set, global values with more than this many elements in a slot are not
     /// written into the code as text but passed beside it as external constants.
@@ -155,10 +162,29 @@ pub(crate) struct Compiler<'a> {
     /// External constants of finished functions: `(index in funcs, line in the
     /// function's text, id)`.
     pub external_sites: Vec<(usize, usize, usize)>,
-    /// Names bound by the forms of a whole program, which functions cannot yet reach
-    /// (they are values on the entry function's stack).
-    pub program_globals: Vec<String>,
+    /// While a function instance is compiled: the top-level variables it receives as
+    /// hidden arguments, as `(version, name, value)`; `None` in the entry function.
+    fun_globals: Option<Vec<(usize, String, Val)>>,
+    /// The top-level variables each user function reads, directly or through the user
+    /// functions it names (memoised).
+    global_uses: HashMap<String, Vec<String>>,
+    /// The hidden global arguments (versions) of each instance, by VCODE name.
+    instance_globals: HashMap<String, Vec<usize>>,
+    /// Whole-program compilation: every user function definition of the program in
+    /// order (empty otherwise: functions are then the session's). A function defined
+    /// again replaces the earlier definition for the forms after it, including in the
+    /// functions those forms call (as the NESL top level does): each redefinition starts
+    /// an *epoch*, and a function instance belongs to the epoch of the form it serves.
+    pub user_defs: Vec<(String, &'a FunDef)>,
+    /// How many of `user_defs` each epoch sees.
+    pub epoch_limits: Vec<usize>,
+    /// The epoch of the code being generated.
+    pub epoch: usize,
 }
+
+/// What identifies a function instance: origin, name, argument type and layout, the
+/// versions of its hidden top-level variables, and its epoch.
+type InstanceKey = (Origin, String, Type, Lay, Vec<usize>, usize);
 
 /// A compile-time error at `span`.
 pub(crate) fn err(span: Span, msg: impl Into<String>) -> Diagnostic {
@@ -248,6 +274,91 @@ pub(crate) fn free_locals(e: &Expr, bound: &mut Vec<String>, out: &mut Vec<Strin
     }
 }
 
+/// Collects the top-level variables (`vars`) and the functions (`funs`) an expression
+/// refers to by name.
+fn global_refs(e: &Expr, vars: &mut Vec<String>, funs: &mut Vec<String>) {
+    let mut name = |id: &crate::ast::Ident| match id.res {
+        Res::Global => vars.push(id.name.clone()),
+        Res::Function => funs.push(id.name.clone()),
+        _ => {}
+    };
+    match &e.kind {
+        ExprKind::Var(id) => name(id),
+        ExprKind::Call { func, arg } => {
+            name(func);
+            global_refs(arg, vars, funs);
+        }
+        ExprKind::Pair(a, b) => {
+            global_refs(a, vars, funs);
+            global_refs(b, vars, funs);
+        }
+        ExprKind::If(c, a, b) => {
+            global_refs(c, vars, funs);
+            global_refs(a, vars, funs);
+            global_refs(b, vars, funs);
+        }
+        ExprKind::Let(binds, body) => {
+            for (_, x) in binds {
+                global_refs(x, vars, funs);
+            }
+            global_refs(body, vars, funs);
+        }
+        ExprKind::ApplyToEach { body, binders, filter } => {
+            for b in binders {
+                global_refs(&b.seq, vars, funs);
+            }
+            for x in filter.iter().chain(body.iter()) {
+                global_refs(x, vars, funs);
+            }
+        }
+        ExprKind::Seq(es) => {
+            for x in es {
+                global_refs(x, vars, funs);
+            }
+        }
+        ExprKind::Range { start, end, stride } => {
+            global_refs(start, vars, funs);
+            global_refs(end, vars, funs);
+            if let Some(s) = stride {
+                global_refs(s, vars, funs);
+            }
+        }
+        ExprKind::Time(x) => global_refs(x, vars, funs),
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Char(_)
+        | ExprKind::Str(_)
+        | ExprKind::EmptySeq(_) => {}
+    }
+}
+
+/// The user functions a layout names (callees of function arguments).
+fn lay_user_funs(lay: &Lay, out: &mut Vec<String>) {
+    match lay {
+        Lay::Fun(FunRef::Def(Origin::User, f)) => out.push(f.clone()),
+        Lay::Seq(e) => lay_user_funs(e, out),
+        Lay::Pair(a, b) => {
+            lay_user_funs(a, out);
+            lay_user_funs(b, out);
+        }
+        _ => {}
+    }
+}
+
+/// The error for a use of a top-level variable rebound, since the use was checked, to a
+/// value of another type.
+fn rebound(span: Span, name: &str, ty: &Type) -> Diagnostic {
+    err(
+        span,
+        format!(
+            "the top-level variable `{name}` has been bound again to a value of another type since this use \
+             was checked (as {}); define the function again",
+            crate::check::format_type(ty)
+        ),
+    )
+}
+
 /// The variables a pattern binds.
 pub(crate) fn pat_vars(p: &Pattern, out: &mut Vec<String>) {
     match &p.kind {
@@ -290,7 +401,12 @@ impl<'a> Compiler<'a> {
             external_over: None,
             external_values: Vec::new(),
             external_sites: Vec::new(),
-            program_globals: Vec::new(),
+            fun_globals: None,
+            global_uses: HashMap::new(),
+            instance_globals: HashMap::new(),
+            user_defs: Vec::new(),
+            epoch_limits: vec![0],
+            epoch: 0,
         }
     }
 
@@ -408,22 +524,134 @@ impl<'a> Compiler<'a> {
     /// Like [`Compiler::instance`] for an argument whose layout `lay` may name the
     /// callees of function arguments: the instance is specialised for them.
     pub(crate) fn instance_at(&mut self, origin: Origin, name: &str, arg: &Type, lay: &Lay) -> String {
-        let key = (origin, name.to_string(), arg.clone(), lay.clone());
+        let versions = self.hidden_globals(origin, name, lay);
+        // Prelude instances that call no user function are the same in every epoch.
+        let mut user = Vec::new();
+        lay_user_funs(lay, &mut user);
+        let epoch = if origin == Origin::User || !user.is_empty() { self.epoch } else { 0 };
+        let key = (origin, name.to_string(), arg.clone(), lay.clone(), versions.clone(), epoch);
         if let Some(v) = self.instances.get(&key) {
             return v.clone();
         }
         let v = format!("{}_{}", label(name), self.fresh());
-        self.instances.insert(key, v.clone());
-        self.pending.push((origin, name.to_string(), arg.clone(), lay.clone(), v.clone()));
+        self.instances.insert(key.clone(), v.clone());
+        if !versions.is_empty() {
+            self.instance_globals.insert(v.clone(), versions);
+        }
+        self.pending.push((key, v.clone()));
         v
+    }
+
+    /// Checks that the definition of user function `name` that a call reaches takes
+    /// `aty` and returns `rty`, the types the call was checked with: a function defined
+    /// again with another type after its caller was checked is an error, not a wrong
+    /// answer.
+    fn check_callee(&self, name: &str, aty: &Type, rty: &Type, span: Span) -> R<()> {
+        let Some(def) = self.user_function(name) else { return Ok(()) };
+        let (Some(pty), Some(bty)) = (&def.params.ty, def.body.as_ref().and_then(|b| b.ty.as_ref())) else {
+            return Ok(());
+        };
+        let mut s = HashMap::new();
+        if match_type(pty, aty, &mut s) && match_type(bty, rty, &mut s) {
+            return Ok(());
+        }
+        Err(err(
+            span,
+            format!(
+                "the function `{name}` has been defined again with another type ({} -> {}) since this call was checked \
+                 (as {} -> {}); define the calling function again",
+                crate::check::format_type(&subst(pty, &s)),
+                crate::check::format_type(&subst(bty, &s)),
+                crate::check::format_type(aty),
+                crate::check::format_type(rty),
+            ),
+        ))
+    }
+
+    /// The definition of user function `name` that the code being generated calls.
+    pub(crate) fn user_function(&self, name: &str) -> Option<&'a FunDef> {
+        let info: &'a dyn ProgInfo = self.info;
+        if self.user_defs.is_empty() {
+            return info.function(name);
+        }
+        let visible = self.epoch_limits.get(self.epoch).copied().unwrap_or(self.user_defs.len());
+        self.user_defs[..visible.min(self.user_defs.len())].iter().rev().find(|(n, _)| n == name).map(|(_, d)| *d)
+    }
+
+    /// The top-level variables (program globals) that user function `name` reads,
+    /// directly or through the user functions its body names, sorted.
+    fn user_global_uses(&mut self, name: &str) -> Vec<String> {
+        let memo = format!("{name}/{}", self.epoch);
+        if let Some(v) = self.global_uses.get(&memo) {
+            return v.clone();
+        }
+        let mut seen = vec![name.to_string()];
+        let mut todo = vec![name.to_string()];
+        let mut vars = Vec::new();
+        while let Some(f) = todo.pop() {
+            let Some(body) = self.user_function(&f).and_then(|d| d.body.as_ref()) else { continue };
+            let mut funs = Vec::new();
+            global_refs(body, &mut vars, &mut funs);
+            for g in funs {
+                if !seen.contains(&g) {
+                    seen.push(g.clone());
+                    todo.push(g);
+                }
+            }
+        }
+        vars.sort();
+        vars.dedup();
+        self.global_uses.insert(memo, vars.clone());
+        vars
+    }
+
+    /// The version of top-level variable `name` current where code is being generated.
+    fn global_version(&self, name: &str) -> Option<usize> {
+        match &self.fun_globals {
+            Some(fg) => fg.iter().rev().find(|(_, n, _)| n == name).map(|(v, _, _)| *v),
+            None => self.main_globals.iter().rposition(|(n, _)| n == name),
+        }
+    }
+
+    /// The versions of the top-level variables an instance of `name` with argument
+    /// layout `lay` reads (through its body, the user functions passed to it, and the
+    /// function values those variables hold), as current at this point; empty outside
+    /// whole-program compilation.
+    fn hidden_globals(&mut self, origin: Origin, name: &str, lay: &Lay) -> Vec<usize> {
+        if self.main_globals.is_empty() {
+            return Vec::new();
+        }
+        let mut funs = Vec::new();
+        if origin == Origin::User {
+            funs.push(name.to_string());
+        }
+        lay_user_funs(lay, &mut funs);
+        let mut done: Vec<String> = Vec::new();
+        let mut versions: Vec<usize> = Vec::new();
+        while let Some(f) = funs.pop() {
+            if done.contains(&f) {
+                continue;
+            }
+            done.push(f.clone());
+            for g in self.user_global_uses(&f) {
+                let Some(v) = self.global_version(&g) else { continue };
+                if !versions.contains(&v) {
+                    versions.push(v);
+                    lay_user_funs(&self.main_globals[v].1.lay, &mut funs);
+                }
+            }
+        }
+        versions.sort_unstable();
+        versions
     }
 
     /// Compiles every queued function instance.
     pub(crate) fn drain(&mut self) -> R<()> {
-        while let Some((origin, name, arg, lay, vname)) = self.pending.pop() {
+        while let Some(((origin, name, arg, lay, versions, epoch), vname)) = self.pending.pop() {
             let info = self.info;
+            let saved_epoch = std::mem::replace(&mut self.epoch, epoch);
             let def = match origin {
-                Origin::User => info.function(&name),
+                Origin::User => self.user_function(&name),
                 Origin::Prelude => info.prelude(&name),
             };
             let def = match def {
@@ -431,14 +659,15 @@ impl<'a> Compiler<'a> {
                 None => return Err(err(Span::default(), format!("function {name} is not defined"))),
             };
             let saved = std::mem::replace(&mut self.origin, origin);
-            let r = self.compile_fun(def, &arg, &lay, &vname);
+            let r = self.compile_fun(def, &arg, &lay, &versions, &vname);
             self.origin = saved;
+            self.epoch = saved_epoch;
             r?;
         }
         Ok(())
     }
 
-    fn compile_fun(&mut self, def: &FunDef, arg: &Type, lay: &Lay, vname: &str) -> R<()> {
+    fn compile_fun(&mut self, def: &FunDef, arg: &Type, lay: &Lay, versions: &[usize], vname: &str) -> R<()> {
         let body = match &def.body {
             Some(b) => b,
             None => return Err(err(def.span, format!("function {} has no body", def.name.name))),
@@ -454,12 +683,27 @@ impl<'a> Compiler<'a> {
         let saved = std::mem::replace(&mut self.subst, s);
         let lay = lay.clone();
         let n = lay.size();
-        let (mut fb, args) = FunBuilder::new(n + 1);
-        let ctx = Ctx { seg: args[n], unit: false };
+        // Arguments: the parameters (lifted), the hidden top-level variables (unlifted),
+        // the context.
+        let mut hidden = Vec::new();
+        let mut k = n;
+        for &v in versions {
+            let (g, val) = &self.main_globals[v];
+            let sz = val.lay.size();
+            hidden.push((v, g.clone(), val.lay.clone(), k));
+            k += sz;
+        }
+        let (mut fb, args) = FunBuilder::new(k + 1);
+        let ctx = Ctx { seg: args[k], unit: false };
+        let fun_globals =
+            hidden.into_iter().map(|(v, g, l, at)| (v, g, Val::new(args[at..at + l.size()].to_vec(), l))).collect();
+        let saved_globals = self.fun_globals.replace(fun_globals);
         let mut env = Env::new();
-        self.bind(&def.params, Val::new(args[..n].to_vec(), lay), &mut env)?;
-        let r = self.expr(&mut fb, &mut env, ctx, body);
+        let r = self
+            .bind(&def.params, Val::new(args[..n].to_vec(), lay), &mut env)
+            .and_then(|_| self.expr(&mut fb, &mut env, ctx, body));
         self.subst = saved;
+        self.fun_globals = saved_globals;
         let r = r?;
         let (text, external) = fb.finish_external(vname, &r.s);
         let fi = self.funcs.len();
@@ -626,11 +870,14 @@ impl<'a> Compiler<'a> {
                         let v = self.expr(fb, env, ctx, arg)?;
                         let origin = self.origin;
                         let known = match origin {
-                            Origin::User => self.info.function(&func.name).is_some(),
+                            Origin::User => self.user_function(&func.name).is_some(),
                             Origin::Prelude => self.info.prelude(&func.name).is_some(),
                         };
                         if !known {
                             return Err(err(func.span, format!("function {} is not defined", func.name)));
+                        }
+                        if origin == Origin::User {
+                            self.check_callee(&func.name, &aty, &ty, func.span)?;
                         }
                         let name = self.instance_at(origin, &func.name, &aty, &v.lay);
                         self.call(fb, &name, &v, ctx, &ty, e.span)
@@ -667,11 +914,14 @@ impl<'a> Compiler<'a> {
         match f {
             FunRef::Def(origin, name) => {
                 let known = match origin {
-                    Origin::User => self.info.function(name).is_some(),
+                    Origin::User => self.user_function(name).is_some(),
                     Origin::Prelude => self.info.prelude(name).is_some(),
                 };
                 if !known {
                     return Err(err(span, format!("function {name} is not defined")));
+                }
+                if *origin == Origin::User {
+                    self.check_callee(name, aty, rty, span)?;
                 }
                 let vname = self.instance_at(*origin, name, aty, &arg.lay);
                 self.call(fb, &vname, &arg, ctx, rty, span)
@@ -700,6 +950,18 @@ impl<'a> Compiler<'a> {
     pub(crate) fn call(&mut self, fb: &mut FunBuilder, name: &str, arg: &Val, ctx: Ctx, res: &Type, span: Span) -> R<Val> {
         let lay = self.lay(res, span)?;
         let mut args = arg.s.clone();
+        if let Some(versions) = self.instance_globals.get(name) {
+            for &v in versions {
+                let val = match &self.fun_globals {
+                    Some(fg) => fg.iter().find(|(w, _, _)| *w == v).map(|(_, _, x)| x),
+                    None => self.main_globals.get(v).map(|(_, x)| x),
+                };
+                match val {
+                    Some(x) => args.extend_from_slice(&x.s),
+                    None => return Err(err(span, format!("internal error: {name} needs a top-level variable out of reach"))),
+                }
+            }
+        }
         args.push(ctx.seg);
         let s = fb.op(&format!("CALL {name}"), &args, lay.size());
         Ok(Val::new(s, lay))
@@ -731,25 +993,35 @@ impl<'a> Compiler<'a> {
                 None => Err(err(span, format!("internal error: unbound variable {}", id.name))),
             },
             Res::Global if self.main_globals.iter().any(|(n, _)| *n == id.name) => {
-                let v = match self.main_globals.iter().rev().find(|(n, _)| *n == id.name) {
-                    Some((_, v)) => v.clone(),
-                    None => return Err(err(span, format!("{} is undefined.", id.name))),
+                let v = match &self.fun_globals {
+                    None => self.main_globals.iter().rev().find(|(n, _)| *n == id.name).map(|(_, v)| v.clone()),
+                    Some(fg) => fg.iter().rev().find(|(_, n, _)| *n == id.name).map(|(_, _, v)| v.clone()),
                 };
+                let v = match v {
+                    Some(v) => v,
+                    None => {
+                        return Err(err(
+                            span,
+                            format!("internal error: the top-level variable `{}` does not reach this function", id.name),
+                        ))
+                    }
+                };
+                let (mut want, mut have) = (Vec::new(), Vec::new());
+                self.lay(ty, span)?.slots(&mut want);
+                v.lay.slots(&mut have);
+                if want != have {
+                    return Err(rebound(span, &id.name, ty));
+                }
                 self.replicate(fb, &v, ctx)
             }
             Res::Global => match self.globals.get(&id.name) {
                 Some(g) => {
+                    if !matches!(ty, Type::Fun(..)) && g.ty != *ty {
+                        return Err(rebound(span, &id.name, ty));
+                    }
                     let v = self.global_const(fb, g, span)?;
                     self.replicate(fb, &v, ctx)
                 }
-                None if self.program_globals.contains(&id.name) => Err(err(
-                    span,
-                    format!(
-                        "whole-program compilation cannot yet pass the top-level variable `{}` into a function; \
-                         pass it as an argument (or run the file with `nesl run`)",
-                        id.name
-                    ),
-                )),
                 None => Err(err(span, format!("{} is undefined.", id.name))),
             },
             Res::Function => Ok(Val::new(Vec::new(), Lay::Fun(FunRef::Def(self.origin, id.name.clone())))),

@@ -145,7 +145,8 @@ pub fn compile_expr(session: &Session, expr: &Expr, globals: &Globals, opts: &Co
 /// VCODE text of a whole program: the entry function evaluates the given forms in order
 /// (in the session that checked them) and leaves the values of the expression forms
 /// (`exp;`) on the stack, one after the other; the values of global bindings
-/// (`pattern = exp;`) are kept for the later forms that use them and dropped at the end.
+/// (`pattern = exp;`) and of `it` are kept for the later forms and the functions that use
+/// them (each evaluated once, where it stands) and dropped at the end.
 /// Function and datatype definitions and commands produce no code of their own.
 pub fn compile_program(session: &Session, items: &[crate::ast::TopLevel], opts: &CompileOptions) -> Result<String, Vec<Diagnostic>> {
     use crate::ast::TopLevel;
@@ -162,13 +163,28 @@ pub fn compile_program(session: &Session, items: &[crate::ast::TopLevel], opts: 
         let (e, pat) = match item {
             TopLevel::Expr(e) => (e, None),
             TopLevel::Binding { pat, expr, .. } => (expr, Some(pat)),
+            TopLevel::Function(def) => {
+                // A redefinition starts a new epoch (see `Compiler::user_defs`).
+                let name = &def.name.name;
+                if c.user_defs.iter().any(|(n, _)| n == name) {
+                    c.epoch += 1;
+                    c.epoch_limits.push(0);
+                }
+                c.user_defs.push((name.clone(), def));
+                c.epoch_limits[c.epoch] = c.user_defs.len();
+                continue;
+            }
             _ => continue,
         };
         let ctx = c.unit_ctx(&mut fb);
         let mut env = Env::new();
         let v = c.expr(&mut fb, &mut env, ctx, e).map_err(|d| vec![d])?;
         match pat {
-            None => results.extend(v.s),
+            None => {
+                results.extend(v.s.iter().copied());
+                // `it` names the value of the last expression form, as at the top level.
+                c.main_globals.push(("it".to_string(), v));
+            }
             Some(p) => {
                 let mut env = Env::new();
                 c.bind(p, v, &mut env).map_err(|d| vec![d])?;
@@ -176,9 +192,8 @@ pub fn compile_program(session: &Session, items: &[crate::ast::TopLevel], opts: 
             }
         }
     }
-    // Functions are compiled now, each into its own VCODE function: the bindings'
-    // values live on the entry function's stack, out of their reach.
-    c.program_globals = std::mem::take(&mut c.main_globals).into_iter().map(|(n, _)| n).collect();
+    // Functions are compiled now, each into its own VCODE function; those that read
+    // top-level variables receive them as hidden arguments (see `Compiler::main_globals`).
     c.drain().map_err(|d| vec![d])?;
     let mut text = fb.finish("MAIN1_1", &results);
     for f in &c.funcs {

@@ -14,6 +14,7 @@ pub struct VcodeExecutor<C: Cvl> {
     options: RunOptions,
     transform: Option<Transform>,
     stats: Option<OpStats>,
+    verify: bool,
 }
 
 /// The default executor: the VCODE interpreter on the CPU vector library.
@@ -35,13 +36,21 @@ impl Default for VcodeExecutor<vcode::CpuCvl> {
 impl<C: Cvl> VcodeExecutor<C> {
     /// Runs on `cvl`.
     pub fn with_cvl(cvl: C) -> Self {
-        VcodeExecutor { cvl, options: RunOptions::default(), transform: None, stats: None }
+        VcodeExecutor { cvl, options: RunOptions::default(), transform: None, stats: None, verify: false }
     }
 
     /// Keeps counts of the vector operations (summed over all evaluations) when `on`.
     pub fn with_stats(mut self, on: bool) -> Self {
         self.options.stats = on;
         self.stats = on.then(OpStats::default);
+        self
+    }
+
+    /// When `on`, runs the VCODE verifier (stack effects and operand types) on every
+    /// program as compiled and again after the rewrite, and reports a program it rejects
+    /// as an internal error instead of running it (the regression tests switch it on).
+    pub fn with_verify(mut self, on: bool) -> Self {
+        self.verify = on;
         self
     }
 
@@ -60,6 +69,19 @@ pub fn trap_message(trap: &Trap) -> String {
     }
 }
 
+/// `Ok` when the VCODE verifier accepts `program`; otherwise an internal error naming
+/// `what` and the verifier's first complaint.
+fn verified(program: &vcode::Program, what: &str) -> Result<(), String> {
+    vcode::verify(program).map_err(|errors| {
+        let first = errors.first().map(|e| e.to_string()).unwrap_or_default();
+        let more = match errors.len() {
+            0 | 1 => String::new(),
+            n => format!(" (and {} more)", n - 1),
+        };
+        format!("internal error: the {what} does not verify: {first}{more}")
+    })
+}
+
 impl<C: Cvl> Executor for VcodeExecutor<C> {
     fn execute(&mut self, vcode_text: &str, out: &mut dyn std::io::Write) -> Result<ExecResult, String> {
         self.execute_with_consts(vcode_text, Vec::new(), out)
@@ -76,8 +98,17 @@ impl<C: Cvl> Executor for VcodeExecutor<C> {
             format!("internal error: the compiled VCODE does not parse: {first}")
         })?;
         program.fill_consts(consts).map_err(|e| format!("internal error: {e}"))?;
+        if self.verify {
+            verified(&program, "compiled VCODE")?;
+        }
         let program = match &mut self.transform {
-            Some(f) => f(program)?,
+            Some(f) => {
+                let p = f(program)?;
+                if self.verify {
+                    verified(&p, "optimised program")?;
+                }
+                p
+            }
             None => program,
         };
         // Every evaluation is a fresh VCODE process in the reference: the random

@@ -1,0 +1,275 @@
+//! Whole-program compilation of the NESL corpora (issue 4: "the VCODE that `nesl compile`
+//! writes for the regression corpus passes our own `nesl vcode --check`").
+//!
+//! For every program of `regression/nesl/**` and of the shared conformance corpus (when
+//! present), the forms that check are compiled into one VCODE program as `nesl compile`
+//! does ([`compile_program`]); the result must parse and pass the VCODE verifier, and so
+//! must its optimised versions (levels 1 and 2). A program that does not compile must be
+//! refused with located diagnostics, and only when its expected transcript has an error.
+//! Nothing may panic. Programs without errors, effects or randomness are also run, and the
+//! values the entry function leaves must be the `it = ...` results of the transcript.
+
+use nesl_front::check::{format_type, ItemInfo, Session};
+use nesl_front::diag::LineIndex;
+use nesl_front::flatten::{compile_program, CompileOptions};
+use nesl_front::parser::parse_items;
+use nesl_front::toplevel::format_value;
+use nesl_front::ty::Type;
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+/// The `.nesl` files under `dir`, recursively, sorted.
+fn nesl_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for p in paths {
+        if p.is_dir() {
+            nesl_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "nesl") {
+            out.push(p);
+        }
+    }
+}
+
+/// What happened to one program.
+enum Outcome {
+    /// Compiled and verified (as compiled and at levels 1, 2); `compared` when its
+    /// results were also checked against the transcript.
+    Verified { compared: bool },
+    /// Refused with these rendered diagnostics (its transcript has errors).
+    Refused(String),
+}
+
+/// The results of the transcript's result paragraphs whose left-hand side is `it`, in
+/// order (a result runs from its `lhs = ` line to the next result line).
+fn it_results(expected: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current: Option<String> = None;
+    for line in expected.lines() {
+        let starts_result = !line.starts_with(char::is_whitespace)
+            && line.split_once(" = ").is_some_and(|(lhs, _)| {
+                lhs.chars().all(|c| c.is_ascii_alphanumeric() || "_(), ".contains(c))
+            });
+        if starts_result {
+            if let Some(c) = current.take() {
+                out.push(c);
+            }
+            if line.starts_with("it = ") {
+                current = Some(line.to_string());
+            }
+        } else if let Some(c) = &mut current {
+            c.push('\n');
+            c.push_str(line);
+        }
+    }
+    out.extend(current);
+    out
+}
+
+/// Words whose presence keeps a program from the run-and-compare step: effects (output,
+/// files, streams), randomness and time (a whole program starts the generator once, the
+/// top level at every form), settings the comparison does not model.
+const NOT_COMPARED: &[&str] =
+    &["print", "write", "read", "open_", "/tmp/", "stdin", "stdout", "stderr", "rand", "time", "exit", "set ", "load"];
+
+fn check_program(path: &Path) -> Result<Outcome, String> {
+    let bytes = std::fs::read(path).map_err(|e| format!("cannot read: {e}"))?;
+    let src = String::from_utf8_lossy(&bytes).into_owned();
+    let expected = std::fs::read_to_string(path.with_extension("expected")).ok();
+    let expects_error = expected
+        .as_deref()
+        .is_some_and(|t| t.lines().any(regression::compare::is_error_start));
+    let mut session = Session::new();
+    let mut items = Vec::new();
+    let mut infos = Vec::new();
+    let mut all_checked = true;
+    for item in parse_items(&src) {
+        match item.and_then(|mut form| session.check_item(&mut form).map(|info| (form, info))) {
+            Ok((form, info)) => {
+                items.push(form);
+                infos.push(info);
+            }
+            Err(_) => all_checked = false,
+        }
+    }
+    let file = path.display().to_string();
+    let code = match compile_program(&session, &items, &CompileOptions::default()) {
+        Ok(code) => code,
+        Err(diags) => {
+            if diags.is_empty() {
+                return Err("compilation failed without a diagnostic".into());
+            }
+            let index = LineIndex::new(&src);
+            let text: Vec<String> = diags
+                .iter()
+                .map(|d| {
+                    let (l, c) = index.line_col(d.span.start as usize);
+                    format!("{file}:{l}:{c}: {}", d.message)
+                })
+                .collect();
+            if !expects_error {
+                return Err(format!("a program whose transcript has no error does not compile:\n  {}", text.join("\n  ")));
+            }
+            return Ok(Outcome::Refused(text.join("; ")));
+        }
+    };
+    let program = vcode::parse(&code).map_err(|errs| format!("the compiled VCODE does not parse: {}", errs[0]))?;
+    let complaints = |errs: Vec<vcode::VerifyError>| {
+        errs.iter().take(5).map(|e| format!("\n  {e}")).collect::<String>()
+    };
+    vcode::verify(&program).map_err(|errs| format!("the compiled VCODE does not verify:{}", complaints(errs)))?;
+    for level in [1, 2] {
+        let opts = fcode_opt::OptOptions { verify: true, ..Default::default() };
+        let optimised = fcode_opt::optimize(&program, level, &opts)
+            .map_err(|e| format!("the optimiser (level {level}) rejects the compiled VCODE: {e}"))?;
+        vcode::verify(&optimised)
+            .map_err(|errs| format!("the program optimised at level {level} does not verify:{}", complaints(errs)))?;
+    }
+    // Run and compare with the transcript.
+    let Some(expected) = expected else { return Ok(Outcome::Verified { compared: false }) };
+    let lower = src.to_lowercase();
+    if !all_checked || expects_error || NOT_COMPARED.iter().any(|w| lower.contains(w)) {
+        return Ok(Outcome::Verified { compared: false });
+    }
+    let mut cvl = vcode::CpuCvl::new();
+    let mut out = Vec::new();
+    let report = vcode::run(&program, &mut cvl, &mut out, &vcode::RunOptions::default())
+        .map_err(|t| format!("the compiled program traps: {}", t.kind))?;
+    let values = match report.outcome {
+        vcode::RunOutcome::Finished(v) => v,
+        vcode::RunOutcome::Exited(s) => return Err(format!("the compiled program exits ({s})")),
+    };
+    let fields = |name: &str, args: &[Type]| {
+        let d = session.datatypes.get(name)?;
+        let map: HashMap<u32, Type> = d.params.iter().map(|v| v.id).zip(args.iter().cloned()).collect();
+        Some(nesl_front::check::unify::substitute(&d.fields, &map))
+    };
+    let mut actual = Vec::new();
+    let mut pos = 0;
+    for info in &infos {
+        let ItemInfo::Expr { ty } = info else { continue };
+        let n = nesl_front::toplevel::value::slot_count(ty, &fields)
+            .ok_or_else(|| format!("cannot lay out {}", format_type(ty)))?;
+        let slots = values.get(pos..pos + n).ok_or("the program leaves too few values")?;
+        pos += n;
+        let text = format_value(ty, slots, &fields, Some(100)).map_err(|e| format!("a result does not print: {e}"))?;
+        actual.push(format!("it = {text} : {}", format_type(ty)));
+    }
+    if pos != values.len() {
+        return Err(format!("the program leaves {} values where its results take {pos}", values.len()));
+    }
+    regression::compare(&it_results(&expected).join("\n"), &actual.join("\n"))
+        .map_err(|d| format!("the compiled program's results differ from the transcript: {d}"))?;
+    Ok(Outcome::Verified { compared: true })
+}
+
+#[test]
+fn corpus_compiles_to_verified_vcode() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    nesl_files(&root.join("regression/nesl"), &mut files);
+    let own = files.len();
+    if let Some(dir) = regression::conformance_dir(root) {
+        nesl_files(&dir, &mut files);
+    }
+    let (mut verified, mut compared, mut refused) = (0, 0, Vec::new());
+    let mut failures = Vec::new();
+    for path in &files {
+        match std::panic::catch_unwind(|| check_program(path)) {
+            Ok(Ok(Outcome::Verified { compared: c })) => {
+                verified += 1;
+                compared += usize::from(c);
+            }
+            Ok(Ok(Outcome::Refused(why))) => refused.push(format!("{}: {why}", path.display())),
+            Ok(Err(e)) => failures.push(format!("{}: {e}", path.display())),
+            Err(_) => failures.push(format!("{}: the compiler panicked", path.display())),
+        }
+    }
+    println!(
+        "{} programs ({own} of regression/nesl): {verified} compiled and verified (as compiled, at O1 and O2), \
+         {compared} of them run with results equal to the transcript; {} refused with a diagnostic:",
+        files.len(),
+        refused.len()
+    );
+    for r in &refused {
+        println!("  {r}");
+    }
+    assert!(own >= 150, "the regression corpus has only {own} programs");
+    assert!(failures.is_empty(), "{} programs fail:\n{}", failures.len(), failures.join("\n"));
+}
+
+#[test]
+fn it_results_reads_result_paragraphs() {
+    let t = "f = fn : int -> int\nit = [1,\n  2] : [int]\nx = 3 : int\nit = 4 : int\n";
+    assert_eq!(it_results(t), vec!["it = [1,\n  2] : [int]".to_string(), "it = 4 : int".to_string()]);
+}
+
+/// Compiles a whole program as `nesl compile` does and runs it on the CPU; returns the
+/// printed results of its expression forms.
+fn run_whole_program(src: &str) -> Vec<String> {
+    let mut session = Session::new();
+    let mut items = Vec::new();
+    let mut types = Vec::new();
+    for item in parse_items(src) {
+        let mut form = item.expect("the program parses");
+        if let ItemInfo::Expr { ty } = session.check_item(&mut form).expect("the program checks") {
+            types.push(ty);
+        }
+        items.push(form);
+    }
+    let code = compile_program(&session, &items, &CompileOptions::default()).expect("the program compiles");
+    let program = vcode::parse(&code).expect("the VCODE parses");
+    vcode::verify(&program).expect("the VCODE verifies");
+    let mut out = Vec::new();
+    let report = vcode::run(&program, &mut vcode::CpuCvl::new(), &mut out, &vcode::RunOptions::default()).expect("runs");
+    let vcode::RunOutcome::Finished(values) = report.outcome else { panic!("the program exited") };
+    let no_data = |_: &str, _: &[Type]| None;
+    let mut pos = 0;
+    types
+        .iter()
+        .map(|ty| {
+            let n = nesl_front::toplevel::value::slot_count(ty, &no_data).expect("a layout");
+            let text = format_value(ty, &values[pos..pos + n], &no_data, None).expect("prints");
+            pos += n;
+            text
+        })
+        .collect()
+}
+
+#[test]
+fn a_binding_read_by_functions_is_evaluated_once() {
+    // Were `r` evaluated again where a function reads it, the differences would not be 0.
+    let src = "r = rand(1000000000);\nfunction addr(x) = x + r;\nfunction twice(x) = addr(addr(x));\n\
+               addr(0) - r;\n{twice(i) - 2 * r : i in [1:4]};\nit;\n";
+    assert_eq!(run_whole_program(src), ["0", "[1, 2, 3]", "[1, 2, 3]"]);
+}
+
+#[test]
+fn a_function_sees_the_binding_current_at_each_call() {
+    let src = "k = 2;\nfunction fk(x) = x * k;\nfunction g(xs) = {fk(x) : x in xs};\ng([1, 2]);\nk = 5;\n\
+               g([1, 2]);\nk = [7, 8];\nfunction h(i) = k[i] + fk(1);\n{h(i) : i in [1, 0]};\n";
+    // `fk` was checked with `k : int`; the last call of `h` reaches `fk` with `k` a sequence.
+    let mut session = Session::new();
+    let mut items = Vec::new();
+    for item in parse_items(src) {
+        let mut form = item.expect("parses");
+        session.check_item(&mut form).expect("checks");
+        items.push(form);
+    }
+    let diags = compile_program(&session, &items, &CompileOptions::default()).expect_err("a rebound type is refused");
+    assert!(diags[0].message.contains("`k` has been bound again"), "{}", diags[0].message);
+    let src = src.replace("+ fk(1)", "");
+    assert_eq!(run_whole_program(&src), ["[2, 4]", "[5, 10]", "[8, 7]"]);
+}
+
+#[test]
+fn the_executor_verifies_when_asked() {
+    use nesl_front::toplevel::{CpuExecutor, Executor};
+    let bad = "FUNC MAIN1_1\nCONST INT 1\nCONST FLOAT 2.0\n+ INT\nRET\n";
+    let mut out = Vec::new();
+    let e = CpuExecutor::new().with_verify(true).execute(bad, &mut out).expect_err("refused");
+    assert!(e.contains("does not verify"), "{e}");
+    let good = "FUNC MAIN1_1\nCONST INT 1\nCONST INT 2\n+ INT\nRET\n";
+    assert!(CpuExecutor::new().with_verify(true).execute(good, &mut out).is_ok());
+}
