@@ -23,6 +23,8 @@ pub fn backend(b: Backend) -> regression::Backend {
 /// device's counters (`kernel launches`, `host round trips`, bytes moved).
 pub fn print_stats(executor: &dyn Executor) {
     let _ = std::io::stdout().flush();
+    // The transcript's last line has no newline (as the reference prints it).
+    eprintln!();
     match executor.stats() {
         Some(stats) => print_op_rows(&stats.rows),
         None => eprintln!("this backend keeps no operation counts"),
