@@ -166,6 +166,20 @@ fn seg_at<C: Cvl>(s: &[Value<C>], i: usize) -> Result<&C::Segdes, Trap> {
     }
 }
 
+fn vec_at_ref<'a, C: Cvl>(s: &[&'a Value<C>], i: usize) -> Result<&'a C::Vector, Trap> {
+    match s.get(i) {
+        Some(Value::Vec(v)) => Ok(v),
+        _ => Err(Trap::ty(format!("operand {} is not a data vector", i + 2))),
+    }
+}
+
+fn seg_at_ref<'a, C: Cvl>(s: &[&'a Value<C>], i: usize) -> Result<&'a C::Segdes, Trap> {
+    match s.get(i) {
+        Some(Value::Seg(v)) => Ok(v),
+        _ => Err(Trap::ty("an operand is not a segment descriptor")),
+    }
+}
+
 pub(crate) fn to_host_value<C: Cvl>(cvl: &mut C, v: &Value<C>) -> Result<HostValue, Trap> {
     Ok(match v {
         Value::Vec(x) => match cvl.to_host(x)? {
@@ -293,49 +307,40 @@ impl<C: Cvl> Machine<'_, C> {
         })
     }
 
-    fn pop_vector(&mut self) -> Result<C::Vector, Trap> {
-        match self.stack.pop() {
-            Some(Value::Vec(v)) => Ok(v),
-            _ => Err(Trap::ty("an operand is not a data vector")),
+    /// Runs the instructions whose result may go into an operand's storage
+    /// (element-wise operations, `REPLACE`, `DPERMUTE`; see [`Cvl::binary_reusing`]):
+    /// when the stack slot holds the only handle to that operand, the library writes over
+    /// it, and the operands are popped after. `None` for every other instruction. The
+    /// operands were checked by `check_inputs`; on a trap the stack is unchanged.
+    fn step_reusing(&mut self, e: Exec, base: usize) -> Result<Option<C::Vector>, Trap> {
+        fn vecs<C: Cvl>(s: &mut [Value<C>]) -> Option<(&mut C::Vector, Vec<&Value<C>>)> {
+            let (first, rest) = s.split_first_mut()?;
+            match first {
+                Value::Vec(v) => Some((v, rest.iter().collect())),
+                _ => None,
+            }
         }
-    }
-
-    fn pop_segdes(&mut self) -> Result<C::Segdes, Trap> {
-        match self.stack.pop() {
-            Some(Value::Seg(s)) => Ok(s),
-            _ => Err(Trap::ty("an operand is not a segment descriptor")),
-        }
-    }
-
-    /// Runs the instructions whose result may overwrite an operand (element-wise
-    /// operations, `REPLACE`, `DPERMUTE`): their operands, already checked, come off the
-    /// stack first and go to the library by value, so a vector whose last handle was on
-    /// the stack is updated in place. `None` for every other instruction.
-    fn step_by_value(&mut self, e: Exec) -> Result<Option<C::Vector>, Trap> {
+        let cvl = &mut *self.cvl;
+        let ops = &mut self.stack[base..];
         Ok(Some(match e {
             Exec::Binary(op) => {
-                let b = self.pop_vector()?;
-                let a = self.pop_vector()?;
-                self.cvl.binary_owned(op, a, b)?
+                let Some((a, rest)) = vecs(ops) else { return Ok(None) };
+                cvl.binary_reusing(op, a, vec_at_ref(&rest, 0)?)?
             }
             Exec::Unary(op) => {
-                let a = self.pop_vector()?;
-                self.cvl.unary_owned(op, a)?
+                let Some((a, _)) = vecs(ops) else { return Ok(None) };
+                cvl.unary_reusing(op, a)?
             }
             Exec::Replace => {
-                let s = self.pop_segdes()?;
-                let x = self.pop_vector()?;
-                let i = self.pop_vector()?;
-                let v = self.pop_vector()?;
-                self.cvl.replace_owned(v, &i, &x, &s)?
+                let Some((v, rest)) = vecs(ops) else { return Ok(None) };
+                cvl.replace_reusing(v, vec_at_ref(&rest, 0)?, vec_at_ref(&rest, 1)?, seg_at_ref(&rest, 2)?)?
             }
             Exec::DPermute => {
-                let sd = self.pop_segdes()?;
-                let ss = self.pop_segdes()?;
-                let dv = self.pop_vector()?;
-                let i = self.pop_vector()?;
-                let v = self.pop_vector()?;
-                self.cvl.dpermute_owned(&v, &i, dv, &ss, &sd)?
+                // v i d Ss Sd: the defaults `d` are the reusable operand.
+                let (head, tail) = ops.split_at_mut(2);
+                let Some((d, rest)) = vecs(tail) else { return Ok(None) };
+                let (v, i) = (vec_at(head, 0)?, vec_at(head, 1)?);
+                cvl.dpermute_reusing(v, i, d, seg_at_ref(&rest, 0)?, seg_at_ref(&rest, 1)?)?
             }
             _ => return Ok(None),
         }))
@@ -470,8 +475,8 @@ impl<C: Cvl> Machine<'_, C> {
         }
         // Fixed-effect instructions.
         let base = self.check_inputs(d.ins, ty)?;
-        if let Some(r) = self.step_by_value(d.exec)? {
-            self.stack.push(Value::Vec(r));
+        if let Some(r) = self.step_reusing(d.exec, base)? {
+            self.finish(base, vec![Value::Vec(r)]);
             return Ok(Flow::Next);
         }
         let s = &self.stack[base..];

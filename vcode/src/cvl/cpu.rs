@@ -821,15 +821,6 @@ fn replace_t<T: Elem>(out: &mut [T], i: &[i64], x: &[T], s: &Seg) -> Result<(), 
     Ok(())
 }
 
-/// The elements of `v` to overwrite: its own buffer when this is its only handle (the
-/// paper's in-place update), otherwise a copy.
-fn owned(v: CpuVector) -> Result<Data, Trap> {
-    match Rc::try_unwrap(v.0) {
-        Ok(mut buf) => Ok(std::mem::replace(&mut buf.0, Data::Int(Vec::new()))),
-        Err(rc) => copy_data(&rc),
-    }
-}
-
 /// A copy of a vector's elements.
 fn copy_data(d: &Data) -> Result<Data, Trap> {
     Ok(match d {
@@ -859,16 +850,24 @@ macro_rules! each_mut {
 }
 
 impl CpuCvl {
-    /// `REPLACE` into `out`, the elements of the replaced vector (owned).
-    fn replace_into(&self, mut out: Data, i: &CpuVector, x: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
-        let iv = ints(i, "REPLACE indices")?;
-        check_len("REPLACE data", out.len(), s.0.total)?;
-        check_len("REPLACE indices (one per segment)", iv.len(), s.0.m())?;
-        check_len("REPLACE values (one per segment)", x.0.len(), s.0.m())?;
-        each_mut!(&mut out, x.data(), |o, y| replace_t(o, iv, y, &s.0))?;
-        Ok(vecd(out))
+    /// `REPLACE` into `out`, the elements of the replaced vector (owned). On error `out`
+    /// comes back as it was when every index is in range (callers that reuse a vector's
+    /// storage check the indices first).
+    fn replace_into(&self, mut out: Data, i: &CpuVector, x: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, (Trap, Data)> {
+        let r = (|| {
+            let iv = ints(i, "REPLACE indices")?;
+            check_len("REPLACE data", out.len(), s.0.total)?;
+            check_len("REPLACE indices (one per segment)", iv.len(), s.0.m())?;
+            check_len("REPLACE values (one per segment)", x.0.len(), s.0.m())?;
+            each_mut!(&mut out, x.data(), |o, y| replace_t(o, iv, y, &s.0))
+        })();
+        match r {
+            Ok(()) => Ok(vecd(out)),
+            Err(t) => Err((t, out)),
+        }
     }
-    /// `DPERMUTE` into `out`, the elements of the defaults (owned).
+    /// `DPERMUTE` into `out`, the elements of the defaults (owned); on error as
+    /// [`CpuCvl::replace_into`].
     fn dpermute_into(
         &self,
         v: &CpuVector,
@@ -876,14 +875,19 @@ impl CpuCvl {
         mut out: Data,
         ss: &CpuSegdes,
         sd: &CpuSegdes,
-    ) -> Result<CpuVector, Trap> {
-        let iv = ints(i, "DPERMUTE indices")?;
-        check_len("DPERMUTE data", v.0.len(), ss.0.total)?;
-        check_len("DPERMUTE indices", iv.len(), ss.0.total)?;
-        check_len("DPERMUTE defaults", out.len(), sd.0.total)?;
-        same_m(&ss.0, &sd.0)?;
-        each_mut!(&mut out, v.data(), |o, x| scatter_t(o, x, iv, None, &ss.0, &sd.0))?;
-        Ok(vecd(out))
+    ) -> Result<CpuVector, (Trap, Data)> {
+        let r = (|| {
+            let iv = ints(i, "DPERMUTE indices")?;
+            check_len("DPERMUTE data", v.0.len(), ss.0.total)?;
+            check_len("DPERMUTE indices", iv.len(), ss.0.total)?;
+            check_len("DPERMUTE defaults", out.len(), sd.0.total)?;
+            same_m(&ss.0, &sd.0)?;
+            each_mut!(&mut out, v.data(), |o, x| scatter_t(o, x, iv, None, &ss.0, &sd.0))
+        })();
+        match r {
+            Ok(()) => Ok(vecd(out)),
+            Err(t) => Err((t, out)),
+        }
     }
 }
 
@@ -1196,7 +1200,7 @@ impl Cvl for CpuCvl {
         ss: &CpuSegdes,
         sd: &CpuSegdes,
     ) -> Result<CpuVector, Trap> {
-        self.dpermute_into(v, i, copy_data(d.data())?, ss, sd)
+        self.dpermute_into(v, i, copy_data(d.data())?, ss, sd).map_err(|(t, _)| t)
     }
     fn fpermute(
         &mut self,
@@ -1298,47 +1302,67 @@ impl Cvl for CpuCvl {
         x: &CpuVector,
         s: &CpuSegdes,
     ) -> Result<CpuVector, Trap> {
-        self.replace_into(copy_data(v.data())?, i, x, s)
+        self.replace_into(copy_data(v.data())?, i, x, s).map_err(|(t, _)| t)
     }
 
-    fn binary_owned(&mut self, op: BinOp, a: CpuVector, b: CpuVector) -> Result<CpuVector, Trap> {
-        let a = match Rc::try_unwrap(a.0) {
-            Ok(mut buf) => {
-                let mut d = std::mem::replace(&mut buf.0, Data::Int(Vec::new()));
-                if binary_in_place(op, &mut d, b.data().slice())? {
-                    return Ok(vecd(d));
-                }
-                vecd(d)
+    fn binary_reusing(&mut self, op: BinOp, a: &mut CpuVector, b: &CpuVector) -> Result<CpuVector, Trap> {
+        if let Some(buf) = Rc::get_mut(&mut a.0) {
+            if binary_in_place(op, &mut buf.0, b.data().slice())? {
+                return Ok(a.clone());
             }
-            Err(rc) => CpuVector(rc),
-        };
-        self.binary(op, &a, &b)
+        }
+        self.binary(op, a, b)
     }
-    fn unary_owned(&mut self, op: UnOp, a: CpuVector) -> Result<CpuVector, Trap> {
-        let a = match Rc::try_unwrap(a.0) {
-            Ok(mut buf) => {
-                let mut d = std::mem::replace(&mut buf.0, Data::Int(Vec::new()));
-                if unary_in_place(op, &mut d) {
-                    return Ok(vecd(d));
-                }
-                vecd(d)
+    fn unary_reusing(&mut self, op: UnOp, a: &mut CpuVector) -> Result<CpuVector, Trap> {
+        if let Some(buf) = Rc::get_mut(&mut a.0) {
+            if unary_in_place(op, &mut buf.0) {
+                return Ok(a.clone());
             }
-            Err(rc) => CpuVector(rc),
-        };
-        self.unary(op, &a)
+        }
+        self.unary(op, a)
     }
-    fn replace_owned(&mut self, v: CpuVector, i: &CpuVector, x: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
-        self.replace_into(owned(v)?, i, x, s)
+    fn replace_reusing(&mut self, v: &mut CpuVector, i: &CpuVector, x: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
+        let iv = ints(i, "REPLACE indices")?;
+        if iv.len() == s.0.m() && s.0.ranges().zip(iv).all(|((_, len), &k)| idx(k, len).is_ok()) {
+            if let Some(buf) = Rc::get_mut(&mut v.0) {
+                let out = std::mem::replace(&mut buf.0, Data::Int(Vec::new()));
+                // Every check that can fail is made before the first write.
+                return match self.replace_into(out, i, x, s) {
+                    Ok(r) => Ok(r),
+                    Err((t, out)) => {
+                        buf.0 = out;
+                        Err(t)
+                    }
+                };
+            }
+        }
+        self.replace(v, i, x, s)
     }
-    fn dpermute_owned(
+    fn dpermute_reusing(
         &mut self,
         v: &CpuVector,
         i: &CpuVector,
-        d: CpuVector,
+        d: &mut CpuVector,
         ss: &CpuSegdes,
         sd: &CpuSegdes,
     ) -> Result<CpuVector, Trap> {
-        self.dpermute_into(v, i, owned(d)?, ss, sd)
+        let iv = ints(i, "DPERMUTE indices")?;
+        let in_range = iv.len() == ss.0.total
+            && ss.0.m() == sd.0.m()
+            && ss.0.ranges().zip(sd.0.ranges()).all(|((st, len), (_, dlen))| iv[st..st + len].iter().all(|&k| idx(k, dlen).is_ok()));
+        if in_range {
+            if let Some(buf) = Rc::get_mut(&mut d.0) {
+                let out = std::mem::replace(&mut buf.0, Data::Int(Vec::new()));
+                return match self.dpermute_into(v, i, out, ss, sd) {
+                    Ok(r) => Ok(r),
+                    Err((t, out)) => {
+                        buf.0 = out;
+                        Err(t)
+                    }
+                };
+            }
+        }
+        self.dpermute(v, i, d, ss, sd)
     }
 
     fn pack(
@@ -1486,48 +1510,61 @@ mod tests {
     }
 
     #[test]
-    fn by_value_operations_reuse_only_unique_vectors() {
+    fn reusing_operations_write_over_unique_vectors_only() {
         let mut c = CpuCvl::new();
-        let a = iv(&mut c, &[1, 2, 3]);
+        let mut a = iv(&mut c, &[1, 2, 3]);
         let b = iv(&mut c, &[10, 20, 30]);
         // Unique: the sum is written over `a`.
         let at = ptr(&a);
-        let r = c.binary_owned(BinOp::Add, a, b.clone()).expect("add");
+        let mut r = c.binary_reusing(BinOp::Add, &mut a, &b).expect("add");
+        drop(a);
         assert_eq!(ptr(&r), at);
         assert_eq!(host(&mut c, &r), HostVector::Int(vec![11, 22, 33]));
         // Shared: the other handle keeps its elements.
         let keep = r.clone();
-        let r2 = c.binary_owned(BinOp::Mul, r, b.clone()).expect("mul");
+        let mut r2 = c.binary_reusing(BinOp::Mul, &mut r, &b).expect("mul");
         assert_eq!(host(&mut c, &keep), HostVector::Int(vec![11, 22, 33]));
         assert_eq!(host(&mut c, &r2), HostVector::Int(vec![110, 440, 990]));
-        // A comparison cannot overwrite INT operands; integer division by zero traps.
-        let lt = c.binary_owned(BinOp::Lt, r2, b.clone()).expect("lt");
+        // A comparison cannot overwrite INT operands; a failing operation leaves its
+        // operand as it was.
+        let lt = c.binary_reusing(BinOp::Lt, &mut r2, &b).expect("lt");
         assert_eq!(host(&mut c, &lt), HostVector::Bool(vec![false, false, false]));
         let z = iv(&mut c, &[1, 0, 1]);
-        assert!(c.binary_owned(BinOp::Div, keep, z).is_err());
-        let n = c.unary_owned(UnOp::Not, b).expect("not");
+        assert!(c.binary_reusing(BinOp::Div, &mut r2, &z).is_err());
+        assert_eq!(host(&mut c, &r2), HostVector::Int(vec![110, 440, 990]));
+        let mut b2 = b.clone();
+        drop(b);
+        let n = c.unary_reusing(UnOp::Not, &mut b2).expect("not");
         assert_eq!(host(&mut c, &n), HostVector::Int(vec![-11, -21, -31]));
-        let f = c.from_host(HostVector::Float(vec![4.0, 9.0])).expect("host");
+        let mut f = c.from_host(HostVector::Float(vec![4.0, 9.0])).expect("host");
         let ft = ptr(&f);
-        let q = c.unary_owned(UnOp::Sqrt, f).expect("sqrt");
+        let q = c.unary_reusing(UnOp::Sqrt, &mut f).expect("sqrt");
         assert_eq!((ptr(&q), host(&mut c, &q)), (ft, HostVector::Float(vec![2.0, 3.0])));
-        // REPLACE and DPERMUTE update a unique vector in place, a shared one by copy.
+        // REPLACE and DPERMUTE update a unique vector in place, a shared one by copy; a
+        // bad index leaves the vector as it was.
         let s = c.segdes_from_host(&[2, 1]).expect("seg");
-        let v = iv(&mut c, &[1, 2, 3]);
+        let mut v = iv(&mut c, &[1, 2, 3]);
         let (i, x) = (iv(&mut c, &[1, 0]), iv(&mut c, &[7, 8]));
+        let bad = iv(&mut c, &[1, 1]);
+        assert!(c.replace_reusing(&mut v, &bad, &x, &s).is_err());
+        assert_eq!(host(&mut c, &v), HostVector::Int(vec![1, 2, 3]));
         let vt = ptr(&v);
-        let r = c.replace_owned(v, &i, &x, &s).expect("replace");
+        let r = c.replace_reusing(&mut v, &i, &x, &s).expect("replace");
         assert_eq!((ptr(&r), host(&mut c, &r)), (vt, HostVector::Int(vec![1, 7, 8])));
-        let shared = r.clone();
+        drop(v);
+        let mut shared = r.clone();
         let x2 = iv(&mut c, &[5, 6]);
-        let r = c.replace_owned(r, &i, &x2, &s).expect("replace");
-        assert_eq!(host(&mut c, &shared), HostVector::Int(vec![1, 7, 8]));
-        assert_eq!(host(&mut c, &r), HostVector::Int(vec![1, 5, 6]));
-        let d = iv(&mut c, &[0, 0, 0]);
+        let r3 = c.replace_reusing(&mut shared, &i, &x2, &s).expect("replace");
+        assert_eq!(host(&mut c, &r), HostVector::Int(vec![1, 7, 8]));
+        assert_eq!(host(&mut c, &r3), HostVector::Int(vec![1, 5, 6]));
+        let mut d = iv(&mut c, &[0, 0, 0]);
         let dt = ptr(&d);
         let one = c.segdes_from_host(&[3]).expect("seg");
         let (src, to, two) = (iv(&mut c, &[4, 5]), iv(&mut c, &[2, 0]), c.segdes_from_host(&[2]).expect("seg"));
-        let p = c.dpermute_owned(&src, &to, d, &two, &one).expect("dpermute");
+        let far = iv(&mut c, &[3, 0]);
+        assert!(c.dpermute_reusing(&src, &far, &mut d, &two, &one).is_err());
+        assert_eq!(host(&mut c, &d), HostVector::Int(vec![0, 0, 0]));
+        let p = c.dpermute_reusing(&src, &to, &mut d, &two, &one).expect("dpermute");
         assert_eq!((ptr(&p), host(&mut c, &p)), (dt, HostVector::Int(vec![5, 0, 4])));
     }
 

@@ -261,40 +261,42 @@ pub trait Cvl {
     fn rank(&mut self, up: bool, v: &Self::Vector, s: &Self::Segdes)
         -> Result<Self::Vector, Trap>;
 
-    // ----- by-value variants: a result may overwrite a uniquely held operand -----
+    // ----- results in an operand's storage (the paper's in-place optimisation) -----
+    //
+    // Each of these may write its result over the operand passed as `&mut` when that
+    // handle is the only one to its vector, and then return a handle to it (the caller
+    // drops the operand right after). They check everything before writing: on error the
+    // operand is unchanged. The defaults never reuse.
 
-    /// [`Cvl::binary`] with the operands by value: when `a` is the only handle to its
-    /// vector and the result has its type, a backend may write the result over it (the
-    /// paper's in-place optimisation). The default borrows them.
-    fn binary_owned(&mut self, op: BinOp, a: Self::Vector, b: Self::Vector) -> Result<Self::Vector, Trap> {
-        self.binary(op, &a, &b)
+    /// [`Cvl::binary`], possibly writing the result over `a`.
+    fn binary_reusing(&mut self, op: BinOp, a: &mut Self::Vector, b: &Self::Vector) -> Result<Self::Vector, Trap> {
+        self.binary(op, a, b)
     }
-    /// [`Cvl::unary`] with the operand by value (see [`Cvl::binary_owned`]).
-    fn unary_owned(&mut self, op: UnOp, a: Self::Vector) -> Result<Self::Vector, Trap> {
-        self.unary(op, &a)
+    /// [`Cvl::unary`], possibly writing the result over `a`.
+    fn unary_reusing(&mut self, op: UnOp, a: &mut Self::Vector) -> Result<Self::Vector, Trap> {
+        self.unary(op, a)
     }
-    /// [`Cvl::replace`] with the vector by value: a uniquely held `v` may be updated in
-    /// place, so that `REPLACE` costs one element per segment rather than a copy of `v`.
-    fn replace_owned(
+    /// [`Cvl::replace`], possibly updating `v` in place, so that `REPLACE` costs one
+    /// element per segment rather than a copy of `v`.
+    fn replace_reusing(
         &mut self,
-        v: Self::Vector,
+        v: &mut Self::Vector,
         i: &Self::Vector,
         x: &Self::Vector,
         s: &Self::Segdes,
     ) -> Result<Self::Vector, Trap> {
-        self.replace(&v, i, x, s)
+        self.replace(v, i, x, s)
     }
-    /// [`Cvl::dpermute`] with the defaults by value: uniquely held defaults may be
-    /// scattered into in place.
-    fn dpermute_owned(
+    /// [`Cvl::dpermute`], possibly scattering into the defaults `d` in place.
+    fn dpermute_reusing(
         &mut self,
         v: &Self::Vector,
         i: &Self::Vector,
-        d: Self::Vector,
+        d: &mut Self::Vector,
         ss: &Self::Segdes,
         sd: &Self::Segdes,
     ) -> Result<Self::Vector, Trap> {
-        self.dpermute(v, i, &d, ss, sd)
+        self.dpermute(v, i, d, ss, sd)
     }
 
     // ----- superoperators (FCODE) -----
