@@ -12,11 +12,17 @@
 //!   that variable at a scalar type and at a structured one (a sequence or a tuple):
 //!   flat and nested data;
 //! - a built-in that may run in parallel is used inside an apply-to-each or a function
-//!   body (where it runs lifted, once per instance) and at the top level.
+//!   body (where it runs lifted, once per instance) and at the top level;
+//! - a built-in that takes a sequence is given an empty one, and one that takes a
+//!   sequence of sequences (or of any type) one with an empty element. Emptiness is
+//!   known statically, from literals (`[] t`, `""`, `[a:a]`) and the variables bound to
+//!   them, so this check is an approximation: it counts what the programs say, not what
+//!   every run computes.
+//!
 //! A built-in missing one of these is a failure unless it is in one of the commented
 //! exclusion lists below.
 
-use nesl_front::ast::{Expr, ExprKind, Res, TopLevel};
+use nesl_front::ast::{Expr, ExprKind, PatternKind, Res, TopLevel};
 use nesl_front::check::builtins::{builtin_scheme, is_serial_only_builtin, TABLE};
 use nesl_front::check::Session;
 use nesl_front::parser::parse_items;
@@ -36,6 +42,21 @@ const NO_TYPE_COVERAGE: &[(&str, &str)] = &[];
 /// Built-ins exempt from the *parallel and serial* check, with the reason. Empty: even the
 /// constants are used in both places.
 const NO_CONTEXT_COVERAGE: &[(&str, &str)] = &[];
+
+/// Built-ins exempt from the *empty sequence* and *empty element* checks, with the reason.
+const NO_EMPTY_COVERAGE: &[(&str, &str)] = &[
+    ("max_index", "unspecified on an empty sequence (a sentinel in the reference), as max_val"),
+    ("print_debug", "the sequence is a label; what it prints is not NESL's value syntax"),
+    ("open_in_file", "the sequence is a file name"),
+    ("open_out_file", "the sequence is a file name"),
+    ("open_append_file", "the sequence is a file name"),
+    ("append_string_to_file", "the sequences are a text and a file name (io/ covers empty texts)"),
+    ("read_string_from_file", "the sequence is a file name"),
+    ("read_int_seq_from_file", "the sequence is a file name"),
+    ("read_float_seq_from_file", "the sequence is a file name"),
+    ("get_environment_variable", "refused by this implementation (library/06)"),
+    ("spawn", "refused by this implementation (library/06)"),
+];
 
 /// The `.nesl` files under `dir`, recursively, sorted.
 fn nesl_files(dir: &Path, out: &mut Vec<PathBuf>) {
@@ -62,6 +83,8 @@ struct Uses {
     parallel: bool,
     /// Used at the top level (outside apply-to-each and functions).
     serial: bool,
+    /// The [`Shape`]s of its arguments, or-ed.
+    shapes: Shape,
 }
 
 /// Matches a scheme type against a checked type, recording ground bindings of the
@@ -127,8 +150,41 @@ fn record(uses: &mut BTreeMap<String, Uses>, file: &str, name: &str, ty: Option<
     }
 }
 
+/// What is statically known of a value's emptiness, as bits: [`EMPTY`] (it may be an
+/// empty sequence), [`EMPTY_INNER`] (an element may be empty), [`EMPTY_INNER2`] (an
+/// element's element may be empty).
+type Shape = u8;
+const EMPTY: Shape = 1;
+const EMPTY_INNER: Shape = 2;
+const EMPTY_INNER2: Shape = 4;
+
+/// Names in scope with their [`Shape`], innermost last.
+type ShapeEnv = Vec<(String, Shape)>;
+
+/// The [`Shape`] of an expression, from the literals it is made of: `[] t`, `""`, an empty
+/// range with literal bounds, sequence literals of those, and variables bound to them
+/// (by `let`, a top-level binding, or an apply-to-each over such a literal).
+fn shape(e: &Expr, env: &ShapeEnv) -> Shape {
+    match &e.kind {
+        ExprKind::EmptySeq(_) => EMPTY,
+        ExprKind::Str(b) if b.is_empty() => EMPTY,
+        ExprKind::Range { start, end, .. } => match (&start.kind, &end.kind) {
+            (ExprKind::Int(a), ExprKind::Int(b)) if a >= b => EMPTY,
+            _ => 0,
+        },
+        ExprKind::Seq(es) => es.iter().fold(0, |acc, x| {
+            let s = shape(x, env);
+            acc | if s & EMPTY != 0 { EMPTY_INNER } else { 0 } | if s & EMPTY_INNER != 0 { EMPTY_INNER2 } else { 0 }
+        }),
+        ExprKind::Var(id) => env.iter().rev().find(|(n, _)| *n == id.name).map_or(0, |(_, s)| *s),
+        ExprKind::Pair(a, b) => shape(a, env) | shape(b, env),
+        ExprKind::If(_, a, b) => shape(a, env) | shape(b, env),
+        _ => 0,
+    }
+}
+
 /// Records the built-ins an expression uses; `parallel` when it runs once per instance.
-fn walk(e: &Expr, file: &str, parallel: bool, uses: &mut BTreeMap<String, Uses>) {
+fn walk(e: &Expr, file: &str, parallel: bool, env: &mut ShapeEnv, uses: &mut BTreeMap<String, Uses>) {
     match &e.kind {
         ExprKind::Var(id) if id.res == Res::Builtin => record(uses, file, &id.name, e.ty.as_ref(), parallel),
         ExprKind::Call { func, arg } => {
@@ -138,45 +194,62 @@ fn walk(e: &Expr, file: &str, parallel: bool, uses: &mut BTreeMap<String, Uses>)
                     _ => None,
                 };
                 record(uses, file, &func.name, fty.as_ref(), parallel);
+                if let Some(u) = uses.get_mut(&func.name) {
+                    u.shapes |= shape(arg, env);
+                }
             }
-            walk(arg, file, parallel, uses);
+            walk(arg, file, parallel, env, uses);
         }
         ExprKind::Pair(a, b) => {
-            walk(a, file, parallel, uses);
-            walk(b, file, parallel, uses);
+            walk(a, file, parallel, env, uses);
+            walk(b, file, parallel, env, uses);
         }
         ExprKind::If(c, a, b) => {
             for x in [c, a, b] {
-                walk(x, file, parallel, uses);
+                walk(x, file, parallel, env, uses);
             }
         }
         ExprKind::Let(binds, body) => {
-            for (_, x) in binds {
-                walk(x, file, parallel, uses);
+            let n = env.len();
+            for (p, x) in binds {
+                walk(x, file, parallel, env, uses);
+                if let PatternKind::Var(id) = &p.kind {
+                    let s = shape(x, env);
+                    env.push((id.name.clone(), s));
+                }
             }
-            walk(body, file, parallel, uses);
+            walk(body, file, parallel, env, uses);
+            env.truncate(n);
         }
         ExprKind::ApplyToEach { body, binders, filter } => {
+            let n = env.len();
             for b in binders {
-                walk(&b.seq, file, parallel, uses);
+                walk(&b.seq, file, parallel, env, uses);
+            }
+            for b in binders {
+                if let PatternKind::Var(id) = &b.pat.kind {
+                    let s = shape(&b.seq, env) >> 1;
+                    env.push((id.name.clone(), s));
+                }
             }
             for x in filter.iter().chain(body.iter()) {
-                walk(x, file, true, uses);
+                walk(x, file, true, env, uses);
             }
+            env.truncate(n);
         }
         ExprKind::Seq(es) => {
             for x in es {
-                walk(x, file, parallel, uses);
+                walk(x, file, parallel, env, uses);
             }
         }
         ExprKind::Range { start, end, stride } => {
-            walk(start, file, parallel, uses);
-            walk(end, file, parallel, uses);
+            walk(start, file, parallel, env, uses);
+            walk(end, file, parallel, env, uses);
             if let Some(s) = stride {
-                walk(s, file, parallel, uses);
+                walk(s, file, parallel, env, uses);
             }
         }
-        ExprKind::Time(x) => walk(x, file, parallel, uses),
+        ExprKind::Time(x) => walk(x, file, parallel, env, uses),
         _ => {}
     }
 }
@@ -189,6 +262,32 @@ fn members(class: TypeClass) -> &'static [&'static str] {
         TypeClass::Ordinal => &["int", "float", "char"],
         TypeClass::Logical => &["bool", "int"],
     }
+}
+
+/// Whether the argument type of a function type `t` has a sequence, and a sequence whose
+/// elements may be sequences (`[[a]]`, or `[a]` with `a` in class `any`).
+fn seq_params(t: &Type) -> (bool, bool) {
+    fn go(t: &Type, out: &mut (bool, bool)) {
+        match t {
+            Type::Seq(e) => {
+                out.0 = true;
+                if matches!(**e, Type::Seq(_)) || matches!(**e, Type::Var(v) if v.class == TypeClass::Any) {
+                    out.1 = true;
+                }
+                go(e, out);
+            }
+            Type::Pair(a, b) => {
+                go(a, out);
+                go(b, out);
+            }
+            _ => {}
+        }
+    }
+    let mut out = (false, false);
+    if let Type::Fun(a, _) = t {
+        go(a, &mut out);
+    }
+    out
 }
 
 /// The ids of the `any` variables that occur inside a sequence type in `t`.
@@ -220,6 +319,7 @@ fn corpus_uses() -> (usize, BTreeMap<String, Uses>) {
         let src = std::fs::read_to_string(path).unwrap_or_default();
         let file = path.strip_prefix(root).unwrap_or(path).display().to_string();
         let mut session = Session::new();
+        let mut globals = ShapeEnv::new();
         for item in parse_items(&src) {
             let Ok(mut form) = item else { continue };
             if session.check_item(&mut form).is_err() {
@@ -228,10 +328,17 @@ fn corpus_uses() -> (usize, BTreeMap<String, Uses>) {
             match &form {
                 TopLevel::Function(def) => {
                     if let Some(b) = &def.body {
-                        walk(b, &file, true, &mut uses);
+                        walk(b, &file, true, &mut globals.clone(), &mut uses);
                     }
                 }
-                TopLevel::Expr(e) | TopLevel::Binding { expr: e, .. } => walk(e, &file, false, &mut uses),
+                TopLevel::Expr(e) => walk(e, &file, false, &mut globals, &mut uses),
+                TopLevel::Binding { pat, expr, .. } => {
+                    walk(expr, &file, false, &mut globals, &mut uses);
+                    if let PatternKind::Var(id) = &pat.kind {
+                        let s = shape(expr, &globals);
+                        globals.push((id.name.clone(), s));
+                    }
+                }
                 _ => {}
             }
         }
@@ -245,6 +352,7 @@ fn every_builtin_is_covered_by_the_regression_corpus() {
     let mut missing = Vec::new();
     let exempt_types = |n: &str| NO_TYPE_COVERAGE.iter().any(|(x, _)| *x == n);
     let exempt_context = |n: &str| NO_CONTEXT_COVERAGE.iter().any(|(x, _)| *x == n);
+    let exempt_empty = |n: &str| NO_EMPTY_COVERAGE.iter().any(|(x, _)| *x == n);
     for (name, _, _) in TABLE {
         let Some(u) = uses.get(*name) else {
             if !NOT_USED.contains(name) {
@@ -274,6 +382,15 @@ fn every_builtin_is_covered_by_the_regression_corpus() {
                 if !nested {
                     missing.push(format!("{name}: never used on a sequence of sequences or tuples"));
                 }
+            }
+        }
+        if !exempt_empty(name) {
+            let (takes_seq, takes_nested) = seq_params(&scheme.ty);
+            if takes_seq && u.shapes & EMPTY == 0 {
+                missing.push(format!("{name}: never given an empty sequence"));
+            }
+            if takes_nested && u.shapes & EMPTY_INNER == 0 {
+                missing.push(format!("{name}: never given a sequence with an empty element"));
             }
         }
         if !exempt_context(name) {
