@@ -166,20 +166,6 @@ fn seg_at<C: Cvl>(s: &[Value<C>], i: usize) -> Result<&C::Segdes, Trap> {
     }
 }
 
-fn vec_at_ref<'a, C: Cvl>(s: &[&'a Value<C>], i: usize) -> Result<&'a C::Vector, Trap> {
-    match s.get(i) {
-        Some(Value::Vec(v)) => Ok(v),
-        _ => Err(Trap::ty(format!("operand {} is not a data vector", i + 2))),
-    }
-}
-
-fn seg_at_ref<'a, C: Cvl>(s: &[&'a Value<C>], i: usize) -> Result<&'a C::Segdes, Trap> {
-    match s.get(i) {
-        Some(Value::Seg(v)) => Ok(v),
-        _ => Err(Trap::ty("an operand is not a segment descriptor")),
-    }
-}
-
 pub(crate) fn to_host_value<C: Cvl>(cvl: &mut C, v: &Value<C>) -> Result<HostValue, Trap> {
     Ok(match v {
         Value::Vec(x) => match cvl.to_host(x)? {
@@ -313,10 +299,10 @@ impl<C: Cvl> Machine<'_, C> {
     /// it, and the operands are popped after. `None` for every other instruction. The
     /// operands were checked by `check_inputs`; on a trap the stack is unchanged.
     fn step_reusing(&mut self, e: Exec, base: usize) -> Result<Option<C::Vector>, Trap> {
-        fn vecs<C: Cvl>(s: &mut [Value<C>]) -> Option<(&mut C::Vector, Vec<&Value<C>>)> {
-            let (first, rest) = s.split_first_mut()?;
-            match first {
-                Value::Vec(v) => Some((v, rest.iter().collect())),
+        /// The first slot as a vector (mutable), and the slots after it.
+        fn split<C: Cvl>(s: &mut [Value<C>]) -> Option<(&mut C::Vector, &[Value<C>])> {
+            match s.split_first_mut()? {
+                (Value::Vec(v), rest) => Some((v, rest)),
                 _ => None,
             }
         }
@@ -324,23 +310,22 @@ impl<C: Cvl> Machine<'_, C> {
         let ops = &mut self.stack[base..];
         Ok(Some(match e {
             Exec::Binary(op) => {
-                let Some((a, rest)) = vecs(ops) else { return Ok(None) };
-                cvl.binary_reusing(op, a, vec_at_ref(&rest, 0)?)?
+                let Some((a, rest)) = split(ops) else { return Ok(None) };
+                cvl.binary_reusing(op, a, vec_at(rest, 0)?)?
             }
             Exec::Unary(op) => {
-                let Some((a, _)) = vecs(ops) else { return Ok(None) };
+                let Some((a, _)) = split(ops) else { return Ok(None) };
                 cvl.unary_reusing(op, a)?
             }
             Exec::Replace => {
-                let Some((v, rest)) = vecs(ops) else { return Ok(None) };
-                cvl.replace_reusing(v, vec_at_ref(&rest, 0)?, vec_at_ref(&rest, 1)?, seg_at_ref(&rest, 2)?)?
+                let Some((v, rest)) = split(ops) else { return Ok(None) };
+                cvl.replace_reusing(v, vec_at(rest, 0)?, vec_at(rest, 1)?, seg_at(rest, 2)?)?
             }
             Exec::DPermute => {
                 // v i d Ss Sd: the defaults `d` are the reusable operand.
                 let (head, tail) = ops.split_at_mut(2);
-                let Some((d, rest)) = vecs(tail) else { return Ok(None) };
-                let (v, i) = (vec_at(head, 0)?, vec_at(head, 1)?);
-                cvl.dpermute_reusing(v, i, d, seg_at_ref(&rest, 0)?, seg_at_ref(&rest, 1)?)?
+                let Some((d, rest)) = split(tail) else { return Ok(None) };
+                cvl.dpermute_reusing(vec_at(head, 0)?, vec_at(head, 1)?, d, seg_at(rest, 0)?, seg_at(rest, 1)?)?
             }
             _ => return Ok(None),
         }))
