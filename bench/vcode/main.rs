@@ -116,6 +116,35 @@ fn args() -> Result<Args, String> {
     Ok(a)
 }
 
+/// Runs the program `runs` times over `n` elements: its sections with the best time of
+/// each, and the operation counts of the last run.
+fn measure(src: &str, n: i64, runs: usize, stats: bool) -> Result<(Vec<Section>, Option<vcode::OpStats>), String> {
+    let prog = vcode::parse(src).map_err(|e| format!("{e:?}"))?;
+    vcode::verify(&prog).map_err(|e| format!("{e:?}"))?;
+    let opts = vcode::RunOptions { stats, stdin: Some(format!("( {n} )").into_bytes()), ..Default::default() };
+    let mut best: Option<Vec<Section>> = None;
+    let mut counts = None;
+    for _ in 0..runs {
+        let rep = vcode::run(&prog, &mut vcode::CpuCvl::new(), &mut std::io::stderr(), &opts)
+            .map_err(|t| t.to_string())?;
+        let vcode::RunOutcome::Finished(stack) = rep.outcome else {
+            return Err("the program exited early".into());
+        };
+        let secs = sections(&stack)?;
+        best = Some(match best {
+            None => secs,
+            Some(mut b) => {
+                for (x, y) in b.iter_mut().zip(secs) {
+                    x.seconds = x.seconds.min(y.seconds);
+                }
+                b
+            }
+        });
+        counts = Some(rep.stats);
+    }
+    Ok((best.unwrap_or_default(), counts))
+}
+
 fn main() -> ExitCode {
     match real_main() {
         Ok(()) => ExitCode::SUCCESS,
@@ -132,36 +161,9 @@ fn real_main() -> Result<(), String> {
         Some(f) => std::fs::read_to_string(f).map_err(|e| format!("{f}: {e}"))?,
         None => include_str!("ops.vcode").to_string(),
     };
-    let prog = vcode::parse(&src).map_err(|e| format!("{e:?}"))?;
-    vcode::verify(&prog).map_err(|e| format!("{e:?}"))?;
-    let opts = vcode::RunOptions {
-        stats: a.stats,
-        stdin: Some(format!("( {} )", a.n).into_bytes()),
-        ..Default::default()
-    };
-    let mut best: Option<Vec<Section>> = None;
-    let mut stats = None;
     let t0 = std::time::Instant::now();
-    for _ in 0..a.runs {
-        let rep = vcode::run(&prog, &mut vcode::CpuCvl::new(), &mut std::io::stderr(), &opts)
-            .map_err(|t| t.to_string())?;
-        let vcode::RunOutcome::Finished(stack) = rep.outcome else {
-            return Err("the program exited early".into());
-        };
-        let secs = sections(&stack)?;
-        best = Some(match best {
-            None => secs,
-            Some(mut b) => {
-                for (x, y) in b.iter_mut().zip(secs) {
-                    x.seconds = x.seconds.min(y.seconds);
-                }
-                b
-            }
-        });
-        stats = Some(rep.stats);
-    }
+    let (secs, stats) = measure(&src, a.n, a.runs, a.stats)?;
     let total = t0.elapsed().as_secs_f64();
-    let secs = best.unwrap_or_default();
     let want = expected(a.n);
     if a.file.is_none() && secs.len() != want.len() {
         return Err(format!("{} sections, expected {}", secs.len(), want.len()));
@@ -200,4 +202,18 @@ fn real_main() -> Result<(), String> {
         return Err(format!("{bad} wrong checksum(s)"));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_run_gives_the_expected_checksums() {
+        let n = 50_000;
+        let (secs, _) = measure(include_str!("ops.vcode"), n, 1, false).expect("runs");
+        let got: Vec<Check> = secs.iter().map(|s| s.check).collect();
+        assert_eq!(got, expected(n));
+        assert!(secs.iter().all(|s| s.elements == n && s.seconds >= 0.0 && !s.name.is_empty()));
+    }
 }
