@@ -1,8 +1,8 @@
 //! Whole-program compilation of the NESL corpora (issue 4: "the VCODE that `nesl compile`
 //! writes for the regression corpus passes our own `nesl vcode --check`").
 //!
-//! For every program of `regression/nesl/**` and of the shared conformance corpus (when
-//! present), the forms that check are compiled into one VCODE program as `nesl compile`
+//! For every program of `regression/nesl/**`, of `bench/programs/` and of the shared
+//! conformance corpus (when present), the forms that check are compiled into one VCODE program as `nesl compile`
 //! does ([`compile_program`]); the result must parse and pass the VCODE verifier, and so
 //! must its optimised versions (levels 1 and 2). A program that does not compile must be
 //! refused with located diagnostics, and only when its expected transcript has an error.
@@ -177,6 +177,7 @@ fn corpus_compiles_to_verified_vcode() {
     let mut files = Vec::new();
     nesl_files(&root.join("regression/nesl"), &mut files);
     let own = files.len();
+    nesl_files(&root.join("bench/programs"), &mut files);
     if let Some(dir) = regression::conformance_dir(root) {
         nesl_files(&dir, &mut files);
     }
@@ -279,4 +280,23 @@ fn the_executor_verifies_when_asked() {
     assert!(e.contains("does not verify"), "{e}");
     let good = "FUNC MAIN1_1\nCONST INT 1\nCONST INT 2\n+ INT\nRET\n";
     assert!(CpuExecutor::new().with_verify(true).execute(good, &mut out).is_ok());
+}
+
+#[test]
+fn nesl_compile_output_passes_nesl_vcode_check() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let nesl = env!("CARGO_BIN_EXE_nesl");
+    let src = root.join("regression/nesl/toplevel/01-globals-in-functions.nesl");
+    let out = std::env::temp_dir().join(format!("nesl-compile-verify-{}.vcode", std::process::id()));
+    let compile = std::process::Command::new(nesl).arg("compile").arg(&src).arg("-o").arg(&out).output().expect("runs");
+    assert!(compile.status.success(), "{}", String::from_utf8_lossy(&compile.stderr));
+    let check = std::process::Command::new(nesl).args(["vcode", "--check"]).arg(&out).output().expect("runs");
+    assert!(check.status.success(), "{}", String::from_utf8_lossy(&check.stderr));
+    let run = std::process::Command::new(nesl).arg("vcode").arg(&out).output().expect("runs");
+    let _ = std::fs::remove_file(&out);
+    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    // The expression forms' values, as vinterp prints a final stack (bottom first).
+    let expected = "( 18 )\n[ 3 ]\n( 43 13 33 )\n[ 3 ]\n( 30 20 10 )\n[ 4 ]\n( 15 23 43 3 )\n[ 3 ]\n( 3 6 9 )\n( 200 )\n\
+                    [ 2 ]\n( 50 20 )\n[ 3 ]\n( 30 30 0 )\n";
+    assert_eq!(String::from_utf8_lossy(&run.stdout), expected);
 }
