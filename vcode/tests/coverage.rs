@@ -100,6 +100,9 @@ struct Shapes(BTreeSet<&'static str>);
 struct Recorder {
     cpu: CpuCvl,
     calls: BTreeMap<&'static str, Shapes>,
+    /// The same shapes by the element type of the first data operand:
+    /// `"scan FLOAT m=0"`.
+    typed: BTreeSet<String>,
 }
 
 impl Recorder {
@@ -119,6 +122,10 @@ impl Recorder {
             if lens.contains(&0) {
                 shapes.push("empty-segment");
             }
+        }
+        if let Some(v) = vs.first() {
+            let t = self.cpu.vtype(v).name();
+            self.typed.extend(shapes.iter().map(|sh| format!("{method} {t} {sh}")));
         }
         self.calls.entry(method).or_default().0.extend(shapes);
     }
@@ -285,7 +292,7 @@ impl Cvl for Recorder {
 
 #[test]
 fn every_cvl_operation_meets_its_edge_cases() {
-    let mut rec = Recorder { cpu: CpuCvl::new(), calls: BTreeMap::new() };
+    let mut rec = Recorder { cpu: CpuCvl::new(), calls: BTreeMap::new(), typed: BTreeSet::new() };
     for (name, p, stdin) in fixtures() {
         vcode::verify(&p).unwrap_or_else(|e| panic!("{name} does not verify: {e:?}"));
         let opts = vcode::RunOptions { stdin: Some(stdin), ..Default::default() };
@@ -311,6 +318,29 @@ fn every_cvl_operation_meets_its_edge_cases() {
     for m in segmented.iter().filter(|m| **m != "lengths").chain(&flat).chain(&["rand"]) {
         if !rec.calls.get(m).is_some_and(|s| s.0.contains("empty")) {
             missing.push(format!("{m} on an empty vector"));
+        }
+    }
+    // At every element type (the kernels of other backends are written per type).
+    let all = &["INT", "FLOAT", "BOOL"][..];
+    let typed: [(&str, &[&str]); 9] = [
+        ("scan", all),
+        ("reduce", all),
+        ("permute", all),
+        ("bpermute", all),
+        ("dist", all),
+        ("pack", all),
+        ("extract", all),
+        ("replace", all),
+        ("rank", &["INT", "FLOAT"]),
+    ];
+    for (m, types) in typed {
+        for t in types {
+            for shape in ["m=0", "m=1", "m>1", "empty-segment"] {
+                let impossible = shape == "empty-segment" && matches!(m, "extract" | "replace");
+                if !impossible && !rec.typed.contains(&format!("{m} {t} {shape}")) {
+                    missing.push(format!("{m} on {t} with {shape}"));
+                }
+            }
         }
     }
     assert!(missing.is_empty(), "no fixture in regression/vcode calls: {missing:#?}");
