@@ -100,6 +100,41 @@ for t in ['INT', 'FLOAT', 'BOOL']:
         case(f'EXTRACT {t} over {nl}', [const(t, nv), const('INT', ei), segc(nl), f'EXTRACT {t}'], [show(t, extract(nv, ei, nl))])
         ri = [l // 2 for l in nl]; rx = DATA[t][::-1][:len(nl)]
         case(f'REPLACE {t} over {nl}', [const(t, nv), const('INT', ri), const(t, rx), segc(nl), f'REPLACE {t}'], [show(t, replace(nv, ri, rx, nl))])
+def cyc(t, n, off=0): return [DATA[t][(off + j) % len(DATA[t])] for j in range(n)]
+def scatter(v, i, f, r, ss, sd):
+    r = list(r)
+    for (sst, sl), dst in zip(zip(starts(ss), ss), starts(sd)):
+        for j in range(sst, sst + sl):
+            if f is None or f[j]: r[dst + i[j]] = v[j]
+    return r
+for t in ['INT', 'FLOAT', 'BOOL']:
+    for k, lens in enumerate(SHAPES):
+        n = sum(lens); v = cyc(t, n)
+        sd = [l + 1 for l in lens]                       # one more place per segment
+        nd = sum(sd)
+        i = [(2 * q + 1) % (l + 1) for l in lens for q in range(l)]
+        f = [(j % 3) != 2 for j in range(n)]
+        d = cyc(t, nd, 3)
+        src = [const(t, v), const('INT', i)]
+        case(f'DPERMUTE {t} from {lens} into {sd}', src + [const(t, d), segc(lens), segc(sd), f'DPERMUTE {t}'],
+             [show(t, scatter(v, i, None, d, lens, sd))])
+        case(f'FPERMUTE {t} from {lens} into {sd}', src + [const('BOOL', f), segc(lens), segc(sd), f'FPERMUTE {t}'],
+             [show(t, scatter(v, i, f, [zero(t)] * nd, lens, sd))])
+        case(f'DFPERMUTE {t} from {lens} into {sd}', src + [const('BOOL', f), const(t, d), segc(lens), segc(sd), f'DFPERMUTE {t}'],
+             [show(t, scatter(v, i, f, d, lens, sd))])
+        # BFPERMUTE: destinations lens+1 where the source has elements, none where it is empty.
+        gd = [l + 1 if l else 0 for l in lens]
+        gi = [(3 * q + 2) % l for l in lens for q in range(l + 1 if l else 0)]
+        gf = [(q % 2) == 0 for q in range(sum(gd))]
+        r = []
+        for (sst, sl), (dst, dl) in zip(zip(starts(lens), lens), zip(starts(gd), gd)):
+            for q in range(dst, dst + dl): r.append(v[sst + gi[q]] if gf[q] else zero(t))
+        case(f'BFPERMUTE {t} from {lens} to {gd}', [const(t, v), const('INT', gi), const('BOOL', gf), segc(lens), segc(gd), f'BFPERMUTE {t}'],
+             [show(t, r)])
+for k, lens in enumerate(SHAPES):
+    b = [10 * (q + 1) for q in range(len(lens))]; st = [q - 1 for q in range(len(lens))]
+    case(f'INDEX over {lens}', [const('INT', b), const('INT', st), segc(lens), 'INDEX'],
+         [show('INT', [b[q] + j * st[q] for q, l in enumerate(lens) for j in range(l)])])
 hdr = ['{ every segmented operation at every element type it accepts, over zero segments, one',
        '  segment, and several segments one of which is empty (EXTRACT and REPLACE: several',
        '  non-empty). Expected output from an independent model of spec/vcode.md section 7',

@@ -322,7 +322,12 @@ fn every_cvl_operation_meets_its_edge_cases() {
     }
     // At every element type (the kernels of other backends are written per type).
     let all = &["INT", "FLOAT", "BOOL"][..];
-    let typed: [(&str, &[&str]); 9] = [
+    let typed: [(&str, &[&str]); 14] = [
+        ("dpermute", all),
+        ("fpermute", all),
+        ("bfpermute", all),
+        ("dfpermute", all),
+        ("index", &["INT"]),
         ("scan", all),
         ("reduce", all),
         ("permute", all),
