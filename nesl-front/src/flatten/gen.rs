@@ -14,6 +14,7 @@
 //! instance takes it.
 
 use super::builder::{FunBuilder, Slot};
+use super::helpers::Part;
 use super::layout::{lay_of, match_type, subst, DataTypes, FunRef, Lay, SlotKind};
 use super::{GlobalValue, Globals};
 use crate::ast::{Expr, ExprKind, FunDef, Pattern, PatternKind, Res, Span};
@@ -1115,14 +1116,15 @@ impl<'a> Compiler<'a> {
         let t_none = fb.op1("= INT", &[cnt_t, zero]);
         let mut m2 = fb.begin_if(t_none);
         fb.else_(&mut m2, &rf);
-        let scan_t = fb.op1("+_SCAN INT", &[fi, ctx.seg]);
+        // Each branch's results go straight back to the instances that took it.
         let io = self.iota(fb, ctx.seg);
-        let ct = fb.op1("DIST INT", &[cnt_t, ctx.seg]);
-        let d = fb.op1("- INT", &[io, scan_t]);
-        let fpos = fb.op1("+ INT", &[d, ct]);
-        let g = fb.op1("SELECT INT", &[flags, scan_t, fpos]);
-        let both = self.append(fb, &Val::new(rt.clone(), lay.clone()), &Val::new(rf.clone(), lay.clone()));
-        let merged = self.gather(fb, &both, g);
+        let gt = fb.op("PACK INT", &[io, flags, ctx.seg], 2)[0];
+        let gf = fb.op("PACK INT", &[io, nflags, ctx.seg], 2)[0];
+        let parts = [
+            Part { v: Val::new(rt.clone(), lay.clone()), dest: gt, n: cnt_t },
+            Part { v: Val::new(rf.clone(), lay.clone()), dest: gf, n: cnt_f },
+        ];
+        let merged = self.scatter_into(fb, &lay, &parts, n);
         let inner = fb.end_if(m2, &merged.s);
         let s = fb.end_if(m1, &inner);
         Ok(Val::new(s, lay))
@@ -1163,17 +1165,29 @@ impl<'a> Compiler<'a> {
             .collect();
         cur.push(ctx.seg);
         fb.else_(&mut pm, &cur);
-        let io = self.iota(fb, ctx.seg);
-        let packed = fb.op("PACK INT", &[io, flags, ctx.seg], 2);
-        let (idx, seg2) = (packed[0], packed[1]);
+        // A few base variables are packed directly; otherwise the instance numbers are
+        // packed once and every variable is gathered by them.
+        let slotless = |v: &Val| matches!(v.lay, Lay::Unit | Lay::Fun(_));
+        let direct = live.iter().filter(|(_, v)| !slotless(v)).count() <= 2
+            && live.iter().all(|(_, v)| v.lazy.is_none() && (slotless(v) || matches!(v.lay, Lay::Base(_))));
+        let idx = if direct {
+            None
+        } else {
+            let io = self.iota(fb, ctx.seg);
+            Some(fb.op("PACK INT", &[io, flags, ctx.seg], 2)[0])
+        };
         let mut out = Vec::new();
         for (_, v) in &live {
-            match &v.lazy {
-                Some(l) => out.push(self.gather(fb, &Val::base(l.1, SlotKind::Int), idx).one()),
-                None => out.extend(self.gather(fb, v, idx).s),
+            match (&v.lazy, &v.lay, idx) {
+                (Some(l), _, Some(idx)) => out.push(self.gather(fb, &Val::base(l.1, SlotKind::Int), idx).one()),
+                (None, Lay::Base(k), None) => {
+                    out.push(fb.op(&format!("PACK {}", k.keyword()), &[v.one(), flags, ctx.seg], 2)[0])
+                }
+                (None, _, Some(idx)) => out.extend(self.gather(fb, v, idx).s),
+                _ => {}
             }
         }
-        out.push(seg2);
+        out.push(fb.op1("MAKE_SEGDES", &[cnt]));
         let newslots = fb.end_if(pm, &out);
         let n0 = env.len();
         let mut k = 0;
@@ -1278,30 +1292,71 @@ impl<'a> Compiler<'a> {
         let mut seg = seg0;
         if let Some(f) = filter {
             let flags = self.expr(fb, &mut inner_env, ictx, f)?.one();
-            let fi = fb.op1("B_TO_I", &[flags]);
-            let newlens = fb.op1("+_REDUCE INT", &[fi, seg0]);
-            seg = fb.op1("MAKE_SEGDES", &[newlens]);
-            let io = self.iota(fb, inner);
-            let packed = fb.op("PACK INT", &[io, flags, inner], 2);
-            let (idx, seg2) = (packed[0], packed[1]);
-            // Pack every variable the body uses (all of them for the bodyless form).
+            // Pack every variable the body uses (the elements for the bodyless form).
             let mut body_used = Vec::new();
             if let Some(b) = body {
                 free_locals(b, &mut Vec::new(), &mut body_used);
             }
-            let mut packed_env: Env = Vec::new();
-            for (i, (name, v)) in inner_env.iter().enumerate() {
-                let later_shadows = inner_env[i + 1..].iter().any(|(m, _)| m == name);
-                if later_shadows || !body_used.contains(name) {
-                    continue;
-                }
-                let g = self.pick(fb, v, idx);
-                packed_env.push((name.clone(), g));
-            }
-            inner_env = packed_env;
+            let kept: Vec<(String, Val)> = inner_env
+                .iter()
+                .enumerate()
+                .filter(|(i, (name, _))| {
+                    !inner_env[i + 1..].iter().any(|(m, _)| m == name) && body_used.contains(name)
+                })
+                .map(|(_, nv)| nv.clone())
+                .collect();
+            let mut vals: Vec<&Val> = kept.iter().map(|(_, v)| v).collect();
             if body.is_none() {
-                elems = self.gather(fb, &elems, idx);
+                vals.push(&elems);
             }
+            // Packed per instance (over `seg0`), so the PACK also yields the result's
+            // descriptor. A few base vectors are packed directly; otherwise the kept
+            // positions are computed once and every value is gathered by them.
+            let slotless = |v: &Val| matches!(v.lay, Lay::Unit | Lay::Fun(_));
+            let direct = vals.iter().filter(|v| !slotless(v)).count() <= 2
+                && vals.iter().all(|v| v.lazy.is_none() && (slotless(v) || matches!(v.lay, Lay::Base(_))));
+            let mut newseg = None;
+            let mut packed: Vec<Val> = Vec::new();
+            if direct {
+                for v in &vals {
+                    match &v.lay {
+                        Lay::Base(k) => {
+                            let p = fb.op(&format!("PACK {}", k.keyword()), &[v.one(), flags, seg0], 2);
+                            newseg = Some(p[1]);
+                            packed.push(Val::base(p[0], *k));
+                        }
+                        _ => packed.push((*v).clone()),
+                    }
+                }
+            } else {
+                let io = self.iota(fb, inner);
+                let p = fb.op("PACK INT", &[io, flags, seg0], 2);
+                newseg = Some(p[1]);
+                for (i, v) in vals.iter().enumerate() {
+                    // The elements of the bodyless form are the result: materialised.
+                    let g = if i == kept.len() { self.gather(fb, v, p[0]) } else { self.pick(fb, v, p[0]) };
+                    packed.push(g);
+                }
+            }
+            seg = match newseg {
+                Some(sg) => sg,
+                None => {
+                    let fi = fb.op1("B_TO_I", &[flags]);
+                    let newlens = fb.op1("+_REDUCE INT", &[fi, seg0]);
+                    fb.op1("MAKE_SEGDES", &[newlens])
+                }
+            };
+            if body.is_none() {
+                elems = packed.pop().unwrap_or(elems);
+            }
+            inner_env = kept.into_iter().zip(packed).map(|((name, _), v)| (name, v)).collect();
+            let seg2 = if ctx.unit {
+                seg
+            } else {
+                let l = fb.op1("LENGTHS", &[seg]);
+                let t = fb.op1("+_REDUCE INT", &[l, ctx.seg]);
+                fb.op1("MAKE_SEGDES", &[t])
+            };
             ictx = Ctx { seg: seg2, unit: false };
         }
         let _ = n_free;
@@ -1345,38 +1400,12 @@ impl<'a> Compiler<'a> {
             }
         }
         let mark = fb.height();
-        let mut acc: Option<Val> = None;
+        let mut vals = Vec::with_capacity(es.len());
         for x in es {
-            let v = self.expr(fb, env, ctx, x)?;
-            acc = Some(match acc {
-                None => v,
-                Some(a) => self.append(fb, &a, &v),
-            });
+            vals.push(self.expr(fb, env, ctx, x)?);
         }
-        let cat = match acc {
-            Some(a) => a,
-            None => self.empty(fb, &el),
-        };
-        let nn = self.int_in(fb, ctx, n);
-        let seg = fb.op1("MAKE_SEGDES", &[nn]);
-        let data = if ctx.unit || n == 1 {
-            cat
-        } else {
-            // cat holds element j of instance i at j*N + i; the result wants i*n + j.
-            let nc = self.count(fb, ctx.seg);
-            let nk = self.cint(fb, n);
-            let tot = fb.op1("* INT", &[nc, nk]);
-            let ts = fb.op1("MAKE_SEGDES", &[tot]);
-            let pos = self.iota(fb, ts);
-            let nd = fb.op1("DIST INT", &[nk, ts]);
-            let i = fb.op1("/ INT", &[pos, nd]);
-            let j = fb.op1("%", &[pos, nd]);
-            let ncd = fb.op1("DIST INT", &[nc, ts]);
-            let jn = fb.op1("* INT", &[j, ncd]);
-            let idx = fb.op1("+ INT", &[jn, i]);
-            self.gather(fb, &cat, idx)
-        };
-        let out = Val::mk_seq(seg, data);
+        let out = self.make_seq(fb, ctx, &vals, &el);
+        let out = Val::new(out.s, lay);
         fb.collapse(mark, &out.s);
         Ok(out)
     }

@@ -18,6 +18,14 @@ pub(crate) fn zero_text(k: SlotKind) -> &'static str {
     }
 }
 
+/// One part of [`Compiler::scatter_into`]: a lifted value over `n` (INT scalar)
+/// instances and the destination instance of each (INT vector of length `n`).
+pub(crate) struct Part {
+    pub v: Val,
+    pub dest: Slot,
+    pub n: Slot,
+}
+
 impl Compiler<'_> {
     /// `v[idx]`: the instances of `v` (a lifted value over `M` instances) selected by the
     /// INT vector `idx` (values in `0..M`), as a lifted value over `#idx` instances.
@@ -154,6 +162,71 @@ impl Compiler<'_> {
         };
         self.funcs.push(fb.finish(&key, &r.s));
         key
+    }
+
+    /// A lifted value over `total` (INT scalar) instances assembled from `parts`: instance
+    /// `j` of part `p` becomes instance `p.dest[j]`. The destinations of all parts
+    /// together must be `0 .. total`, each exactly once.
+    ///
+    /// Every element moves once, straight to its place (one `DPERMUTE` per part and base
+    /// vector, into one fresh vector): no concatenation of the parts first and no gather
+    /// after. Nested sequences place their lengths first, then their elements at the
+    /// offsets the placed lengths give.
+    pub(crate) fn scatter_into(&mut self, fb: &mut FunBuilder, lay: &Lay, parts: &[Part], total: Slot) -> Val {
+        match lay {
+            Lay::Unit | Lay::Fun(_) => Val::new(Vec::new(), lay.clone()),
+            Lay::Base(k) => {
+                let kw = k.keyword();
+                let ts = fb.op1("MAKE_SEGDES", &[total]);
+                let z = fb.konst(zero_text(*k));
+                let mut r = fb.op1(&format!("DIST {kw}"), &[z, ts]);
+                for p in parts {
+                    let sp = fb.op1("MAKE_SEGDES", &[p.n]);
+                    r = fb.op1(&format!("DPERMUTE {kw}"), &[p.v.one(), p.dest, r, sp, ts]);
+                }
+                Val::base(r, *k)
+            }
+            Lay::Pair(a, b) => {
+                let (pa, pb): (Vec<Part>, Vec<Part>) = parts
+                    .iter()
+                    .map(|p| {
+                        let (x, y) = p.v.split();
+                        (Part { v: x, dest: p.dest, n: p.n }, Part { v: y, dest: p.dest, n: p.n })
+                    })
+                    .unzip();
+                let x = self.scatter_into(fb, a, &pa, total);
+                let y = self.scatter_into(fb, b, &pb, total);
+                Val::pair(x, y)
+            }
+            Lay::Seq(e) => {
+                let lens: Vec<Part> = parts
+                    .iter()
+                    .map(|p| {
+                        let (s, _) = p.v.seq();
+                        let l = fb.op1("LENGTHS", &[s]);
+                        Part { v: Val::base(l, SlotKind::Int), dest: p.dest, n: p.n }
+                    })
+                    .collect();
+                let rl = self.scatter_into(fb, &Lay::Base(SlotKind::Int), &lens, total).one();
+                let rseg = fb.op1("MAKE_SEGDES", &[rl]);
+                let ts = fb.op1("MAKE_SEGDES", &[total]);
+                let off = fb.op1("+_SCAN INT", &[rl, ts]);
+                let itotal = fb.op1("+_REDUCE INT", &[rl, ts]);
+                let mut inner = Vec::new();
+                for (p, l) in parts.iter().zip(&lens) {
+                    let (s, d) = p.v.seq();
+                    let sp = fb.op1("MAKE_SEGDES", &[p.n]);
+                    let st = fb.op1("BPERMUTE INT", &[off, p.dest, ts, sp]);
+                    let one = self.cint(fb, 1);
+                    let ones = fb.op1("DIST INT", &[one, sp]);
+                    let dest = fb.op1("INDEX", &[st, ones, s]);
+                    let n = fb.op1("+_REDUCE INT", &[l.v.one(), sp]);
+                    inner.push(Part { v: d, dest, n });
+                }
+                let d = self.scatter_into(fb, e, &inner, itotal);
+                Val::mk_seq(rseg, d)
+            }
+        }
     }
 
     /// A lifted value over zero instances.

@@ -10,6 +10,7 @@
 
 use super::builder::{FunBuilder, Slot};
 use super::gen::{err, float_text, Compiler, Ctx, Env, Origin, Val, R};
+use super::helpers::Part;
 use super::layout::{Lay, SlotKind};
 use crate::ast::{Expr, ExprKind, Span};
 use crate::ty::Type;
@@ -49,7 +50,8 @@ impl Compiler<'_> {
         Val::mk_seq(sh.rseg, d)
     }
 
-    /// Per-instance concatenation of two lifted sequences.
+    /// Per-instance concatenation of two lifted sequences: each element is placed once,
+    /// at the offset of its instance's result plus its position (plus `#a` for `b`).
     fn seq_append(&mut self, fb: &mut FunBuilder, ctx: Ctx, a: &Val, b: &Val) -> Val {
         let (sa, da) = a.seq();
         let (sb, db) = b.seq();
@@ -57,22 +59,16 @@ impl Compiler<'_> {
         let lb = fb.op1("LENGTHS", &[sb]);
         let l = fb.op1("+ INT", &[la, lb]);
         let rseg = fb.op1("MAKE_SEGDES", &[l]);
-        let j = self.local_index(fb, ctx, rseg);
-        let sta = fb.op1("+_SCAN INT", &[la, ctx.seg]);
-        let stb = fb.op1("+_SCAN INT", &[lb, ctx.seg]);
-        let ma = fb.op1("+_REDUCE INT", &[la, ctx.seg]);
-        let la_d = fb.op1("DIST INT", &[la, rseg]);
-        let sta_d = fb.op1("DIST INT", &[sta, rseg]);
-        let stb_d = fb.op1("DIST INT", &[stb, rseg]);
-        let ma_d = self.dist_scalar(fb, ma, j);
-        let in_a = fb.op1("< INT", &[j, la_d]);
-        let ia = fb.op1("+ INT", &[sta_d, j]);
-        let jb = fb.op1("- INT", &[j, la_d]);
-        let ib0 = fb.op1("+ INT", &[stb_d, jb]);
-        let ib = fb.op1("+ INT", &[ib0, ma_d]);
-        let g = fb.op1("SELECT INT", &[in_a, ia, ib]);
-        let cat = self.append(fb, &da, &db);
-        let d = self.gather(fb, &cat, g);
+        let off = fb.op1("+_SCAN INT", &[l, ctx.seg]);
+        let one = self.int_in(fb, ctx, 1);
+        let ga = fb.op1("INDEX", &[off, one, sa]);
+        let offb = fb.op1("+ INT", &[off, la]);
+        let gb = fb.op1("INDEX", &[offb, one, sb]);
+        let na = fb.op1("+_REDUCE INT", &[la, ctx.seg]);
+        let nb = fb.op1("+_REDUCE INT", &[lb, ctx.seg]);
+        let tot = fb.op1("+ INT", &[na, nb]);
+        let parts = [Part { v: da.clone(), dest: ga, n: na }, Part { v: db, dest: gb, n: nb }];
+        let d = self.scatter_into(fb, &da.lay, &parts, tot);
         Val::mk_seq(rseg, d)
     }
 
@@ -90,37 +86,31 @@ impl Compiler<'_> {
         Val::mk_seq(seg, x.clone())
     }
 
-    /// A sequence of `vals.len()` elements per instance, element `k` from `vals[k]`.
+    /// A sequence of `vals.len()` elements per instance, element `k` from `vals[k]`:
+    /// instance `i` of `vals[k]` is placed at `i * n + k` directly.
     pub(crate) fn make_seq(&mut self, fb: &mut FunBuilder, ctx: Ctx, vals: &[Val], el: &Lay) -> Val {
         let n = vals.len() as i64;
-        let mut acc: Option<Val> = None;
-        for v in vals {
-            acc = Some(match acc {
-                None => v.clone(),
-                Some(a) => self.append(fb, &a, v),
-            });
-        }
-        let cat = match acc {
-            Some(a) => a,
-            None => self.empty(fb, el),
-        };
         let nn = self.int_in(fb, ctx, n);
         let seg = fb.op1("MAKE_SEGDES", &[nn]);
-        let data = if ctx.unit || n <= 1 {
-            cat
-        } else {
-            let nc = self.count(fb, ctx.seg);
-            let nk = self.cint(fb, n);
-            let tot = fb.op1("* INT", &[nc, nk]);
-            let ts = fb.op1("MAKE_SEGDES", &[tot]);
-            let pos = self.iota(fb, ts);
-            let nd = fb.op1("DIST INT", &[nk, ts]);
-            let i = fb.op1("/ INT", &[pos, nd]);
-            let j = fb.op1("%", &[pos, nd]);
-            let ncd = fb.op1("DIST INT", &[nc, ts]);
-            let jn = fb.op1("* INT", &[j, ncd]);
-            let idx = fb.op1("+ INT", &[jn, i]);
-            self.gather(fb, &cat, idx)
+        let data = match vals {
+            [] => self.empty(fb, el),
+            [v] => v.clone(),
+            _ => {
+                let nc = if ctx.unit { self.cint(fb, 1) } else { self.count(fb, ctx.seg) };
+                let sc = fb.op1("MAKE_SEGDES", &[nc]);
+                let nk = self.cint(fb, n);
+                let tot = fb.op1("* INT", &[nc, nk]);
+                let parts: Vec<Part> = vals
+                    .iter()
+                    .enumerate()
+                    .map(|(k, v)| {
+                        let c = self.cint(fb, k as i64);
+                        let dest = fb.op1("INDEX", &[c, nk, sc]);
+                        Part { v: v.clone(), dest, n: nc }
+                    })
+                    .collect();
+                self.scatter_into(fb, el, &parts, tot)
+            }
         };
         Val::mk_seq(seg, data)
     }
