@@ -372,6 +372,25 @@ pub(crate) fn pat_vars(p: &Pattern, out: &mut Vec<String>) {
     }
 }
 
+/// Whether values to be packed by one set of flags are packed slot by slot (`PACK` each):
+/// when they are at most two base vectors in all (no sequences, nothing lazy). Otherwise the
+/// kept positions are packed once and every value is gathered by them.
+fn pack_directly(vals: &[&Val]) -> bool {
+    let mut n = 0;
+    for v in vals {
+        if v.lazy.is_some() {
+            return false;
+        }
+        let mut kinds = Vec::new();
+        v.lay.slots(&mut kinds);
+        if kinds.contains(&SlotKind::Segdes) {
+            return false;
+        }
+        n += kinds.len();
+    }
+    n <= 2
+}
+
 fn uses_locals(e: &Expr) -> bool {
     let mut out = Vec::new();
     free_locals(e, &mut Vec::new(), &mut out);
@@ -887,6 +906,11 @@ impl<'a> Compiler<'a> {
                         if let Some(r) = self.lazy_builtin(fb, env, ctx, &func.name, arg, &ty, e.span)? {
                             return Ok(r);
                         }
+                        if func.name == "++" {
+                            if let Some(r) = self.concat_chain(fb, env, ctx, arg, &ty, e.span)? {
+                                return Ok(r);
+                            }
+                        }
                         let v = self.expr(fb, env, ctx, arg)?;
                         self.builtin(fb, ctx, &func.name, v, &aty, &ty, e.span)
                     }
@@ -1167,24 +1191,22 @@ impl<'a> Compiler<'a> {
         fb.else_(&mut pm, &cur);
         // A few base variables are packed directly; otherwise the instance numbers are
         // packed once and every variable is gathered by them.
-        let slotless = |v: &Val| matches!(v.lay, Lay::Unit | Lay::Fun(_));
-        let direct = live.iter().filter(|(_, v)| !slotless(v)).count() <= 2
-            && live.iter().all(|(_, v)| v.lazy.is_none() && (slotless(v) || matches!(v.lay, Lay::Base(_))));
-        let idx = if direct {
-            None
+        let vals: Vec<&Val> = live.iter().map(|(_, v)| v).collect();
+        let mut out = Vec::new();
+        if pack_directly(&vals) {
+            for v in vals {
+                if let Some((pv, _)) = self.pack_direct(fb, v, flags, ctx.seg, usize::MAX) {
+                    out.extend(pv.s);
+                }
+            }
         } else {
             let io = self.iota(fb, ctx.seg);
-            Some(fb.op("PACK INT", &[io, flags, ctx.seg], 2)[0])
-        };
-        let mut out = Vec::new();
-        for (_, v) in &live {
-            match (&v.lazy, &v.lay, idx) {
-                (Some(l), _, Some(idx)) => out.push(self.gather(fb, &Val::base(l.1, SlotKind::Int), idx).one()),
-                (None, Lay::Base(k), None) => {
-                    out.push(fb.op(&format!("PACK {}", k.keyword()), &[v.one(), flags, ctx.seg], 2)[0])
+            let idx = fb.op("PACK INT", &[io, flags, ctx.seg], 2)[0];
+            for v in vals {
+                match &v.lazy {
+                    Some(l) => out.push(self.gather(fb, &Val::base(l.1, SlotKind::Int), idx).one()),
+                    None => out.extend(self.gather(fb, v, idx).s),
                 }
-                (None, _, Some(idx)) => out.extend(self.gather(fb, v, idx).s),
-                _ => {}
             }
         }
         out.push(fb.op1("MAKE_SEGDES", &[cnt]));
@@ -1312,20 +1334,13 @@ impl<'a> Compiler<'a> {
             // Packed per instance (over `seg0`), so the PACK also yields the result's
             // descriptor. A few base vectors are packed directly; otherwise the kept
             // positions are computed once and every value is gathered by them.
-            let slotless = |v: &Val| matches!(v.lay, Lay::Unit | Lay::Fun(_));
-            let direct = vals.iter().filter(|v| !slotless(v)).count() <= 2
-                && vals.iter().all(|v| v.lazy.is_none() && (slotless(v) || matches!(v.lay, Lay::Base(_))));
             let mut newseg = None;
             let mut packed: Vec<Val> = Vec::new();
-            if direct {
+            if pack_directly(&vals) {
                 for v in &vals {
-                    match &v.lay {
-                        Lay::Base(k) => {
-                            let p = fb.op(&format!("PACK {}", k.keyword()), &[v.one(), flags, seg0], 2);
-                            newseg = Some(p[1]);
-                            packed.push(Val::base(p[0], *k));
-                        }
-                        _ => packed.push((*v).clone()),
+                    if let Some((pv, ps)) = self.pack_direct(fb, v, flags, seg0, usize::MAX) {
+                        newseg = ps.or(newseg);
+                        packed.push(pv);
                     }
                 }
             } else {

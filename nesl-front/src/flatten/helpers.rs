@@ -229,6 +229,33 @@ impl Compiler<'_> {
         }
     }
 
+    /// `v` (one instance per flag) packed by `flags` within the segments of `seg`, one
+    /// `PACK` per slot, when `v` is made of at most `max` base vectors (and is not lazy);
+    /// the packed value and the packed descriptor (`None` for a value without slots).
+    pub(crate) fn pack_direct(&mut self, fb: &mut FunBuilder, v: &Val, flags: Slot, seg: Slot, max: usize) -> Option<(Val, Option<Slot>)> {
+        fn bases(l: &Lay) -> Option<usize> {
+            match l {
+                Lay::Base(_) => Some(1),
+                Lay::Unit | Lay::Fun(_) => Some(0),
+                Lay::Pair(a, b) => Some(bases(a)? + bases(b)?),
+                Lay::Seq(_) => None,
+            }
+        }
+        if v.lazy.is_some() || bases(&v.lay)? > max {
+            return None;
+        }
+        let mut kinds = Vec::new();
+        v.lay.slots(&mut kinds);
+        let mut out = Vec::new();
+        let mut rseg = None;
+        for (&s, k) in v.s.iter().zip(kinds) {
+            let p = fb.op(&format!("PACK {}", k.keyword()), &[s, flags, seg], 2);
+            out.push(p[0]);
+            rseg = Some(p[1]);
+        }
+        Some((Val::new(out, v.lay.clone()), rseg))
+    }
+
     /// A lifted value over zero instances.
     pub(crate) fn empty(&mut self, fb: &mut FunBuilder, lay: &Lay) -> Val {
         match lay {

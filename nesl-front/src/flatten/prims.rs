@@ -50,26 +50,80 @@ impl Compiler<'_> {
         Val::mk_seq(sh.rseg, d)
     }
 
-    /// Per-instance concatenation of two lifted sequences: each element is placed once,
-    /// at the offset of its instance's result plus its position (plus `#a` for `b`).
+    /// Per-instance concatenation of two lifted sequences.
     fn seq_append(&mut self, fb: &mut FunBuilder, ctx: Ctx, a: &Val, b: &Val) -> Val {
-        let (sa, da) = a.seq();
-        let (sb, db) = b.seq();
-        let la = fb.op1("LENGTHS", &[sa]);
-        let lb = fb.op1("LENGTHS", &[sb]);
-        let l = fb.op1("+ INT", &[la, lb]);
+        self.seq_concat(fb, ctx, &[a.clone(), b.clone()])
+    }
+
+    /// Per-instance concatenation of lifted sequences (at least one): each element is placed
+    /// once, at the offset of its instance's result plus the lengths of the sequences
+    /// before its own plus its position.
+    pub(crate) fn seq_concat(&mut self, fb: &mut FunBuilder, ctx: Ctx, vs: &[Val]) -> Val {
+        let lens: Vec<Slot> = vs.iter().map(|v| fb.op1("LENGTHS", &[v.seq().0])).collect();
+        let mut l = lens[0];
+        for &x in &lens[1..] {
+            l = fb.op1("+ INT", &[l, x]);
+        }
         let rseg = fb.op1("MAKE_SEGDES", &[l]);
-        let off = fb.op1("+_SCAN INT", &[l, ctx.seg]);
+        let mut off = fb.op1("+_SCAN INT", &[l, ctx.seg]);
         let one = self.int_in(fb, ctx, 1);
-        let ga = fb.op1("INDEX", &[off, one, sa]);
-        let offb = fb.op1("+ INT", &[off, la]);
-        let gb = fb.op1("INDEX", &[offb, one, sb]);
-        let na = fb.op1("+_REDUCE INT", &[la, ctx.seg]);
-        let nb = fb.op1("+_REDUCE INT", &[lb, ctx.seg]);
-        let tot = fb.op1("+ INT", &[na, nb]);
-        let parts = [Part { v: da.clone(), dest: ga, n: na }, Part { v: db, dest: gb, n: nb }];
-        let d = self.scatter_into(fb, &da.lay, &parts, tot);
+        let mut parts = Vec::with_capacity(vs.len());
+        let mut tot = None;
+        for (i, (v, &len)) in vs.iter().zip(&lens).enumerate() {
+            let (seg, data) = v.seq();
+            let dest = fb.op1("INDEX", &[off, one, seg]);
+            if i + 1 < vs.len() {
+                off = fb.op1("+ INT", &[off, len]);
+            }
+            let n = fb.op1("+_REDUCE INT", &[len, ctx.seg]);
+            tot = Some(match tot {
+                None => n,
+                Some(t) => fb.op1("+ INT", &[t, n]),
+            });
+            parts.push(Part { v: data, dest, n });
+        }
+        let el = parts[0].v.lay.clone();
+        let d = self.scatter_into(fb, &el, &parts, tot.unwrap_or(one));
         Val::mk_seq(rseg, d)
+    }
+
+    /// `a ++ b ++ ...`: a chain of the builtin `++` concatenated in one placement instead
+    /// of one append per `++`. `None` unless `arg` (the argument of a `++` call) holds
+    /// another `++`.
+    pub(crate) fn concat_chain(&mut self, fb: &mut FunBuilder, env: &mut Env, ctx: Ctx, arg: &Expr, rty: &Type, span: Span) -> R<Option<Val>> {
+        fn operands<'e>(e: &'e Expr, out: &mut Vec<&'e Expr>) {
+            if let ExprKind::Call { func, arg } = &e.kind {
+                if func.res == crate::ast::Res::Builtin && func.name == "++" {
+                    if let ExprKind::Pair(a, b) = &arg.kind {
+                        operands(a, out);
+                        operands(b, out);
+                        return;
+                    }
+                }
+            }
+            out.push(e);
+        }
+        let mut es = Vec::new();
+        match &arg.kind {
+            ExprKind::Pair(a, b) => {
+                operands(a, &mut es);
+                operands(b, &mut es);
+            }
+            _ => return Ok(None),
+        }
+        if es.len() < 3 {
+            return Ok(None);
+        }
+        let rlay = self.lay(rty, span)?;
+        let mark = fb.height();
+        let mut vs = Vec::with_capacity(es.len());
+        for e in es {
+            vs.push(self.expr(fb, env, ctx, e)?);
+        }
+        let r = self.seq_concat(fb, ctx, &vs);
+        let r = Val::new(r.s, rlay);
+        fb.collapse(mark, &r.s);
+        Ok(Some(r))
     }
 
     /// An INT scalar replicated to the length of the INT vector `like`.
@@ -116,17 +170,28 @@ impl Compiler<'_> {
     }
 
     /// Keeps the elements of a lifted sequence whose flag (BOOL, one per element) holds.
+    /// Elements of at most two base vectors are packed directly; others are gathered by
+    /// their packed positions. The PACK within the sequence's segments gives the result's
+    /// descriptor.
     fn seq_pack(&mut self, fb: &mut FunBuilder, v: &Val, flags: Slot) -> Val {
         let (seg, data) = v.seq();
-        let fi = fb.op1("B_TO_I", &[flags]);
-        let newlens = fb.op1("+_REDUCE INT", &[fi, seg]);
-        let rseg = fb.op1("MAKE_SEGDES", &[newlens]);
+        if let Some((d, rseg)) = self.pack_direct(fb, &data, flags, seg, 2) {
+            let rseg = match rseg {
+                Some(r) => r,
+                None => {
+                    let fi = fb.op1("B_TO_I", &[flags]);
+                    let newlens = fb.op1("+_REDUCE INT", &[fi, seg]);
+                    fb.op1("MAKE_SEGDES", &[newlens])
+                }
+            };
+            return Val::mk_seq(rseg, d);
+        }
         let n = fb.op1("LENGTH BOOL", &[flags]);
         let all = fb.op1("MAKE_SEGDES", &[n]);
         let io = self.iota(fb, all);
-        let p = fb.op("PACK INT", &[io, flags, all], 2);
+        let p = fb.op("PACK INT", &[io, flags, seg], 2);
         let d = self.gather(fb, &data, p[0]);
-        Val::mk_seq(rseg, d)
+        Val::mk_seq(p[1], d)
     }
 
     /// `v[i]` per instance, with the bounds check.
@@ -139,6 +204,10 @@ impl Compiler<'_> {
             let ok2 = fb.op1("< INT", &[i, lens]);
             let ok = fb.op1("AND BOOL", &[ok1, ok2]);
             self.check_all(fb, ok, ctx.seg, msg);
+        }
+        // Base elements: one EXTRACT reads the element of every segment in place.
+        if let (Lay::Base(k), None) = (&data.lay, &data.lazy) {
+            return Val::base(fb.op1(&format!("EXTRACT {}", k.keyword()), &[data.one(), i, seg]), *k);
         }
         let starts = fb.op1("+_SCAN INT", &[lens, ctx.seg]);
         let idx = fb.op1("+ INT", &[starts, i]);
@@ -679,10 +748,11 @@ impl Compiler<'_> {
                 let m = fb.op1(&format!("{op} {}", k.keyword()), &[data.one(), seg]);
                 let md = fb.op1(&format!("DIST {}", k.keyword()), &[m, seg]);
                 let eq = fb.op1(&format!("= {}", k.keyword()), &[data.one(), md]);
+                // The first position holding the extreme: the positions that hold it, packed
+                // per segment, reduced by MIN (an empty segment gives MIN's identity).
                 let j = self.local_index(fb, ctx, seg);
-                let big = self.int_like(fb, i64::MAX, j);
-                let c = fb.op1("SELECT INT", &[eq, j, big]);
-                base(fb.op1("MIN_REDUCE INT", &[c, seg]))
+                let p = fb.op("PACK INT", &[j, eq, seg], 2);
+                base(fb.op1("MIN_REDUCE INT", &[p[0], p[1]]))
             }
 
             // ----- reordering -----
