@@ -1285,11 +1285,12 @@ impl<'a> Compiler<'a> {
                 Some((_, v)) => v.clone(),
                 None => continue,
             };
-            let r = match &v.lay {
-                Lay::Base(k) if v.lazy.is_none() => {
-                    Val::base(fb.op1(&format!("DIST {}", k.keyword()), &[v.one(), seg0]), *k)
-                }
-                Lay::Unit | Lay::Fun(_) => v.clone(),
+            let r = match (&v.lazy, &v.lay) {
+                // Already lazy: every element reads the original instance its own instance
+                // reads, a replication (DIST) of the instance numbers, not a gather.
+                (Some(l), _) => Val::lazy(l.0.clone(), fb.op1("DIST INT", &[l.1, seg0])),
+                (None, Lay::Base(k)) => Val::base(fb.op1(&format!("DIST {}", k.keyword()), &[v.one(), seg0]), *k),
+                (None, Lay::Unit | Lay::Fun(_)) => v.clone(),
                 _ => {
                     let si = match segidx {
                         Some(s) => s,

@@ -194,17 +194,43 @@ impl Compiler<'_> {
         Val::mk_seq(p[1], d)
     }
 
+    /// The bounds check `0 <= i < len` of indices `i` into sequences of lengths `len` (one
+    /// per instance of `ctx`): `i` has one index per instance (`iseg` None) or one segment
+    /// of indices per instance (descriptor `iseg`). Segments of indices are checked by
+    /// their extremes (segmented MIN and MAX), without replicating the bound.
+    fn check_index(&mut self, fb: &mut FunBuilder, ctx: Ctx, i: Slot, len: Slot, iseg: Option<Slot>, msg: &str) {
+        if !self.arg_check {
+            return;
+        }
+        let bad = match iseg {
+            None => {
+                // Element-wise, so that the optimiser fuses the comparisons.
+                let z = self.int_in(fb, ctx, 0);
+                let ok1 = fb.op1(">= INT", &[i, z]);
+                let ok2 = fb.op1("< INT", &[i, len]);
+                let ok = fb.op1("AND BOOL", &[ok1, ok2]);
+                let all = fb.op1("AND_REDUCE BOOL", &[ok, ctx.seg]);
+                fb.op1("NOT BOOL", &[all])
+            }
+            Some(s) => {
+                // An empty segment reduces to the identities (MIN: large, MAX: negative).
+                let mn = fb.op1("MIN_REDUCE INT", &[i, s]);
+                let mx = fb.op1("MAX_REDUCE INT", &[i, s]);
+                let zk = self.int_in(fb, ctx, 0);
+                let b1 = fb.op1("< INT", &[mn, zk]);
+                let b2 = fb.op1(">= INT", &[mx, len]);
+                let b = fb.op1("OR BOOL", &[b1, b2]);
+                fb.op1("OR_REDUCE BOOL", &[b, ctx.seg])
+            }
+        };
+        self.fail_if(fb, bad, msg);
+    }
+
     /// `v[i]` per instance, with the bounds check.
     fn elt(&mut self, fb: &mut FunBuilder, ctx: Ctx, v: &Val, i: Slot, msg: &str) -> Val {
         let (seg, data) = v.seq();
         let lens = fb.op1("LENGTHS", &[seg]);
-        if self.arg_check {
-            let z = self.int_in(fb, ctx, 0);
-            let ok1 = fb.op1(">= INT", &[i, z]);
-            let ok2 = fb.op1("< INT", &[i, lens]);
-            let ok = fb.op1("AND BOOL", &[ok1, ok2]);
-            self.check_all(fb, ok, ctx.seg, msg);
-        }
+        self.check_index(fb, ctx, i, lens, None, msg);
         // Base elements: one EXTRACT reads the element of every segment in place.
         if let (Lay::Base(k), None) = (&data.lay, &data.lazy) {
             return Val::base(fb.op1(&format!("EXTRACT {}", k.keyword()), &[data.one(), i, seg]), *k);
@@ -303,28 +329,13 @@ impl Compiler<'_> {
         let iv = self.expr(fb, env, ctx, ie)?;
         if name == "elt" {
             let i = iv.one();
-            if self.arg_check {
-                let z = self.int_in(fb, ctx, 0);
-                let ok1 = fb.op1(">= INT", &[i, z]);
-                let ok2 = fb.op1("< INT", &[i, ln]);
-                let ok = fb.op1("AND BOOL", &[ok1, ok2]);
-                self.check_all(fb, ok, ctx.seg, "Sequence reference (a[i]) out of bounds.");
-            }
+            self.check_index(fb, ctx, i, ln, None, "Sequence reference (a[i]) out of bounds.");
             let idx = fb.op1("+ INT", &[st, i]);
             let d = self.gather(fb, &data, idx);
             return Ok(Some(Val::new(d.s, rlay)));
         }
         let (si, di) = iv.seq();
-        if self.arg_check {
-            let ld = fb.op1("DIST INT", &[ln, si]);
-            let z = self.int_like(fb, 0, di.one());
-            let ok1 = fb.op1(">= INT", &[di.one(), z]);
-            let ok2 = fb.op1("< INT", &[di.one(), ld]);
-            let ok = fb.op1("AND BOOL", &[ok1, ok2]);
-            let m = fb.op1("LENGTH BOOL", &[ok]);
-            let s1 = fb.op1("MAKE_SEGDES", &[m]);
-            self.check_all(fb, ok, s1, "Index out of bounds for function ->.");
-        }
+        self.check_index(fb, ctx, di.one(), ln, Some(si), "Index out of bounds for function ->.");
         let sd = fb.op1("DIST INT", &[st, si]);
         let idx = fb.op1("+ INT", &[sd, di.one()]);
         let d = self.gather(fb, &data, idx);
@@ -762,16 +773,7 @@ impl Compiler<'_> {
                 let la = fb.op1("LENGTHS", &[sa]);
                 let sta = fb.op1("+_SCAN INT", &[la, ctx.seg]);
                 let sd = fb.op1("DIST INT", &[sta, si]);
-                if self.arg_check {
-                    let ld = fb.op1("DIST INT", &[la, si]);
-                    let z = self.int_like(fb, 0, di.one());
-                    let ok1 = fb.op1(">= INT", &[di.one(), z]);
-                    let ok2 = fb.op1("< INT", &[di.one(), ld]);
-                    let ok = fb.op1("AND BOOL", &[ok1, ok2]);
-                    let n = fb.op1("LENGTH BOOL", &[ok]);
-                    let s1 = fb.op1("MAKE_SEGDES", &[n]);
-                    self.check_all(fb, ok, s1, "Index out of bounds for function ->.");
-                }
+                self.check_index(fb, ctx, di.one(), la, Some(si), "Index out of bounds for function ->.");
                 let idx = fb.op1("+ INT", &[sd, di.one()]);
                 let d = self.gather(fb, &da, idx);
                 Ok(Val::new(Val::mk_seq(si, d).s, rlay))
