@@ -892,8 +892,16 @@ impl CpuCvl {
 }
 
 fn pack_t<T: Elem>(v: &[T], f: &[bool], kept: usize) -> Result<Vec<T>, Trap> {
-    let mut out = alloc(kept)?;
-    out.extend(v.iter().zip(f).filter(|(_, &b)| b).map(|(&x, _)| x));
+    // Branch-free: every element is stored at the next free position, which advances only
+    // past kept ones (flags are unpredictable, a branch per element mispredicts often).
+    // One spare slot takes the stores after the last kept element.
+    let mut out = filled(T::default(), kept + 1)?;
+    let mut j = 0usize;
+    for (&x, &b) in v.iter().zip(f) {
+        out[j.min(kept)] = x;
+        j += b as usize;
+    }
+    out.truncate(kept);
     Ok(out)
 }
 
