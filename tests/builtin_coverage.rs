@@ -54,8 +54,6 @@ const NO_EMPTY_COVERAGE: &[(&str, &str)] = &[
     ("read_string_from_file", "the sequence is a file name"),
     ("read_int_seq_from_file", "the sequence is a file name"),
     ("read_float_seq_from_file", "the sequence is a file name"),
-    ("get_environment_variable", "refused by this implementation (library/06)"),
-    ("spawn", "refused by this implementation (library/06)"),
 ];
 
 /// The `.nesl` files under `dir`, recursively, sorted.

@@ -220,6 +220,8 @@ fn pure_exec(e: Exec) -> bool {
             | Exec::FreadChar
             | Exec::Fwrite
             | Exec::Spawn
+            | Exec::Getenv
+            | Exec::Shell
             | Exec::Exit
             | Exec::Call
     )

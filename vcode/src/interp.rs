@@ -579,12 +579,49 @@ impl<C: Cvl> Machine<'_, C> {
                 self.io_result(r, fallback)?
             }
             Exec::Spawn => {
-                let fallback = vec![
-                    scalar(cvl, H::Int(-1))?,
-                    scalar(cvl, H::Int(-1))?,
-                    scalar(cvl, H::Int(-1))?,
-                ];
-                self.io_result(Err("SPAWN is not supported by this interpreter".into()), fallback)?
+                let mut fds = [0i64; 3];
+                for (k, fd) in fds.iter_mut().enumerate() {
+                    *fd = cvl.get_int(vec_at(s, k + 1)?, 0)?;
+                }
+                let cmd_v = vec_at(s, 0)?.clone();
+                let cmd = self.string_arg(&cmd_v)?;
+                let _ = out.flush();
+                self.files.flush();
+                let r = match self.files.spawn(&cmd, fds) {
+                    Ok(got) => got.iter().map(|&fd| scalar(self.cvl, H::Int(fd))).collect::<Result<Vec<_>, _>>().map_err(|t| t.to_string()),
+                    Err(e) => Err(e),
+                };
+                let mut fallback = Vec::new();
+                for _ in 0..3 {
+                    fallback.push(scalar(self.cvl, H::Int(-1))?);
+                }
+                self.io_result(r, fallback)?
+            }
+            Exec::Getenv => {
+                let name_v = vec_at(s, 0)?.clone();
+                let name = self.string_arg(&name_v)?;
+                let r = match self.files.getenv(&name) {
+                    Ok(v) => Ok(vec![int_vec(self.cvl, v.into_iter().map(i64::from).collect())?]),
+                    Err(e) => Err(e),
+                };
+                let fallback = vec![int_vec(self.cvl, Vec::new())?];
+                self.io_result(r, fallback)?
+            }
+            Exec::Shell => {
+                let input = match cvl.to_host(vec_at(s, 1)?)? {
+                    HostVector::Int(c) => c.iter().map(|&x| x as u8).collect(),
+                    _ => Vec::new(),
+                };
+                let cmd_v = vec_at(s, 0)?.clone();
+                let cmd = self.string_arg(&cmd_v)?;
+                let _ = out.flush();
+                self.files.flush();
+                let r = match self.files.shell(&cmd, input) {
+                    Ok(v) => Ok(vec![int_vec(self.cvl, v.into_iter().map(i64::from).collect())?]),
+                    Err(e) => Err(e),
+                };
+                let fallback = vec![int_vec(self.cvl, Vec::new())?];
+                self.io_result(r, fallback)?
             }
             other => {
                 return Err(Trap::new(TrapKind::Unsupported(format!("instruction kind {other:?}"))))

@@ -8,6 +8,11 @@
 //! It does not know NESL: the front end (`nesl-front`) produces VCODE text that this
 //! crate parses and runs.
 //!
+//! Two instructions are extensions, not CMU VCODE: `GETENV` (read an environment
+//! variable) and `SHELL` (run a command on an input, collect its output), which CMU NESL
+//! did in its Lisp front end; their rows in [`op`] say what they do. Like `SPAWN` and
+//! `FOPEN` they are refused when [`RunOptions::file_access`] is false.
+//!
 //! ```
 //! let p = vcode::parse("FUNC MAIN\nCONST INT (1 2 3)\nCONST INT 3\nMAKE_SEGDES\n+_REDUCE INT\nRET\n").unwrap();
 //! vcode::verify(&p).unwrap();
@@ -55,8 +60,9 @@ pub struct RunOptions {
     /// What `READ` and `FREAD` of descriptor 0 read (`None`: the process's standard
     /// input).
     pub stdin: Option<Vec<u8>>,
-    /// Whether `FOPEN` may open files (when false it fails with an error message, as for
-    /// a file that cannot be opened): a guard for untrusted programs.
+    /// Whether `FOPEN` may open files and `SPAWN`, `SHELL` and `GETENV` may run (when
+    /// false they fail with an error message, as for a file that cannot be opened): a
+    /// guard for untrusted programs.
     pub file_access: bool,
 }
 

@@ -225,6 +225,10 @@ pub enum Exec {
     Fwrite,
     /// `SPAWN`.
     Spawn,
+    /// `GETENV` (extension, not CMU VCODE).
+    Getenv,
+    /// `SHELL` (extension, not CMU VCODE).
+    Shell,
     /// `FUSED n` (FCODE).
     Fused,
 }
@@ -404,6 +408,14 @@ instruction_set! {
     FreadChar "FREAD_CHAR" [] None ([I I I] -> [I I I B]) Exec::FreadChar;
     Fwrite "FWRITE" [Int Bool Float Segdes Char] None ([T I] -> [I B]) Exec::Fwrite;
     Spawn "SPAWN" [] None ([I I I I] -> [I I I I B]) Exec::Spawn;
+    // Extensions (not CMU VCODE instructions): CMU NESL reads environment variables
+    // and runs shell commands in its Lisp front end, so VCODE never had them.
+    // `GETENV`: name (INT char codes) -> value err msg ok; an unset variable is the
+    // empty string. `SHELL`: command (split on blanks, searched in PATH), input (INT
+    // char codes) -> output err msg ok; the child reads `input` on its standard input
+    // and what it writes to its standard output is the result.
+    Getenv "GETENV" [] None ([I] -> [I I B]) Exec::Getenv;
+    Shell "SHELL" [] None ([I I] -> [I I B]) Exec::Shell;
     Fused "FUSED" [] Index (special) Exec::Fused;
 }
 

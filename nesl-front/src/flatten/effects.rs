@@ -13,7 +13,7 @@
 //! instance order.
 
 use super::builder::{FunBuilder, Slot};
-use super::gen::{err, Compiler, Ctx, Val, R};
+use super::gen::{Compiler, Ctx, Val, R};
 use super::layout::{Lay, SlotKind};
 use crate::ast::Span;
 use crate::ty::Type;
@@ -209,8 +209,32 @@ impl Compiler<'_> {
                 let v = Val::mk_seq(seg, Val::base(r[0], k));
                 Val::pair(v, self.status(fb, r[2], r[1]))
             }
-            "shell_command" | "get_environment_variable" | "spawn" => {
-                return Err(err(span, format!("{name} is not supported by this implementation")));
+            "get_environment_variable" | "shell_command" => {
+                // The extension instructions `GETENV` and `SHELL`; a failure (a command
+                // that cannot start, no access to the environment) stops the program
+                // with the instruction's message.
+                let r = if name == "shell_command" {
+                    let (cmd, input) = arg.split();
+                    fb.op("SHELL", &[cmd.seq().1.one(), input.seq().1.one()], 3)
+                } else {
+                    fb.op("GETENV", &[arg.seq().1.one()], 3)
+                };
+                self.stop_unless(fb, r[2], r[1]);
+                let n = fb.op1("LENGTH INT", &[r[0]]);
+                let seg = fb.op1("MAKE_SEGDES", &[n]);
+                Val::mk_seq(seg, Val::base(r[0], SlotKind::Int))
+            }
+            "spawn" => {
+                let (cmd, rest) = arg.split();
+                let (sin, rest) = rest.split();
+                let (sout, serr) = rest.split();
+                let r = fb.op("SPAWN", &[cmd.seq().1.one(), sin.one(), sout.one(), serr.one()], 5);
+                // The instruction leaves the streams as error, output, input.
+                let streams = Val::pair(
+                    Val::base(r[2], SlotKind::Int),
+                    Val::pair(Val::base(r[1], SlotKind::Int), Val::base(r[0], SlotKind::Int)),
+                );
+                Val::pair(streams, self.status(fb, r[4], r[3]))
             }
             _ => return Ok(None),
         };
@@ -249,6 +273,24 @@ impl Compiler<'_> {
         let n = fb.op1("LENGTH INT", &[msg]);
         let seg = fb.op1("MAKE_SEGDES", &[n]);
         Val::pair(Val::base(ok, SlotKind::Bool), Val::mk_seq(seg, Val::base(msg, SlotKind::Int)))
+    }
+
+    /// Stops the program with `RUNTIME ERROR: ` and `msg` (INT character codes) unless
+    /// `ok` (BOOL scalar).
+    fn stop_unless(&mut self, fb: &mut FunBuilder, ok: Slot, msg: Slot) {
+        let bad = fb.op1("NOT BOOL", &[ok]);
+        let m = fb.begin_if(bad);
+        fb.emit("CONST CHAR \"\nRUNTIME ERROR: \"");
+        fb.emit("WRITE CHAR");
+        fb.emit("POP 2 0");
+        fb.copy_write(msg);
+        fb.emit("CONST CHAR \"\n\"");
+        fb.emit("WRITE CHAR");
+        fb.emit("POP 2 0");
+        fb.emit("CONST INT 1");
+        fb.emit("EXIT");
+        fb.emit("POP 1 0");
+        fb.end_exit_if(m);
     }
 
     /// `error(s)`: when there is an instance, prints `RUNTIME ERROR: ` and the first
