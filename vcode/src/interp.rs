@@ -588,7 +588,13 @@ impl<C: Cvl> Machine<'_, C> {
                 let _ = out.flush();
                 self.files.flush();
                 let r = match self.files.spawn(&cmd, fds) {
-                    Ok(got) => got.iter().map(|&fd| scalar(self.cvl, H::Int(fd))).collect::<Result<Vec<_>, _>>().map_err(|t| t.to_string()),
+                    Ok(got) => {
+                        let mut v = Vec::new();
+                        for fd in got {
+                            v.push(scalar(self.cvl, H::Int(fd))?);
+                        }
+                        Ok(v)
+                    }
                     Err(e) => Err(e),
                 };
                 let mut fallback = Vec::new();
