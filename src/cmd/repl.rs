@@ -49,6 +49,17 @@ impl Executor for Switchable {
     fn execute(&mut self, vcode_text: &str, out: &mut dyn Write) -> Result<ExecResult, String> {
         self.0.borrow_mut().execute(vcode_text, out)
     }
+
+    // Forwarded so long globals reach the executor beside the text (no print/parse round
+    // trip through the provided method).
+    fn execute_with_consts(
+        &mut self,
+        vcode_text: &str,
+        consts: Vec<(u32, nesl_front::toplevel::HostValue)>,
+        out: &mut dyn Write,
+    ) -> Result<ExecResult, String> {
+        self.0.borrow_mut().execute_with_consts(vcode_text, consts, out)
+    }
 }
 
 /// One line of input, or why there is none.
