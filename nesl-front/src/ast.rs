@@ -225,6 +225,53 @@ impl Expr {
     pub fn new(kind: ExprKind, span: Span) -> Self {
         Expr { kind, span, ty: None }
     }
+
+    /// Calls `f` on each direct subexpression, in source order (for walks that do not
+    /// care which names the subexpression binds).
+    pub fn for_each_child<'a>(&'a self, f: &mut dyn FnMut(&'a Expr)) {
+        match &self.kind {
+            ExprKind::Call { arg, .. } => f(arg),
+            ExprKind::Pair(a, b) => {
+                f(a);
+                f(b);
+            }
+            ExprKind::If(c, a, b) => {
+                f(c);
+                f(a);
+                f(b);
+            }
+            ExprKind::Let(binds, body) => {
+                for (_, x) in binds {
+                    f(x);
+                }
+                f(body);
+            }
+            ExprKind::ApplyToEach { body, binders, filter } => {
+                for b in binders {
+                    f(&b.seq);
+                }
+                for x in filter.iter().chain(body.iter()) {
+                    f(x);
+                }
+            }
+            ExprKind::Seq(es) => es.iter().for_each(|x| f(x)),
+            ExprKind::Range { start, end, stride } => {
+                f(start);
+                f(end);
+                if let Some(s) = stride {
+                    f(s);
+                }
+            }
+            ExprKind::Time(x) => f(x),
+            ExprKind::Var(_)
+            | ExprKind::Int(_)
+            | ExprKind::Float(_)
+            | ExprKind::Bool(_)
+            | ExprKind::Char(_)
+            | ExprKind::Str(_)
+            | ExprKind::EmptySeq(_) => {}
+        }
+    }
 }
 
 /// One binder of an apply-to-each: `pattern in seq`. (A bare `NAME` binder is parsed as

@@ -284,54 +284,10 @@ fn global_refs(e: &Expr, vars: &mut Vec<String>, funs: &mut Vec<String>) {
         _ => {}
     };
     match &e.kind {
-        ExprKind::Var(id) => name(id),
-        ExprKind::Call { func, arg } => {
-            name(func);
-            global_refs(arg, vars, funs);
-        }
-        ExprKind::Pair(a, b) => {
-            global_refs(a, vars, funs);
-            global_refs(b, vars, funs);
-        }
-        ExprKind::If(c, a, b) => {
-            global_refs(c, vars, funs);
-            global_refs(a, vars, funs);
-            global_refs(b, vars, funs);
-        }
-        ExprKind::Let(binds, body) => {
-            for (_, x) in binds {
-                global_refs(x, vars, funs);
-            }
-            global_refs(body, vars, funs);
-        }
-        ExprKind::ApplyToEach { body, binders, filter } => {
-            for b in binders {
-                global_refs(&b.seq, vars, funs);
-            }
-            for x in filter.iter().chain(body.iter()) {
-                global_refs(x, vars, funs);
-            }
-        }
-        ExprKind::Seq(es) => {
-            for x in es {
-                global_refs(x, vars, funs);
-            }
-        }
-        ExprKind::Range { start, end, stride } => {
-            global_refs(start, vars, funs);
-            global_refs(end, vars, funs);
-            if let Some(s) = stride {
-                global_refs(s, vars, funs);
-            }
-        }
-        ExprKind::Time(x) => global_refs(x, vars, funs),
-        ExprKind::Int(_)
-        | ExprKind::Float(_)
-        | ExprKind::Bool(_)
-        | ExprKind::Char(_)
-        | ExprKind::Str(_)
-        | ExprKind::EmptySeq(_) => {}
+        ExprKind::Var(id) | ExprKind::Call { func: id, .. } => name(id),
+        _ => {}
     }
+    e.for_each_child(&mut |x| global_refs(x, vars, funs));
 }
 
 /// The user functions a layout names (callees of function arguments).
