@@ -264,14 +264,18 @@ fn compile_exprs_inner(
     for (line, id) in main_external {
         consts.push(take(line + 1, id));
     }
-    for (fi, f) in c.funcs.iter().enumerate() {
+    // 1-based line of each function's `FUNC`, counted as the text is assembled.
+    let mut lines = text.bytes().filter(|&b| b == b'\n').count();
+    let mut starts = Vec::with_capacity(c.funcs.len());
+    for f in &c.funcs {
         text.push('\n');
-        // 1-based line of this function's `FUNC`.
-        let start = text.bytes().filter(|&b| b == b'\n').count() + 1;
-        for &(_, line, id) in c.external_sites.iter().filter(|s| s.0 == fi) {
-            consts.push(take(start + line, id));
-        }
+        lines += 1;
+        starts.push(lines + 1);
         text.push_str(f);
+        lines += f.bytes().filter(|&b| b == b'\n').count();
+    }
+    for &(fi, line, id) in &c.external_sites {
+        consts.push(take(starts[fi] + line, id));
     }
     Ok(Compiled { text, consts })
 }
