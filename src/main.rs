@@ -14,6 +14,10 @@ use std::process::ExitCode;
 #[derive(Parser, Debug)]
 #[command(name = "nesl", version, about)]
 pub struct Cli {
+    /// Threads of the CPU vector library (default: the `NESL_THREADS` environment
+    /// variable, else all cores). Results are identical at every thread count.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
+    pub threads: Option<u64>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -154,6 +158,17 @@ pub enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    match cli.threads {
+        Some(n) => vcode::set_threads(n as usize),
+        None => {
+            if let Ok(v) = std::env::var("NESL_THREADS") {
+                if let Err(e) = vcode::cvl::cpu::threads::parse_threads(&v) {
+                    eprintln!("error: NESL_THREADS: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    }
     match cmd::dispatch(cli) {
         Ok(code) => code,
         Err(e) => {

@@ -37,6 +37,7 @@ mod step;
 pub mod trap;
 mod verify;
 
+pub use cvl::cpu::threads::set_threads;
 pub use cvl::cpu::CpuCvl;
 pub use cvl::{Cvl, HostScalar, HostVector, OpStats, VType};
 pub use fused::{Expr, SuperOp};

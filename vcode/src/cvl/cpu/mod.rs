@@ -18,6 +18,8 @@ use crate::fused::{Expr, SuperOp};
 use crate::trap::{Trap, TrapKind};
 use std::rc::Rc;
 
+pub mod threads;
+
 /// Elements per chunk when evaluating a superoperator.
 pub const CHUNK: usize = 4096;
 
