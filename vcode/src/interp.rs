@@ -430,10 +430,9 @@ impl<C: Cvl> Machine<'_, C> {
                     Some(Value::Vec(x)) => self.cvl.len(x),
                     _ => return Err(Trap::ty("superoperator operand $0 is a pair")),
                 };
-                let mut args = Vec::with_capacity(n);
                 for (i, (slot, pt)) in s.iter().zip(&op.params).enumerate() {
                     match (slot, pt.slot()) {
-                        (Value::Seg(_), SlotTy::Segdes) => args.push(None),
+                        (Value::Seg(_), SlotTy::Segdes) => {}
                         (Value::Vec(v), SlotTy::Vec(t)) if self.cvl.vtype(v) == t => {
                             if self.cvl.len(v) != len {
                                 return Err(Trap::length(format!(
@@ -441,7 +440,6 @@ impl<C: Cvl> Machine<'_, C> {
                                     self.cvl.len(v)
                                 )));
                             }
-                            args.push(Some(v));
                         }
                         (slot, t) => {
                             return Err(Trap::ty(format!(
@@ -452,7 +450,16 @@ impl<C: Cvl> Machine<'_, C> {
                         }
                     }
                 }
-                let r = self.cvl.fused(op, &args, len)?;
+                // The operands are popped right after: the library may write the result
+                // over one whose only handle is in its slot.
+                let mut args: Vec<Option<&mut C::Vector>> = self.stack[base..]
+                    .iter_mut()
+                    .map(|v| match v {
+                        Value::Vec(x) => Some(x),
+                        _ => None,
+                    })
+                    .collect();
+                let r = self.cvl.fused_reusing(op, &mut args, len)?;
                 self.finish(base, vec![Value::Vec(r)]);
                 return Ok(Flow::Next);
             }

@@ -13,6 +13,7 @@
 //! Segmented operations take the segment descriptor(s) explicitly; indices are always
 //! relative to the start of their segment. See `spec/cvl.md` sections 5-12.
 
+pub mod check;
 pub mod cpu;
 pub mod ops;
 
@@ -300,6 +301,19 @@ pub trait Cvl {
     }
 
     // ----- superoperators (FCODE) -----
+
+    /// [`Cvl::fused`], possibly writing the result over an operand passed as `Some(&mut
+    /// v)` when that handle is the only one to its vector (the caller drops the operands
+    /// right after). On error every operand is unchanged. The default never reuses.
+    fn fused_reusing(
+        &mut self,
+        op: &SuperOp,
+        args: &mut [Option<&mut Self::Vector>],
+        len: usize,
+    ) -> Result<Self::Vector, Trap> {
+        let shared: Vec<Option<&Self::Vector>> = args.iter().map(|a| a.as_deref()).collect();
+        self.fused(op, &shared, len)
+    }
 
     /// `FUSED n`: evaluates superoperator `op` element-wise over `len` positions.
     /// `args[i]` is operand `$i`: `Some(vector)` for a data parameter (of length `len`

@@ -1,0 +1,231 @@
+//! Element storage of the CPU library: the typed vectors ([`Data`]), borrowed runs of
+//! them ([`Slice`]), the element trait ([`Elem`]) that lets every kernel be written once,
+//! the macros that pick a kernel's instantiation from a vector's type, and the argument
+//! checks the kernels share.
+
+use crate::cvl::VType;
+use crate::trap::Trap;
+
+/// The storage of one CPU vector.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Data {
+    /// Integers.
+    Int(Vec<i64>),
+    /// Doubles.
+    Float(Vec<f64>),
+    /// Booleans.
+    Bool(Vec<bool>),
+}
+
+impl Data {
+    /// Number of elements.
+    pub fn len(&self) -> usize {
+        match self {
+            Data::Int(v) => v.len(),
+            Data::Float(v) => v.len(),
+            Data::Bool(v) => v.len(),
+        }
+    }
+    /// True when there are no elements.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// The element type.
+    pub fn vtype(&self) -> VType {
+        match self {
+            Data::Int(_) => VType::Int,
+            Data::Float(_) => VType::Float,
+            Data::Bool(_) => VType::Bool,
+        }
+    }
+    pub(super) fn slice(&self) -> Slice<'_> {
+        match self {
+            Data::Int(v) => Slice::Int(v),
+            Data::Float(v) => Slice::Float(v),
+            Data::Bool(v) => Slice::Bool(v),
+        }
+    }
+    pub(super) fn capacity(&self) -> usize {
+        match self {
+            Data::Int(v) => v.capacity(),
+            Data::Float(v) => v.capacity(),
+            Data::Bool(v) => v.capacity(),
+        }
+    }
+    pub(super) fn bytes(&self) -> usize {
+        match self {
+            Data::Int(v) => v.capacity() * std::mem::size_of::<i64>(),
+            Data::Float(v) => v.capacity() * std::mem::size_of::<f64>(),
+            Data::Bool(v) => v.capacity(),
+        }
+    }
+    /// An empty placeholder (no allocation).
+    pub(super) fn none() -> Data {
+        Data::Int(Vec::new())
+    }
+}
+
+/// A borrowed run of elements of one type.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, Copy)]
+pub enum Slice<'a> {
+    Int(&'a [i64]),
+    Float(&'a [f64]),
+    Bool(&'a [bool]),
+}
+
+impl<'a> Slice<'a> {
+    pub(super) fn len(&self) -> usize {
+        match self {
+            Slice::Int(v) => v.len(),
+            Slice::Float(v) => v.len(),
+            Slice::Bool(v) => v.len(),
+        }
+    }
+    pub(super) fn vtype(&self) -> VType {
+        match self {
+            Slice::Int(_) => VType::Int,
+            Slice::Float(_) => VType::Float,
+            Slice::Bool(_) => VType::Bool,
+        }
+    }
+    pub(super) fn range(self, lo: usize, hi: usize) -> Slice<'a> {
+        match self {
+            Slice::Int(v) => Slice::Int(&v[lo..hi]),
+            Slice::Float(v) => Slice::Float(&v[lo..hi]),
+            Slice::Bool(v) => Slice::Bool(&v[lo..hi]),
+        }
+    }
+}
+
+/// An element type of the CPU library (`i64`, `f64`, `bool`).
+pub trait Elem: Copy + Default + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
+    /// The VCODE element type.
+    const VT: VType;
+    /// Wraps a vector of this type.
+    fn wrap(v: Vec<Self>) -> Data;
+    /// Takes the vector out of `d` if it has this type.
+    fn unwrap(d: Data) -> Option<Vec<Self>>;
+    /// Views `d` as this type.
+    fn view(d: &Data) -> Option<&[Self]>;
+    /// A borrowed run of this type.
+    fn slice_of(v: &[Self]) -> Slice<'_>;
+    /// Views a borrowed run as this type.
+    fn of_slice(s: Slice<'_>) -> Option<&[Self]>;
+}
+
+macro_rules! elem {
+    ($t:ty, $var:ident) => {
+        impl Elem for $t {
+            const VT: VType = VType::$var;
+            fn wrap(v: Vec<Self>) -> Data {
+                Data::$var(v)
+            }
+            fn unwrap(d: Data) -> Option<Vec<Self>> {
+                match d {
+                    Data::$var(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn view(d: &Data) -> Option<&[Self]> {
+                match d {
+                    Data::$var(v) => Some(v),
+                    _ => None,
+                }
+            }
+            fn slice_of(v: &[Self]) -> Slice<'_> {
+                Slice::$var(v)
+            }
+            fn of_slice(s: Slice<'_>) -> Option<&[Self]> {
+                match s {
+                    Slice::$var(v) => Some(v),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+elem!(i64, Int);
+elem!(f64, Float);
+elem!(bool, Bool);
+
+/// Maximum and minimum, shared by `i64` and `f64` (for floats, a NaN operand `b` is
+/// never chosen).
+pub(super) trait Num: Elem {
+    fn max(a: Self, b: Self) -> Self {
+        if b > a {
+            b
+        } else {
+            a
+        }
+    }
+    fn min(a: Self, b: Self) -> Self {
+        if b < a {
+            b
+        } else {
+            a
+        }
+    }
+}
+impl Num for i64 {}
+impl Num for f64 {}
+
+/// Applies a generic function to the typed slice of a vector, wrapping its result.
+macro_rules! each {
+    ($d:expr, |$v:ident| $body:expr) => {
+        match $d {
+            Data::Int($v) => Data::Int($body?),
+            Data::Float($v) => Data::Float($body?),
+            Data::Bool($v) => Data::Bool($body?),
+        }
+    };
+}
+
+/// The same for two vectors that must have the same type.
+macro_rules! each2 {
+    ($a:expr, $b:expr, |$x:ident, $y:ident| $body:expr) => {
+        match ($a, $b) {
+            (Data::Int($x), Data::Int($y)) => Data::Int($body?),
+            (Data::Float($x), Data::Float($y)) => Data::Float($body?),
+            (Data::Bool($x), Data::Bool($y)) => Data::Bool($body?),
+            (a, b) => return Err(crate::cvl::cpu::data::one_type(a.vtype(), b.vtype())),
+        }
+    };
+}
+
+/// Runs `$body` on `$out` (mutable) and `$x` viewed at one element type; a type mismatch
+/// is a trap.
+macro_rules! each_mut {
+    ($out:expr, $x:expr, |$o:ident, $y:ident| $body:expr) => {
+        match ($out, $x) {
+            (Data::Int($o), Data::Int($y)) => $body,
+            (Data::Float($o), Data::Float($y)) => $body,
+            (Data::Bool($o), Data::Bool($y)) => $body,
+            (a, b) => return Err(crate::cvl::cpu::data::one_type(a.vtype(), b.vtype())),
+        }
+    };
+}
+
+pub(super) use {each, each2, each_mut};
+
+pub(crate) fn one_type(a: VType, b: VType) -> Trap {
+    Trap::ty(format!("values are {} and {}; they must have one type", a.name(), b.name()))
+}
+
+pub(super) fn unsupported(what: &str, t: VType) -> Trap {
+    Trap::ty(format!("{what} is not defined on {}", t.name()))
+}
+
+pub(super) fn ints<'a>(d: &'a Data, what: &str) -> Result<&'a [i64], Trap> {
+    match d {
+        Data::Int(x) => Ok(x),
+        d => Err(Trap::ty(format!("{what} must be INT, not {}", d.vtype().name()))),
+    }
+}
+
+pub(super) fn bools<'a>(d: &'a Data, what: &str) -> Result<&'a [bool], Trap> {
+    match d {
+        Data::Bool(x) => Ok(x),
+        d => Err(Trap::ty(format!("{what} must be BOOL, not {}", d.vtype().name()))),
+    }
+}

@@ -1,0 +1,188 @@
+//! Superoperators (`FUSED`) on the CPU: the expression tree is compiled into steps over
+//! registers, then evaluated in [`CHUNK`]-element chunks (no full-length intermediates),
+//! in parallel [`BLOCK`]-element blocks. Long element-wise operations run through the same
+//! evaluator as one-step programs. The result is written into fresh, uninitialised memory
+//! or over an operand whose only handle the caller gave up.
+
+use super::data::{Data, Elem, Slice};
+use super::elementwise::{binary_into, select_into, unary_into};
+use super::par::{split_mut, Par, BLOCK};
+use super::pool::build;
+use crate::cvl::{BinOp, HostScalar, UnOp, VType};
+use crate::fused::{Expr, SuperOp};
+use crate::trap::Trap;
+use std::mem::MaybeUninit;
+
+/// Elements per chunk when evaluating a superoperator (a divisor of [`BLOCK`]).
+pub const CHUNK: usize = 4096;
+
+/// One operand of a compiled step.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Src {
+    Arg(usize),
+    Reg(usize),
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Step {
+    Bin(BinOp, Src, Src),
+    Un(UnOp, Src),
+    Sel(Src, Src, Src),
+}
+
+/// A superoperator flattened into steps; register `r` holds the result of step `r`, or
+/// the broadcast constant `consts[r]` (whose step is `None`).
+#[derive(Debug, Clone)]
+pub(super) struct Prog {
+    steps: Vec<Option<Step>>,
+    consts: Vec<Option<HostScalar>>,
+    root: Src,
+    rt: VType,
+}
+
+impl Prog {
+    /// Compiles a checked superoperator.
+    pub(super) fn compile(op: &SuperOp) -> Result<Prog, Trap> {
+        let rt = op.result_type().map_err(Trap::ty)?;
+        let mut p = Prog { steps: Vec::new(), consts: Vec::new(), root: Src::Arg(0), rt };
+        p.root = p.add(&op.body);
+        Ok(p)
+    }
+    /// A program of one step over `$0` (and `$1`, `$2`) with result type `rt`.
+    pub(super) fn one(step: Step, rt: VType) -> Prog {
+        Prog { steps: vec![Some(step)], consts: vec![None], root: Src::Reg(0), rt }
+    }
+    pub(super) fn result_type(&self) -> VType {
+        self.rt
+    }
+    fn add(&mut self, e: &Expr) -> Src {
+        let step = match e {
+            Expr::Arg(i) => return Src::Arg(*i),
+            Expr::Const(s) => {
+                self.steps.push(None);
+                self.consts.push(Some(*s));
+                return Src::Reg(self.steps.len() - 1);
+            }
+            Expr::Binary { op, a, b, .. } => Step::Bin(*op, self.add(a), self.add(b)),
+            Expr::Unary { op, a, .. } => Step::Un(*op, self.add(a)),
+            Expr::Select { f, a, b, .. } => Step::Sel(self.add(f), self.add(a), self.add(b)),
+        };
+        self.steps.push(Some(step));
+        self.consts.push(None);
+        Src::Reg(self.steps.len() - 1)
+    }
+    /// Fresh registers (constants broadcast over one chunk).
+    fn registers(&self) -> Vec<Data> {
+        self.consts
+            .iter()
+            .map(|c| match *c {
+                Some(HostScalar::Int(x)) => Data::Int(vec![x; CHUNK]),
+                Some(HostScalar::Float(x)) => Data::Float(vec![x; CHUNK]),
+                Some(HostScalar::Bool(x)) => Data::Bool(vec![x; CHUNK]),
+                None => Data::none(),
+            })
+            .collect()
+    }
+    /// True when an element can make the program trap (integer `/` and `%` by zero): it
+    /// must then not write over an operand, which has to survive a trap unchanged.
+    pub(super) fn may_trap(&self) -> bool {
+        self.steps.iter().any(|s| matches!(s, Some(Step::Bin(BinOp::Div | BinOp::Mod, ..))))
+    }
+}
+
+fn operand<'a>(src: Src, args: &[Slice<'a>], regs: &'a [Data], n: usize) -> Slice<'a> {
+    match src {
+        Src::Arg(i) => args[i],
+        Src::Reg(r) => {
+            let s = regs[r].slice();
+            if s.len() == n {
+                s
+            } else {
+                s.range(0, n)
+            }
+        }
+    }
+}
+
+/// Evaluates every step over one chunk of `n` elements (`args` are that chunk's slices)
+/// into the registers; gives the root's elements.
+fn run_chunk<'a>(p: &Prog, args: &[Slice<'a>], regs: &'a mut [Data], n: usize) -> Result<Slice<'a>, Trap> {
+    for r in 0..p.steps.len() {
+        let Some(step) = p.steps[r] else { continue };
+        let mut dst = std::mem::replace(&mut regs[r], Data::none());
+        let res = {
+            let regs = &*regs;
+            match step {
+                Step::Bin(op, a, b) => binary_into(op, operand(a, args, regs, n), operand(b, args, regs, n), &mut dst),
+                Step::Un(op, a) => unary_into(op, operand(a, args, regs, n), &mut dst),
+                Step::Sel(f, a, b) => {
+                    select_into(operand(f, args, regs, n), operand(a, args, regs, n), operand(b, args, regs, n), &mut dst)
+                }
+            }
+        };
+        regs[r] = dst;
+        res?;
+    }
+    let regs: &'a [Data] = regs;
+    Ok(operand(p.root, args, regs, n))
+}
+
+/// Evaluates `p` over `len` positions into a fresh vector. `args[i]` is operand `$i`
+/// (length `len`; a `SEGDES` operand is an empty stand-in, never read).
+pub(super) fn eval(par: &Par, p: &Prog, args: &[Slice], len: usize) -> Result<Data, Trap> {
+    Ok(match p.rt {
+        VType::Int => Data::Int(build(len, |out| fill::<i64>(par, p, args, out, None))?),
+        VType::Float => Data::Float(build(len, |out| fill::<f64>(par, p, args, out, None))?),
+        VType::Bool => Data::Bool(build(len, |out| fill::<bool>(par, p, args, out, None))?),
+    })
+}
+
+/// Evaluates `p` writing the result over `out`, which is operand `$over` (of the result
+/// type; `args[over]` is not read). The caller makes sure `p` cannot trap
+/// ([`Prog::may_trap`]).
+pub(super) fn eval_over(par: &Par, p: &Prog, args: &[Slice], out: &mut Data, over: usize) -> Result<(), Trap> {
+    fn view<T>(s: &mut [T]) -> &mut [MaybeUninit<T>] {
+        // SAFETY: `MaybeUninit<T>` has `T`'s layout, and the evaluator only ever writes
+        // initialised values through this view, so `s` stays initialised.
+        unsafe { &mut *(s as *mut [T] as *mut [MaybeUninit<T>]) }
+    }
+    match out {
+        Data::Int(v) => fill::<i64>(par, p, args, view(v), Some(over)),
+        Data::Float(v) => fill::<f64>(par, p, args, view(v), Some(over)),
+        Data::Bool(v) => fill::<bool>(par, p, args, view(v), Some(over)),
+    }
+}
+
+fn fill<T: Elem>(par: &Par, p: &Prog, args: &[Slice], out: &mut [MaybeUninit<T>], over: Option<usize>) -> Result<(), Trap> {
+    let len = out.len();
+    let blocks: Vec<(usize, &mut [MaybeUninit<T>])> =
+        split_mut(out, (0..len.div_ceil(BLOCK)).map(|b| (len - b * BLOCK).min(BLOCK))).into_iter().enumerate().map(|(b, s)| (b * BLOCK, s)).collect();
+    let results = par.map(len, blocks, |(lo, blk)| {
+        let mut regs = p.registers();
+        let mut stage: Vec<T> = Vec::new();
+        let mut c = 0;
+        while c < blk.len() {
+            let hi = (c + CHUNK).min(blk.len());
+            let (glo, ghi) = (lo + c, lo + hi);
+            if over.is_some() {
+                // SAFETY: in this mode `blk` is initialised (see `eval_over`).
+                let init: &[T] = unsafe { &*(&blk[c..hi] as *const [MaybeUninit<T>] as *const [T]) };
+                stage.clear();
+                stage.extend_from_slice(init);
+            }
+            let mut chunk_args: Vec<Slice> =
+                args.iter().map(|s| if s.len() >= ghi { s.range(glo, ghi) } else { *s }).collect();
+            if let Some(a) = over {
+                chunk_args[a] = T::slice_of(&stage);
+            }
+            let root = run_chunk(p, &chunk_args, &mut regs, hi - c)?;
+            match T::of_slice(root) {
+                Some(r) => super::pool::write_all(&mut blk[c..hi], r),
+                None => return Err(Trap::ty(format!("superoperator produced {}", root.vtype().name()))),
+            }
+            c = hi;
+        }
+        Ok(())
+    });
+    results.into_iter().collect()
+}

@@ -1,0 +1,157 @@
+//! Parallel execution: fixed blocks, run on the library's thread pool when there is one
+//! and the work is large enough.
+//!
+//! Work is always divided the same way, into blocks of [`BLOCK`] elements (or into
+//! [`Chunk`]s of whole segments, long segments cut at [`BLOCK`]-element boundaries),
+//! whatever the number of threads; threads only decide who computes which block. Every
+//! result, float sums included, is therefore bit-identical on one thread and on many.
+//! Work under [`GRAIN`] elements runs on the calling thread and never pays for threads.
+
+use super::seg::Seg;
+use rayon::prelude::*;
+use std::sync::Arc;
+
+/// Elements per block: the unit of parallel work and of blocked reductions and scans.
+pub(crate) const BLOCK: usize = 1 << 15;
+/// Less work than this (elements plus segments) runs on the calling thread.
+pub(crate) const GRAIN: usize = 1 << 16;
+
+/// The execution context of a library: its thread pool, if it has more than one thread.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Par {
+    pool: Option<Arc<rayon::ThreadPool>>,
+}
+
+impl Par {
+    /// A context for `threads` threads.
+    pub(crate) fn new(threads: usize) -> Par {
+        Par { pool: if threads > 1 { super::threads::pool(threads) } else { None } }
+    }
+    /// Number of threads.
+    pub(crate) fn threads(&self) -> usize {
+        self.pool.as_ref().map_or(1, |p| p.current_num_threads())
+    }
+    /// The pool when `work` is worth running on it.
+    fn pool_for(&self, work: usize) -> Option<&rayon::ThreadPool> {
+        self.pool.as_deref().filter(|_| work >= GRAIN)
+    }
+
+    /// Calls `f(lo, block)` for the consecutive [`BLOCK`]-element blocks of `out`
+    /// (`lo` = the block's offset in `out`).
+    pub(crate) fn blocks_mut<T: Send>(&self, out: &mut [T], f: impl Fn(usize, &mut [T]) + Sync + Send) {
+        match self.pool_for(out.len()) {
+            Some(pool) => pool.install(|| {
+                out.par_chunks_mut(BLOCK).enumerate().for_each(|(b, blk)| f(b * BLOCK, blk))
+            }),
+            None => out.chunks_mut(BLOCK).enumerate().for_each(|(b, blk)| f(b * BLOCK, blk)),
+        }
+    }
+
+    /// `f(lo, hi)` for the consecutive [`BLOCK`]-element blocks of `0..n`, results in order.
+    pub(crate) fn map_blocks<R: Send>(&self, n: usize, f: impl Fn(usize, usize) -> R + Sync + Send) -> Vec<R> {
+        let blocks = n.div_ceil(BLOCK);
+        let one = |b: usize| f(b * BLOCK, ((b + 1) * BLOCK).min(n));
+        match self.pool_for(n) {
+            Some(pool) => pool.install(|| (0..blocks).into_par_iter().map(one).collect()),
+            None => (0..blocks).map(one).collect(),
+        }
+    }
+
+    /// `f(item)` for every item; `work` (elements plus segments in all) decides whether
+    /// threads are worth it.
+    pub(crate) fn each<I: Send>(&self, work: usize, items: Vec<I>, f: impl Fn(I) + Sync + Send) {
+        match self.pool_for(work) {
+            Some(pool) if items.len() > 1 => pool.install(|| items.into_par_iter().for_each(f)),
+            _ => items.into_iter().for_each(f),
+        }
+    }
+
+    /// `f(item)` for every item, results in order (see [`Par::each`]).
+    pub(crate) fn map<I: Send, R: Send>(&self, work: usize, items: Vec<I>, f: impl Fn(I) -> R + Sync + Send) -> Vec<R> {
+        match self.pool_for(work) {
+            Some(pool) if items.len() > 1 => pool.install(|| items.into_par_iter().map(f).collect()),
+            _ => items.into_iter().map(f).collect(),
+        }
+    }
+}
+
+/// A run of segments `s0..s1` and the elements `e0..e1` of them it covers. A segment
+/// longer than [`BLOCK`] is cut into pieces (consecutive chunks with the same single
+/// segment, cut at multiples of [`BLOCK`] from the segment's start); otherwise chunks hold
+/// whole segments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Chunk {
+    pub s0: usize,
+    pub s1: usize,
+    pub e0: usize,
+    pub e1: usize,
+}
+
+impl Chunk {
+    /// `(segment, start, end)` of the elements of each segment of this chunk: the whole
+    /// segment, or the piece of it this chunk covers.
+    pub(crate) fn pieces<'a>(&self, s: &'a Seg) -> impl Iterator<Item = (usize, usize, usize)> + 'a {
+        let c = *self;
+        (c.s0..c.s1).map(move |k| {
+            let (st, len) = (s.start(k), s.len(k));
+            (k, st.max(c.e0), (st + len).min(c.e1))
+        })
+    }
+}
+
+/// Cuts `s` into chunks of about [`BLOCK`] units of work (one per element and one per
+/// segment). With `split_long`, a segment over [`BLOCK`] elements is cut into pieces;
+/// otherwise it is one chunk. One chunk covering everything when the work is under
+/// [`GRAIN`] or there is one thread (the split never changes a result).
+pub(crate) fn chunks(par: &Par, s: &Seg, split_long: bool) -> Vec<Chunk> {
+    let (m, n) = (s.m(), s.total());
+    if par.pool_for(n + m).is_none() {
+        return vec![Chunk { s0: 0, s1: m, e0: 0, e1: n }];
+    }
+    let mut out = Vec::with_capacity((n + m) / BLOCK + 2);
+    let (mut s0, mut cost) = (0, 0);
+    for k in 0..m {
+        let len = s.len(k);
+        if len > BLOCK {
+            if s0 < k {
+                out.push(Chunk { s0, s1: k, e0: s.start(s0), e1: s.start(k) });
+            }
+            let st = s.start(k);
+            if split_long {
+                let mut lo = 0;
+                while lo < len {
+                    let hi = (lo + BLOCK).min(len);
+                    out.push(Chunk { s0: k, s1: k + 1, e0: st + lo, e1: st + hi });
+                    lo = hi;
+                }
+            } else {
+                out.push(Chunk { s0: k, s1: k + 1, e0: st, e1: st + len });
+            }
+            s0 = k + 1;
+            cost = 0;
+            continue;
+        }
+        cost += len + 1;
+        if cost >= BLOCK {
+            out.push(Chunk { s0, s1: k + 1, e0: s.start(s0), e1: s.start(k) + len });
+            s0 = k + 1;
+            cost = 0;
+        }
+    }
+    if s0 < m {
+        out.push(Chunk { s0, s1: m, e0: s.start(s0), e1: n });
+    }
+    out
+}
+
+/// Cuts `out` into consecutive mutable pieces of the given lengths (which sum to at most
+/// its length).
+pub(crate) fn split_mut<T>(mut out: &mut [T], lens: impl IntoIterator<Item = usize>) -> Vec<&mut [T]> {
+    let mut v = Vec::new();
+    for l in lens {
+        let (a, b) = std::mem::take(&mut out).split_at_mut(l);
+        v.push(a);
+        out = b;
+    }
+    v
+}

@@ -1,0 +1,197 @@
+//! Permutes, gathers and the segment-wise vector/scalar operations (`DIST`, `INDEX`,
+//! `EXTRACT`, `REPLACE`). Every index is checked once per segment (a vectorisable pass),
+//! then the loops run unchecked. Work is spread over the threads by chunks of segments;
+//! scatters keep "last writer wins" by never splitting a segment, gathers and the
+//! segment fills split long segments into blocks.
+
+use super::data::Elem;
+use super::par::{chunks, split_mut, Par};
+use super::pool::build;
+use super::seg::Seg;
+use crate::trap::Trap;
+
+/// Checks that every (flagged) index of one segment is in `0..len`; the first bad one is
+/// the trap.
+#[inline]
+fn check_seg(ix: &[i64], f: Option<&[bool]>, len: usize) -> Result<(), Trap> {
+    let out = |k: i64| (k as u64) >= len as u64;
+    let bad = match f {
+        None => ix.iter().fold(false, |b, &k| b | out(k)),
+        Some(f) => ix.iter().zip(f).fold(false, |b, (&k, &g)| b | (g & out(k))),
+    };
+    if !bad {
+        return Ok(());
+    }
+    let first = ix.iter().enumerate().find(|&(j, &k)| f.is_none_or(|f| f[j]) && out(k)).map_or(0, |(_, &k)| k);
+    Err(Trap::index(first, len))
+}
+
+/// Scatter of one checked segment.
+#[inline]
+fn scatter_seg<T: Copy>(to: &mut [T], src: &[T], ix: &[i64], f: Option<&[bool]>) {
+    match f {
+        None => {
+            for (&x, &k) in src.iter().zip(ix) {
+                // SAFETY: `check_seg(ix, None, to.len())` passed.
+                unsafe { *to.get_unchecked_mut(k as usize) = x };
+            }
+        }
+        Some(f) => {
+            for ((&x, &k), &g) in src.iter().zip(ix).zip(f) {
+                if g {
+                    // SAFETY: `check_seg(ix, Some(f), to.len())` passed: flagged indices are in range.
+                    unsafe { *to.get_unchecked_mut(k as usize) = x };
+                }
+            }
+        }
+    }
+}
+
+/// Scatters the (flagged) elements of each source segment of `v` into the matching
+/// destination segment of `out` (`PERMUTE`, `DPERMUTE`, `FPERMUTE`, `DFPERMUTE`). The
+/// first bad index in element order is the trap (then `out` is partly written).
+pub(super) fn scatter<T: Elem>(par: &Par, out: &mut [T], v: &[T], i: &[i64], f: Option<&[bool]>, ss: &Seg, sd: &Seg) -> Result<(), Trap> {
+    let m = ss.m();
+    let dstart = |k: usize| if k < m { sd.start(k) } else { sd.total() };
+    let cs = chunks(par, ss, false);
+    let parts = split_mut(out, cs.iter().map(|c| dstart(c.s1) - dstart(c.s0)));
+    let res = par.map(ss.total() + m, cs.into_iter().zip(parts).collect(), |(c, part)| {
+        let base = dstart(c.s0);
+        for k in c.s0..c.s1 {
+            let (st, len, dst, dlen) = (ss.start(k), ss.len(k), sd.start(k) - base, sd.len(k));
+            let (ix, fl) = (&i[st..st + len], f.map(|f| &f[st..st + len]));
+            check_seg(ix, fl, dlen)?;
+            scatter_seg(&mut part[dst..dst + dlen], &v[st..st + len], ix, fl);
+        }
+        Ok(())
+    });
+    res.into_iter().collect()
+}
+
+/// Checks the (flagged) indices of a scatter without writing (for the in-place forms,
+/// which must leave their operand unchanged on a trap).
+pub(super) fn check_scatter(par: &Par, i: &[i64], f: Option<&[bool]>, ss: &Seg, sd: &Seg) -> Result<(), Trap> {
+    let cs = chunks(par, ss, false);
+    let res = par.map(ss.total() + ss.m(), cs, |c| {
+        for k in c.s0..c.s1 {
+            let (st, len) = (ss.start(k), ss.len(k));
+            check_seg(&i[st..st + len], f.map(|f| &f[st..st + len]), sd.len(k))?;
+        }
+        Ok(())
+    });
+    res.into_iter().collect()
+}
+
+/// `n` copies of `x`, written in parallel.
+pub(super) fn filled<T: Elem>(par: &Par, x: T, n: usize) -> Result<Vec<T>, Trap> {
+    build(n, |out| {
+        par.blocks_mut(out, |_, b| {
+            for o in b {
+                o.write(x);
+            }
+        });
+        Ok(())
+    })
+}
+
+/// A copy of `v`, written in parallel.
+pub(super) fn copied<T: Elem>(par: &Par, v: &[T]) -> Result<Vec<T>, Trap> {
+    build(v.len(), |out| {
+        par.blocks_mut(out, |lo, b| super::pool::write_all(b, &v[lo..lo + b.len()]));
+        Ok(())
+    })
+}
+
+/// Gather: destination position `e` of segment `k` gets `v[start_ss(k) + i[e]]` (flagged
+/// positions only with `f`; the others get zero/false) (`BPERMUTE`, `BFPERMUTE`).
+pub(super) fn gather<T: Elem>(par: &Par, v: &[T], i: &[i64], f: Option<&[bool]>, ss: &Seg, sd: &Seg) -> Result<Vec<T>, Trap> {
+    build(sd.total(), |out| {
+        let cs = chunks(par, sd, true);
+        let parts = split_mut(out, cs.iter().map(|c| c.e1 - c.e0));
+        let res = par.map(sd.total() + sd.m(), cs.into_iter().zip(parts).collect(), |(c, part)| {
+            for (k, lo, hi) in c.pieces(sd) {
+                let src = &v[ss.start(k)..ss.start(k) + ss.len(k)];
+                let (ix, fl, o) = (&i[lo..hi], f.map(|f| &f[lo..hi]), &mut part[lo - c.e0..hi - c.e0]);
+                check_seg(ix, fl, src.len())?;
+                match fl {
+                    None => {
+                        for (o, &k) in o.iter_mut().zip(ix) {
+                            // SAFETY: `check_seg` passed: `k < src.len()`.
+                            o.write(unsafe { *src.get_unchecked(k as usize) });
+                        }
+                    }
+                    Some(fl) => {
+                        for ((o, &k), &g) in o.iter_mut().zip(ix).zip(fl) {
+                            // SAFETY: `check_seg` passed: flagged `k < src.len()`.
+                            o.write(if g { unsafe { *src.get_unchecked(k as usize) } } else { T::default() });
+                        }
+                    }
+                }
+            }
+            Ok(())
+        });
+        res.into_iter().collect()
+    })
+}
+
+/// `DIST`: segment `k` is `x[k]` repeated.
+pub(super) fn dist<T: Elem>(par: &Par, x: &[T], s: &Seg) -> Result<Vec<T>, Trap> {
+    build(s.total(), |out| {
+        let cs = chunks(par, s, true);
+        let parts = split_mut(out, cs.iter().map(|c| c.e1 - c.e0));
+        par.each(s.total() + s.m(), cs.into_iter().zip(parts).collect(), |(c, part)| {
+            for (k, lo, hi) in c.pieces(s) {
+                let y = x[k];
+                for o in &mut part[lo - c.e0..hi - c.e0] {
+                    o.write(y);
+                }
+            }
+        });
+        Ok(())
+    })
+}
+
+/// `INDEX`: segment `k` is `b[k] + j*st[k]` for `j < len(k)`.
+pub(super) fn index(par: &Par, b: &[i64], st: &[i64], s: &Seg) -> Result<Vec<i64>, Trap> {
+    build(s.total(), |out| {
+        let cs = chunks(par, s, true);
+        let parts = split_mut(out, cs.iter().map(|c| c.e1 - c.e0));
+        par.each(s.total() + s.m(), cs.into_iter().zip(parts).collect(), |(c, part)| {
+            for (k, lo, hi) in c.pieces(s) {
+                let (b0, k0, j0) = (b[k], st[k], (lo - s.start(k)) as i64);
+                for (o, j) in part[lo - c.e0..hi - c.e0].iter_mut().zip(j0..) {
+                    o.write(b0.wrapping_add(j.wrapping_mul(k0)));
+                }
+            }
+        });
+        Ok(())
+    })
+}
+
+/// `EXTRACT`: `r[k] = v[start(k) + i[k]]`.
+pub(super) fn extract<T: Elem>(par: &Par, v: &[T], i: &[i64], s: &Seg) -> Result<Vec<T>, Trap> {
+    build(s.m(), |out| {
+        let cs = chunks(par, s, false);
+        let parts = split_mut(out, cs.iter().map(|c| c.s1 - c.s0));
+        let res = par.map(s.m(), cs.into_iter().zip(parts).collect(), |(c, part)| {
+            for (o, k) in part.iter_mut().zip(c.s0..c.s1) {
+                check_seg(&i[k..k + 1], None, s.len(k))?;
+                o.write(v[s.start(k) + i[k] as usize]);
+            }
+            Ok(())
+        });
+        res.into_iter().collect()
+    })
+}
+
+/// Checks the indices of a `REPLACE`.
+pub(super) fn check_replace(i: &[i64], s: &Seg) -> Result<(), Trap> {
+    s.ranges().zip(i).try_for_each(|((_, len), k)| check_seg(std::slice::from_ref(k), None, len))
+}
+
+/// `REPLACE` into `out` (indices checked by [`check_replace`]).
+pub(super) fn replace<T: Elem>(out: &mut [T], i: &[i64], x: &[T], s: &Seg) {
+    for ((st, _), (&k, &y)) in s.ranges().zip(i.iter().zip(x)) {
+        out[st + k as usize] = y;
+    }
+}

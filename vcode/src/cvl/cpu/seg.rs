@@ -1,0 +1,117 @@
+//! Segment descriptors: the lengths (shared with the `INT` vector they were made from,
+//! so `MAKE_SEGDES` and `LENGTHS` copy nothing), the start offsets, computed in the same
+//! pass that checks the lengths, and the element count.
+
+use super::data::Data;
+use super::par::{Par, BLOCK};
+use super::pool::{build_plain, Buf};
+use crate::trap::{Trap, TrapKind};
+use std::sync::Arc;
+
+/// Largest element count a descriptor may describe.
+const MAX_TOTAL: usize = isize::MAX as usize / 16;
+
+/// A segment descriptor.
+#[derive(Debug)]
+pub struct Seg {
+    lens: Arc<Buf>,
+    starts: Vec<usize>,
+    total: usize,
+}
+
+impl PartialEq for Seg {
+    fn eq(&self, o: &Seg) -> bool {
+        self.lens() == o.lens()
+    }
+}
+
+fn too_long() -> Trap {
+    Trap::new(TrapKind::OutOfMemory(format!("segment lengths sum past {MAX_TOTAL}")))
+}
+
+/// Checks `lens` and writes their exclusive prefix sums (from `base`) into `starts`;
+/// returns the sum.
+fn starts_of(lens: &[i64], base: usize, starts: &mut [std::mem::MaybeUninit<usize>]) -> Result<usize, Trap> {
+    let mut total = base;
+    for (o, &l) in starts.iter_mut().zip(lens) {
+        if l < 0 {
+            return Err(Trap::new(TrapKind::NegativeLength(l)));
+        }
+        o.write(total);
+        total = total.checked_add(l as usize).filter(|t| *t <= MAX_TOTAL).ok_or_else(too_long)?;
+    }
+    Ok(total)
+}
+
+impl Seg {
+    /// A descriptor over the lengths held by `lens` (an `INT` buffer); traps on a negative
+    /// length or an impossible total.
+    pub(crate) fn new(par: &Par, lens: Arc<Buf>) -> Result<Seg, Trap> {
+        let Data::Int(l) = &lens.0 else {
+            return Err(Trap::ty(format!("segment lengths must be INT, not {}", lens.vtype().name())));
+        };
+        let m = l.len();
+        let mut total = 0;
+        let starts = build_plain::<usize>(m, |out| {
+            if m < 4 * BLOCK || par.threads() == 1 {
+                total = starts_of(l, 0, out)?;
+                return Ok(());
+            }
+            // Two passes: checked block sums, then each block's starts from its offset.
+            let sums = par.map_blocks(m, |lo, hi| {
+                l[lo..hi].iter().try_fold(0usize, |acc, &x| {
+                    if x < 0 {
+                        Err(Trap::new(TrapKind::NegativeLength(x)))
+                    } else {
+                        acc.checked_add(x as usize).filter(|t| *t <= MAX_TOTAL).ok_or_else(too_long)
+                    }
+                })
+            });
+            let mut offs = Vec::with_capacity(sums.len());
+            let mut acc = 0usize;
+            for s in sums {
+                offs.push(acc);
+                acc = acc.checked_add(s?).filter(|t| *t <= MAX_TOTAL).ok_or_else(too_long)?;
+            }
+            total = acc;
+            par.blocks_mut(out, |lo, blk| {
+                let _ = starts_of(&l[lo..lo + blk.len()], offs[lo / BLOCK], blk);
+            });
+            Ok(())
+        })?;
+        Ok(Seg { lens, starts, total })
+    }
+    /// Number of segments.
+    pub(crate) fn m(&self) -> usize {
+        self.starts.len()
+    }
+    /// Number of elements.
+    pub(crate) fn total(&self) -> usize {
+        self.total
+    }
+    /// The lengths.
+    pub(crate) fn lens(&self) -> &[i64] {
+        match &self.lens.0 {
+            Data::Int(l) => l,
+            _ => &[],
+        }
+    }
+    /// The buffer of the lengths (shared with `LENGTHS`).
+    pub(crate) fn lens_buf(&self) -> &Arc<Buf> {
+        &self.lens
+    }
+    /// Start of segment `k`.
+    #[inline]
+    pub(crate) fn start(&self, k: usize) -> usize {
+        self.starts[k]
+    }
+    /// Length of segment `k`.
+    #[inline]
+    pub(crate) fn len(&self, k: usize) -> usize {
+        self.lens()[k] as usize
+    }
+    /// `(start, len)` of every segment.
+    pub(crate) fn ranges(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+        self.starts.iter().copied().zip(self.lens().iter().map(|&l| l as usize))
+    }
+}
