@@ -1,0 +1,351 @@
+//! The CPU library on many threads against one thread and against plain serial
+//! reference code, on random vectors long enough to take the parallel paths (over the
+//! library's 64K-element grain, with segments that are empty, of one element, short, and
+//! longer than a 32K-element block), and a stress test with a million one-element
+//! segments. Results must be bit-identical at every thread count (float sums included)
+//! and equal to the reference (float sums within rounding).
+
+use proptest::prelude::*;
+use vcode::cvl::{BinOp, ReduceOp, UnOp};
+use vcode::{CpuCvl, Cvl, HostVector};
+
+/// A small deterministic generator for the data.
+struct Rng(u64);
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+        z ^ (z >> 31)
+    }
+    fn below(&mut self, n: u64) -> u64 {
+        self.next() % n.max(1)
+    }
+}
+
+/// Segment lengths: a mix of empty, one-element, short and long (over one block)
+/// segments.
+fn lengths(seed: u64, segments: usize) -> Vec<i64> {
+    let mut r = Rng(seed);
+    (0..segments)
+        .map(|_| match r.below(10) {
+            0 => 0,
+            1 | 2 => 1,
+            3..=7 => r.below(300) as i64,
+            _ => 20_000 + r.below(60_000) as i64,
+        })
+        .collect()
+}
+
+struct Case {
+    lens: Vec<i64>,
+    ints: Vec<i64>,
+    floats: Vec<f64>,
+    flags: Vec<bool>,
+    /// Per element: an index into its own segment.
+    local: Vec<i64>,
+    /// Per element: its segment's permutation (a reversal), for PERMUTE.
+    perm: Vec<i64>,
+}
+
+fn case(seed: u64, segments: usize) -> Case {
+    let lens = lengths(seed, segments);
+    let mut r = Rng(seed ^ 0xABCD);
+    let n: usize = lens.iter().map(|&l| l as usize).sum();
+    let ints = (0..n).map(|_| r.below(2001) as i64 - 1000).collect();
+    let floats = (0..n).map(|_| (r.below(1 << 30) as f64 / 1024.0) - 5e5).collect();
+    let flags = (0..n).map(|_| r.below(3) == 0).collect();
+    let mut local = Vec::with_capacity(n);
+    let mut perm = Vec::with_capacity(n);
+    for &l in &lens {
+        for j in 0..l {
+            local.push(r.below(l as u64) as i64);
+            perm.push(l - 1 - j);
+        }
+    }
+    Case { lens, ints, floats, flags, local, perm }
+}
+
+fn ranges(lens: &[i64]) -> Vec<(usize, usize)> {
+    let mut st = 0;
+    lens.iter()
+        .map(|&l| {
+            let r = (st, l as usize);
+            st += l as usize;
+            r
+        })
+        .collect()
+}
+
+/// Every operation of the library on one case, as host vectors (in a fixed order).
+fn run_all(c: &mut CpuCvl, k: &Case) -> Vec<HostVector> {
+    let s = c.segdes_from_host(&k.lens).unwrap();
+    let iv = c.from_host(HostVector::Int(k.ints.clone())).unwrap();
+    let fv = c.from_host(HostVector::Float(k.floats.clone())).unwrap();
+    let bv = c.from_host(HostVector::Bool(k.flags.clone())).unwrap();
+    let local = c.from_host(HostVector::Int(k.local.clone())).unwrap();
+    let perm = c.from_host(HostVector::Int(k.perm.clone())).unwrap();
+    let m = k.lens.len();
+    let firsts = c.from_host(HostVector::Int(vec![0; m])).unwrap();
+    let per_seg = c.from_host(HostVector::Int((0..m as i64).collect())).unwrap();
+    let strides = c.from_host(HostVector::Int((0..m as i64).map(|x| x % 5 - 2).collect())).unwrap();
+    let mut out = Vec::new();
+    for (op, v) in [(ReduceOp::Add, &iv), (ReduceOp::Max, &iv), (ReduceOp::Add, &fv), (ReduceOp::Min, &fv), (ReduceOp::Mul, &fv)] {
+        let r = c.scan(op, v, &s).unwrap();
+        out.push(c.to_host(&r).unwrap());
+        let r = c.reduce(op, v, &s).unwrap();
+        out.push(c.to_host(&r).unwrap());
+    }
+    let r = c.scan(ReduceOp::Or, &bv, &s).unwrap();
+    out.push(c.to_host(&r).unwrap());
+    let r = c.binary(BinOp::Add, &iv, &local).unwrap();
+    out.push(c.to_host(&r).unwrap());
+    let r = c.binary(BinOp::Lt, &fv, &fv).unwrap();
+    out.push(c.to_host(&r).unwrap());
+    let r = c.unary(UnOp::IToF, &iv).unwrap();
+    out.push(c.to_host(&r).unwrap());
+    let r = c.select(&bv, &iv, &local).unwrap();
+    out.push(c.to_host(&r).unwrap());
+    let r = c.permute(&iv, &perm, &s).unwrap();
+    out.push(c.to_host(&r).unwrap());
+    let r = c.dpermute(&fv, &local, &fv, &s, &s).unwrap();
+    out.push(c.to_host(&r).unwrap());
+    let r = c.fpermute(&iv, &perm, &bv, &s, &s).unwrap();
+    out.push(c.to_host(&r).unwrap());
+    let r = c.bpermute(&iv, &local, &s, &s).unwrap();
+    out.push(c.to_host(&r).unwrap());
+    let r = c.bfpermute(&fv, &local, &bv, &s, &s).unwrap();
+    out.push(c.to_host(&r).unwrap());
+    let r = c.dfpermute(&iv, &perm, &bv, &local, &s, &s).unwrap();
+    out.push(c.to_host(&r).unwrap());
+    let r = c.dist(&per_seg, &s).unwrap();
+    out.push(c.to_host(&r).unwrap());
+    let r = c.index(&per_seg, &strides, &s).unwrap();
+    out.push(c.to_host(&r).unwrap());
+    let nonempty: Vec<i64> = k.lens.iter().map(|&l| l.max(1)).collect();
+    let s1 = c.segdes_from_host(&nonempty).unwrap();
+    let d1 = c.dist(&per_seg, &s1).unwrap();
+    let r = c.extract(&d1, &firsts, &s1).unwrap();
+    out.push(c.to_host(&r).unwrap());
+    let (p, ps) = c.pack(&iv, &bv, &s).unwrap();
+    out.push(c.to_host(&p).unwrap());
+    out.push(HostVector::Int(c.segdes_to_host(&ps).unwrap()));
+    let r = c.rank(true, &iv, &s).unwrap();
+    out.push(c.to_host(&r).unwrap());
+    let r = c.rank(false, &fv, &s).unwrap();
+    out.push(c.to_host(&r).unwrap());
+    c.srand(7).unwrap();
+    let ones = c.fill(vcode::HostScalar::Int(1), k.ints.len()).unwrap();
+    let bounds = c.binary(BinOp::Add, &local, &ones).unwrap();
+    let r = c.rand(&bounds).unwrap();
+    out.push(c.to_host(&r).unwrap());
+    let lens = c.lengths(&s).unwrap();
+    let s2 = c.make_segdes(&lens).unwrap();
+    out.push(HostVector::Int(c.segdes_to_host(&s2).unwrap()));
+    out
+}
+
+/// The serial reference of every integer (exact) result of [`run_all`], by position;
+/// `None` where the reference is a float or not computed here.
+fn reference(k: &Case) -> Vec<Option<HostVector>> {
+    let rs = ranges(&k.lens);
+    let n = k.ints.len();
+    let scan_i = |f: fn(i64, i64) -> i64, id: i64| {
+        let mut o = vec![0; n];
+        for &(st, len) in &rs {
+            let mut acc = None;
+            for j in st..st + len {
+                o[j] = acc.unwrap_or(id);
+                acc = Some(acc.map_or(k.ints[j], |a| f(a, k.ints[j])));
+            }
+        }
+        HostVector::Int(o)
+    };
+    let red_i = |f: fn(i64, i64) -> i64, id: i64| {
+        HostVector::Int(rs.iter().map(|&(st, len)| k.ints[st..st + len].iter().copied().reduce(f).unwrap_or(id)).collect())
+    };
+    let mut v: Vec<Option<HostVector>> = vec![
+        Some(scan_i(i64::wrapping_add, 0)),
+        Some(red_i(i64::wrapping_add, 0)),
+        Some(scan_i(i64::max, -2147483648)),
+        Some(red_i(i64::max, -2147483648)),
+        None,
+        None,
+        None,
+        None,
+        None,
+        None,
+    ];
+    let mut or = vec![false; n];
+    for &(st, len) in &rs {
+        let mut acc = false;
+        for j in st..st + len {
+            or[j] = acc;
+            acc |= k.flags[j];
+        }
+    }
+    v.push(Some(HostVector::Bool(or)));
+    v.push(Some(HostVector::Int(k.ints.iter().zip(&k.local).map(|(a, b)| a + b).collect())));
+    v.push(Some(HostVector::Bool(vec![false; n])));
+    v.push(Some(HostVector::Float(k.ints.iter().map(|&x| x as f64).collect())));
+    v.push(Some(HostVector::Int((0..n).map(|j| if k.flags[j] { k.ints[j] } else { k.local[j] }).collect())));
+    let mut perm = vec![0; n];
+    let mut dperm = k.floats.clone();
+    let mut fperm = vec![0; n];
+    let mut gather = vec![0; n];
+    let mut fgather = vec![0.0; n];
+    let mut dfperm = k.local.clone();
+    for &(st, len) in &rs {
+        for j in st..st + len {
+            perm[st + k.perm[j] as usize] = k.ints[j];
+            dperm[st + k.local[j] as usize] = k.floats[j];
+            if k.flags[j] {
+                fperm[st + k.perm[j] as usize] = k.ints[j];
+                fgather[j] = k.floats[st + k.local[j] as usize];
+                dfperm[st + k.perm[j] as usize] = k.ints[j];
+            }
+            gather[j] = k.ints[st + k.local[j] as usize];
+        }
+    }
+    v.push(Some(HostVector::Int(perm)));
+    v.push(Some(HostVector::Float(dperm)));
+    v.push(Some(HostVector::Int(fperm)));
+    v.push(Some(HostVector::Int(gather)));
+    v.push(Some(HostVector::Float(fgather)));
+    v.push(Some(HostVector::Int(dfperm)));
+    let mut dist = Vec::with_capacity(n);
+    let mut index = Vec::with_capacity(n);
+    for (s, &(_, len)) in rs.iter().enumerate() {
+        for j in 0..len as i64 {
+            dist.push(s as i64);
+            index.push(s as i64 + j * (s as i64 % 5 - 2));
+        }
+    }
+    v.push(Some(HostVector::Int(dist)));
+    v.push(Some(HostVector::Int(index)));
+    v.push(Some(HostVector::Int((0..k.lens.len() as i64).collect())));
+    v.push(Some(HostVector::Int((0..n).filter(|&j| k.flags[j]).map(|j| k.ints[j]).collect())));
+    v.push(Some(HostVector::Int(rs.iter().map(|&(st, len)| k.flags[st..st + len].iter().filter(|&&b| b).count() as i64).collect())));
+    let mut rank_up = vec![0; n];
+    let mut rank_down = vec![0; n];
+    for &(st, len) in &rs {
+        let mut p: Vec<usize> = (st..st + len).collect();
+        p.sort_by_key(|&j| k.ints[j]);
+        for (r, &j) in p.iter().enumerate() {
+            rank_up[j] = r as i64;
+        }
+        let mut p: Vec<usize> = (st..st + len).collect();
+        p.sort_by(|&a, &b| k.floats[b].total_cmp(&k.floats[a]));
+        for (r, &j) in p.iter().enumerate() {
+            rank_down[j] = r as i64;
+        }
+    }
+    v.push(Some(HostVector::Int(rank_up)));
+    v.push(Some(HostVector::Int(rank_down)));
+    v.push(None);
+    v.push(Some(HostVector::Int(k.lens.clone())));
+    v
+}
+
+fn float_sums_close(k: &Case, got: &[HostVector]) {
+    // Float +-scan and +-reduce against a serial sum, within rounding.
+    let rs = ranges(&k.lens);
+    let (HostVector::Float(scan), HostVector::Float(red)) = (&got[4], &got[5]) else { panic!("float results") };
+    for (s, &(st, len)) in rs.iter().enumerate() {
+        let mut acc = 0.0f64;
+        let mut abs = 0.0f64;
+        for j in st..st + len {
+            let tol = 1e-9 * abs.max(1.0);
+            assert!((scan[j] - acc).abs() <= tol, "+-scan at {j}: {} vs {acc}", scan[j]);
+            acc += k.floats[j];
+            abs += k.floats[j].abs();
+        }
+        assert!((red[s] - acc).abs() <= 1e-9 * abs.max(1.0), "+-reduce of segment {s}: {} vs {acc}", red[s]);
+    }
+}
+
+fn check(seed: u64, segments: usize) {
+    let k = case(seed, segments);
+    let one = run_all(&mut CpuCvl::with_threads(1), &k);
+    let two = run_all(&mut CpuCvl::with_threads(2), &k);
+    let four = run_all(&mut CpuCvl::with_threads(4), &k);
+    for (i, ((a, b), c)) in one.iter().zip(&two).zip(&four).enumerate() {
+        // Bit-identical: compare the bit patterns of floats (NaN-proof).
+        let bits = |h: &HostVector| match h {
+            HostVector::Float(f) => HostVector::Int(f.iter().map(|x| x.to_bits() as i64).collect()),
+            h => h.clone(),
+        };
+        assert_eq!(bits(a), bits(b), "result {i} differs between 1 and 2 threads");
+        assert_eq!(bits(a), bits(c), "result {i} differs between 1 and 4 threads");
+    }
+    for (i, (want, got)) in reference(&k).iter().zip(&one).enumerate() {
+        if let Some(w) = want {
+            assert_eq!(w, got, "result {i} differs from the serial reference");
+        }
+    }
+    float_sums_close(&k, &one);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 12, .. ProptestConfig::default() })]
+    #[test]
+    fn many_threads_match_one_thread_and_the_reference(seed in any::<u64>(), segments in 1usize..40) {
+        check(seed, segments);
+    }
+}
+
+#[test]
+fn one_long_segment_and_many_short_ones() {
+    check(1, 1);
+    check(2, 3);
+    check(3, 120);
+}
+
+#[test]
+fn a_million_one_element_segments() {
+    let n = 1_000_000usize;
+    let lens = vec![1i64; n];
+    let ints: Vec<i64> = (0..n as i64).map(|x| x * 7 % 1001).collect();
+    for threads in [1, 2] {
+        let mut c = CpuCvl::with_threads(threads);
+        let s = c.segdes_from_host(&lens).unwrap();
+        let v = c.from_host(HostVector::Int(ints.clone())).unwrap();
+        let r = c.reduce(ReduceOp::Add, &v, &s).unwrap();
+        assert_eq!(c.to_host(&r).unwrap(), HostVector::Int(ints.clone()));
+        let r = c.scan(ReduceOp::Add, &v, &s).unwrap();
+        assert_eq!(c.to_host(&r).unwrap(), HostVector::Int(vec![0; n]));
+        let f = c.from_host(HostVector::Bool((0..n).map(|j| j % 3 == 0).collect())).unwrap();
+        let (p, ps) = c.pack(&v, &f, &s).unwrap();
+        assert_eq!(c.segdes_to_host(&ps).unwrap(), (0..n).map(|j| (j % 3 == 0) as i64).collect::<Vec<_>>());
+        assert_eq!(c.to_host(&p).unwrap(), HostVector::Int((0..n).filter(|j| j % 3 == 0).map(|j| ints[j]).collect()));
+        let zeros = c.from_host(HostVector::Int(vec![0; n])).unwrap();
+        let g = c.bpermute(&v, &zeros, &s, &s).unwrap();
+        assert_eq!(c.to_host(&g).unwrap(), HostVector::Int(ints.clone()));
+        let d = c.dist(&v, &s).unwrap();
+        assert_eq!(c.to_host(&d).unwrap(), HostVector::Int(ints.clone()));
+        let r = c.rank(true, &v, &s).unwrap();
+        assert_eq!(c.to_host(&r).unwrap(), HostVector::Int(vec![0; n]));
+    }
+}
+
+#[test]
+fn a_bad_index_is_the_same_trap_at_every_thread_count() {
+    let k = case(5, 30);
+    let n = k.ints.len();
+    let mut bad = k.local.clone();
+    bad[n / 2] = -1;
+    bad[n - 1] = 1 << 40;
+    let mut traps = Vec::new();
+    for threads in [1, 2, 4] {
+        let mut c = CpuCvl::with_threads(threads);
+        let s = c.segdes_from_host(&k.lens).unwrap();
+        let v = c.from_host(HostVector::Int(k.ints.clone())).unwrap();
+        let i = c.from_host(HostVector::Int(bad.clone())).unwrap();
+        let e1 = c.bpermute(&v, &i, &s, &s).unwrap_err();
+        let e2 = c.dpermute(&v, &i, &v, &s, &s).unwrap_err();
+        traps.push((e1.kind.to_string(), e2.kind.to_string()));
+    }
+    assert!(traps[0].0.contains("-1"), "{:?}", traps[0]);
+    assert!(traps.iter().all(|t| *t == traps[0]), "{traps:?}");
+}
