@@ -6,7 +6,7 @@ use std::cell::RefCell;
 use std::rc::Rc;
 
 use cudarc::driver::sys::CUdeviceptr;
-use vcode::cvl::{BinOp, ReduceOp, UnOp, FLOAT_MAX_IDENTITY, INT_MAX_IDENTITY};
+use vcode::cvl::{check, BinOp, ReduceOp, UnOp, FLOAT_MAX_IDENTITY, INT_MAX_IDENTITY};
 use vcode::{Cvl, HostScalar, HostVector, Trap, TrapKind, VType};
 
 use crate::device::Arg::{self, I, I32, P, U};
@@ -23,48 +23,21 @@ fn unsupported(what: &str, t: VType) -> Trap {
     Trap::ty(format!("{what} is not defined on {}", t.name()))
 }
 
-fn check_len(what: &str, have: usize, want: usize) -> Result<(), Trap> {
-    if have == want {
-        Ok(())
-    } else {
-        Err(Trap::length(format!(
-            "{what} has length {have}, expected {want}"
-        )))
-    }
-}
-
-fn same_m(a: &CudaSegdes, b: &CudaSegdes) -> Result<(), Trap> {
-    if a.0.m == b.0.m {
-        Ok(())
-    } else {
-        Err(Trap::length(format!(
-            "source descriptor has {} segments, destination descriptor {}",
-            a.0.m, b.0.m
-        )))
-    }
-}
-
 fn want(v: &CudaVector, ty: VType, what: &str) -> Result<(), Trap> {
-    if v.0.ty == ty {
-        Ok(())
-    } else {
-        Err(Trap::ty(format!(
-            "{what} must be {}, not {}",
-            ty.name(),
-            v.0.ty.name()
-        )))
+    check::ty(v.sh(), ty, what)
+}
+
+impl CudaVector {
+    /// The shape the shared argument checks take.
+    fn sh(&self) -> check::V {
+        check::V { ty: self.0.ty, len: self.0.len }
     }
 }
 
-fn same_type(a: &CudaVector, b: &CudaVector) -> Result<(), Trap> {
-    if a.0.ty == b.0.ty {
-        Ok(())
-    } else {
-        Err(Trap::ty(format!(
-            "values are {} and {}; they must have one type",
-            a.0.ty.name(),
-            b.0.ty.name()
-        )))
+impl CudaSegdes {
+    /// The shape the shared argument checks take.
+    fn sh(&self) -> check::S {
+        check::S { m: self.0.m, n: self.0.n }
     }
 }
 
@@ -717,25 +690,7 @@ impl Cvl for CudaCvl {
         a: &CudaVector,
         b: &CudaVector,
     ) -> Result<CudaVector, Trap> {
-        if f.0.len != a.0.len || a.0.len != b.0.len {
-            return Err(Trap::length(format!(
-                "operands of `SELECT` have lengths {}, {} and {}",
-                f.0.len, a.0.len, b.0.len
-            )));
-        }
-        if f.0.ty != VType::Bool {
-            return Err(Trap::ty(format!(
-                "`SELECT` flags are {}, not BOOL",
-                f.0.ty.name()
-            )));
-        }
-        if a.0.ty != b.0.ty {
-            return Err(Trap::ty(format!(
-                "branches of `SELECT` are {} and {}",
-                a.0.ty.name(),
-                b.0.ty.name()
-            )));
-        }
+        check::select(f.sh(), a.sh(), b.sh())?;
         let k = match a.0.ty {
             VType::Int => "sel_wuz",
             VType::Float => "sel_wud",
@@ -789,7 +744,7 @@ impl Cvl for CudaCvl {
     }
 
     fn scan(&mut self, op: ReduceOp, v: &CudaVector, s: &CudaSegdes) -> Result<CudaVector, Trap> {
-        check_len("the scanned vector", v.0.len, s.0.n)?;
+        check::scan_reduce(true, v.sh(), s.sh())?;
         let (suf, acc, _) = monoid(op, v.0.ty)?;
         let n = s.0.n;
         let out = self.new_vec(v.0.ty, n)?;
@@ -799,7 +754,7 @@ impl Cvl for CudaCvl {
     }
 
     fn reduce(&mut self, op: ReduceOp, v: &CudaVector, s: &CudaSegdes) -> Result<CudaVector, Trap> {
-        check_len("the reduced vector", v.0.len, s.0.n)?;
+        check::scan_reduce(false, v.sh(), s.sh())?;
         let (suf, acc, id) = monoid(op, v.0.ty)?;
         let (m, n) = (s.0.m, s.0.n);
         let out = self.new_vec(v.0.ty, m)?;
@@ -829,9 +784,7 @@ impl Cvl for CudaCvl {
         i: &CudaVector,
         s: &CudaSegdes,
     ) -> Result<CudaVector, Trap> {
-        want(i, VType::Int, "PERMUTE indices")?;
-        check_len("PERMUTE data", v.0.len, s.0.n)?;
-        check_len("PERMUTE indices", i.0.len, s.0.n)?;
+        check::permute(v.sh(), i.sh(), s.sh())?;
         let n = s.0.n;
         let out = self.new_vec(v.0.ty, n)?;
         if n == 0 {
@@ -865,12 +818,7 @@ impl Cvl for CudaCvl {
         ss: &CudaSegdes,
         sd: &CudaSegdes,
     ) -> Result<CudaVector, Trap> {
-        want(i, VType::Int, "DPERMUTE indices")?;
-        check_len("DPERMUTE data", v.0.len, ss.0.n)?;
-        check_len("DPERMUTE indices", i.0.len, ss.0.n)?;
-        check_len("DPERMUTE defaults", d.0.len, sd.0.n)?;
-        same_m(ss, sd)?;
-        same_type(v, d)?;
+        check::dpermute(v.sh(), i.sh(), d.sh(), ss.sh(), sd.sh())?;
         let out = self.copy_of(d)?;
         self.scatter(&out, v, i, 0, ss, sd)?;
         Ok(out)
@@ -884,12 +832,7 @@ impl Cvl for CudaCvl {
         ss: &CudaSegdes,
         sd: &CudaSegdes,
     ) -> Result<CudaVector, Trap> {
-        want(i, VType::Int, "FPERMUTE indices")?;
-        want(f, VType::Bool, "FPERMUTE flags")?;
-        check_len("FPERMUTE data", v.0.len, ss.0.n)?;
-        check_len("FPERMUTE indices", i.0.len, ss.0.n)?;
-        check_len("FPERMUTE flags", f.0.len, ss.0.n)?;
-        same_m(ss, sd)?;
+        check::fpermute(v.sh(), i.sh(), f.sh(), ss.sh(), sd.sh())?;
         let out = self.new_vec(v.0.ty, sd.0.n)?;
         self.dev.memset(out.ptr(), 0, sd.0.n * esize(v.0.ty))?;
         self.scatter(&out, v, i, f.ptr(), ss, sd)?;
@@ -903,10 +846,7 @@ impl Cvl for CudaCvl {
         ss: &CudaSegdes,
         sd: &CudaSegdes,
     ) -> Result<CudaVector, Trap> {
-        want(i, VType::Int, "BPERMUTE indices")?;
-        check_len("BPERMUTE data", v.0.len, ss.0.n)?;
-        check_len("BPERMUTE indices", i.0.len, sd.0.n)?;
-        same_m(ss, sd)?;
+        check::bpermute(v.sh(), i.sh(), ss.sh(), sd.sh())?;
         self.gather(v, i, 0, ss, sd)
     }
 
@@ -918,12 +858,7 @@ impl Cvl for CudaCvl {
         ss: &CudaSegdes,
         sd: &CudaSegdes,
     ) -> Result<CudaVector, Trap> {
-        want(i, VType::Int, "BFPERMUTE indices")?;
-        want(f, VType::Bool, "BFPERMUTE flags")?;
-        check_len("BFPERMUTE data", v.0.len, ss.0.n)?;
-        check_len("BFPERMUTE indices", i.0.len, sd.0.n)?;
-        check_len("BFPERMUTE flags", f.0.len, sd.0.n)?;
-        same_m(ss, sd)?;
+        check::bfpermute(v.sh(), i.sh(), f.sh(), ss.sh(), sd.sh())?;
         self.gather(v, i, f.ptr(), ss, sd)
     }
 
@@ -936,21 +871,14 @@ impl Cvl for CudaCvl {
         ss: &CudaSegdes,
         sd: &CudaSegdes,
     ) -> Result<CudaVector, Trap> {
-        want(i, VType::Int, "DFPERMUTE indices")?;
-        want(f, VType::Bool, "DFPERMUTE flags")?;
-        check_len("DFPERMUTE data", v.0.len, ss.0.n)?;
-        check_len("DFPERMUTE indices", i.0.len, ss.0.n)?;
-        check_len("DFPERMUTE flags", f.0.len, ss.0.n)?;
-        check_len("DFPERMUTE defaults", d.0.len, sd.0.n)?;
-        same_m(ss, sd)?;
-        same_type(v, d)?;
+        check::dfpermute(v.sh(), i.sh(), f.sh(), d.sh(), ss.sh(), sd.sh())?;
         let out = self.copy_of(d)?;
         self.scatter(&out, v, i, f.ptr(), ss, sd)?;
         Ok(out)
     }
 
     fn dist(&mut self, x: &CudaVector, s: &CudaSegdes) -> Result<CudaVector, Trap> {
-        check_len("DIST values (one per segment)", x.0.len, s.0.m)?;
+        check::dist(x.sh(), s.sh())?;
         let n = s.0.n;
         let out = self.new_vec(x.0.ty, n)?;
         if n == 0 {
@@ -971,10 +899,7 @@ impl Cvl for CudaCvl {
         k: &CudaVector,
         s: &CudaSegdes,
     ) -> Result<CudaVector, Trap> {
-        want(b, VType::Int, "INDEX start")?;
-        want(k, VType::Int, "INDEX stride")?;
-        check_len("INDEX start (one per segment)", b.0.len, s.0.m)?;
-        check_len("INDEX stride (one per segment)", k.0.len, s.0.m)?;
+        check::index(b.sh(), k.sh(), s.sh())?;
         let n = s.0.n;
         let out = self.new_vec(VType::Int, n)?;
         if n == 0 {
@@ -1002,9 +927,7 @@ impl Cvl for CudaCvl {
         i: &CudaVector,
         s: &CudaSegdes,
     ) -> Result<CudaVector, Trap> {
-        want(i, VType::Int, "EXTRACT indices")?;
-        check_len("EXTRACT data", v.0.len, s.0.n)?;
-        check_len("EXTRACT indices (one per segment)", i.0.len, s.0.m)?;
+        check::extract(v.sh(), i.sh(), s.sh())?;
         let m = s.0.m;
         let out = self.new_vec(v.0.ty, m)?;
         if m == 0 {
@@ -1034,11 +957,7 @@ impl Cvl for CudaCvl {
         x: &CudaVector,
         s: &CudaSegdes,
     ) -> Result<CudaVector, Trap> {
-        want(i, VType::Int, "REPLACE indices")?;
-        check_len("REPLACE data", v.0.len, s.0.n)?;
-        check_len("REPLACE indices (one per segment)", i.0.len, s.0.m)?;
-        check_len("REPLACE values (one per segment)", x.0.len, s.0.m)?;
-        same_type(v, x)?;
+        check::replace(v.sh(), i.sh(), x.sh(), s.sh())?;
         let out = self.copy_of(v)?;
         let m = s.0.m;
         if m == 0 {
@@ -1067,9 +986,7 @@ impl Cvl for CudaCvl {
         f: &CudaVector,
         s: &CudaSegdes,
     ) -> Result<(CudaVector, CudaSegdes), Trap> {
-        want(f, VType::Bool, "PACK flags")?;
-        check_len("PACK data", v.0.len, s.0.n)?;
-        check_len("PACK flags", f.0.len, s.0.n)?;
+        check::pack(v.sh(), f.sh(), s.sh())?;
         let (m, n) = (s.0.m, s.0.n);
         if n == 0 {
             let lo = self.dev.alloc(16 * m)?;
@@ -1112,7 +1029,7 @@ impl Cvl for CudaCvl {
     }
 
     fn rank(&mut self, up: bool, v: &CudaVector, s: &CudaSegdes) -> Result<CudaVector, Trap> {
-        check_len("the ranked vector", v.0.len, s.0.n)?;
+        check::rank(v.sh(), s.sh())?;
         let kk = match v.0.ty {
             VType::Int => "rank_keys_z",
             VType::Float => "rank_keys_d",
