@@ -108,6 +108,22 @@ pub fn run(program: &str, n: usize, threads: usize) -> Result<PeerReport, String
     })
 }
 
+/// The elements of `xs` that `keep` accepts, in order; in parallel by blocks above the
+/// grain size (each block counts its survivors, then writes them at its offset).
+pub fn filter<T: Copy + Send + Sync>(xs: &[T], keep: impl Fn(&T) -> bool + Sync) -> Vec<T> {
+    if xs.len() < GRAIN {
+        return xs.iter().copied().filter(|x| keep(x)).collect();
+    }
+    let counts: Vec<usize> = xs.par_chunks(GRAIN).map(|c| c.iter().filter(|x| keep(x)).count()).collect();
+    let mut out = vec![xs[0]; counts.iter().sum()];
+    carve(&mut out, counts.into_iter()).into_par_iter().zip(xs.par_chunks(GRAIN)).for_each(|(dst, src)| {
+        for (d, s) in dst.iter_mut().zip(src.iter().filter(|x| keep(x))) {
+            *d = *s;
+        }
+    });
+    out
+}
+
 /// Times `f`, returning its result and the seconds it took.
 fn timed<T>(f: impl FnOnce() -> T) -> (T, f64) {
     let t = Instant::now();
@@ -181,40 +197,98 @@ pub fn blackscholes(n: usize) -> Timed {
 // ----- quicksort -----
 
 /// `programs/quicksort.nesl`'s algorithm: the middle element as pivot, three filters
-/// (less, equal, greater; parallel on large inputs), the less and greater parts sorted in
-/// parallel (`rayon::join`), then concatenated.
+/// (less, equal, greater; order kept, parallel on large inputs), the less and greater
+/// parts sorted in parallel (`rayon::join`), then concatenated (the parts are filtered
+/// into place, so the concatenation is free).
 pub fn quicksort_core(a: &[i64]) -> Vec<i64> {
-    if a.len() < 2 {
-        return a.to_vec();
+    let mut v = a.to_vec();
+    let mut buf = vec![0; a.len()];
+    sort_in(&mut v, &mut buf);
+    v
+}
+
+/// The three filters of one quicksort step, serially: `dst` gets the elements of `src`
+/// less than `p`, then those equal, then those greater, each in their order in `src`.
+/// Returns the numbers of lesser and equal elements.
+fn filter3(src: &[i64], dst: &mut [i64], p: i64) -> (usize, usize) {
+    let nl = src.iter().filter(|&&x| x < p).count();
+    let ne = src.iter().filter(|&&x| x == p).count();
+    let (mut il, mut ie, mut ig) = (0, nl, nl + ne);
+    for &x in src {
+        let (lt, gt) = (x < p, x > p);
+        dst[if lt { il } else if gt { ig } else { ie }] = x;
+        il += lt as usize;
+        ig += gt as usize;
+        ie += (!lt && !gt) as usize;
     }
-    let p = a[a.len() / 2];
-    let (lesser, equal, greater) = if a.len() >= GRAIN {
-        let (l, (e, g)) = rayon::join(
-            || a.par_iter().copied().filter(|&e| e < p).collect::<Vec<i64>>(),
-            || {
-                rayon::join(
-                    || a.par_iter().copied().filter(|&e| e == p).collect::<Vec<i64>>(),
-                    || a.par_iter().copied().filter(|&e| e > p).collect::<Vec<i64>>(),
-                )
-            },
-        );
-        (l, e, g)
+    (nl, ne)
+}
+
+/// Splits `s` into consecutive pieces of the given lengths.
+fn carve<'a, T>(mut s: &'a mut [T], lens: impl Iterator<Item = usize>) -> Vec<&'a mut [T]> {
+    let mut out = Vec::new();
+    for l in lens {
+        let (head, tail) = std::mem::take(&mut s).split_at_mut(l);
+        out.push(head);
+        s = tail;
+    }
+    out
+}
+
+/// The three filters of one quicksort step, in place of `a` (through `buf`, as long as
+/// `a`): afterwards `a` holds the lesser, equal and greater elements, each in their order.
+/// In parallel above the grain size: every block filters into its own part of `buf`, then
+/// the blocks' parts move to their places in `a`. Returns the numbers of lesser and equal.
+fn filter3_in_place(a: &mut [i64], buf: &mut [i64], p: i64) -> (usize, usize) {
+    if a.len() < GRAIN {
+        let r = filter3(a, buf, p);
+        a.copy_from_slice(buf);
+        return r;
+    }
+    let counts: Vec<(usize, usize, usize)> = a
+        .par_chunks(GRAIN)
+        .zip(buf.par_chunks_mut(GRAIN))
+        .map(|(src, dst)| {
+            let (l, e) = filter3(src, dst, p);
+            (l, e, src.len() - l - e)
+        })
+        .collect();
+    let nl: usize = counts.iter().map(|c| c.0).sum();
+    let ne: usize = counts.iter().map(|c| c.1).sum();
+    let (al, rest) = a.split_at_mut(nl);
+    let (ae, ag) = rest.split_at_mut(ne);
+    let dl = carve(al, counts.iter().map(|c| c.0));
+    let de = carve(ae, counts.iter().map(|c| c.1));
+    let dg = carve(ag, counts.iter().map(|c| c.2));
+    dl.into_par_iter().zip(de).zip(dg).zip(buf.par_chunks(GRAIN)).for_each(|(((l, e), g), src)| {
+        let (nl, ne) = (l.len(), e.len());
+        l.copy_from_slice(&src[..nl]);
+        e.copy_from_slice(&src[nl..nl + ne]);
+        g.copy_from_slice(&src[nl + ne..]);
+    });
+    (nl, ne)
+}
+
+/// Sorts `a` by the quicksort of the NESL program, in place: the filters write the
+/// concatenation of their results in place of `a` (through `buf`, as long as `a`) and the
+/// recursive calls sort the less and greater parts where they lie.
+fn sort_in(a: &mut [i64], buf: &mut [i64]) {
+    let n = a.len();
+    if n < 2 {
+        return;
+    }
+    let p = a[n / 2];
+    let (nl, ne) = filter3_in_place(a, buf, p);
+    let (lesser, rest) = a.split_at_mut(nl);
+    let greater = &mut rest[ne..];
+    let (bl, brest) = buf.split_at_mut(nl);
+    let bg = &mut brest[ne..];
+    if n >= GRAIN / 8 {
+        rayon::join(|| sort_in(lesser, bl), || sort_in(greater, bg));
     } else {
-        (
-            a.iter().copied().filter(|&e| e < p).collect(),
-            a.iter().copied().filter(|&e| e == p).collect(),
-            a.iter().copied().filter(|&e| e > p).collect(),
-        )
-    };
-    let (mut l, g) = if a.len() >= GRAIN / 8 {
-        rayon::join(|| quicksort_core(&lesser), || quicksort_core(&greater))
-    } else {
-        (quicksort_core(&lesser), quicksort_core(&greater))
-    };
-    l.reserve(equal.len() + g.len());
-    l.extend_from_slice(&equal);
-    l.extend_from_slice(&g);
-    l
+        sort_in(lesser, bl);
+        sort_in(greater, bg);
+    }
 }
 
 /// `programs/quicksort.nesl`: `n` integers uniform in `[0, 10^9)`; the result is sorted
@@ -238,30 +312,31 @@ pub fn cross(o: Point, a: Point, b: Point) -> f64 {
     (a.0 - o.0) * (b.1 - o.1) - (a.1 - o.1) * (b.0 - o.0)
 }
 
-/// The index of the first largest value (`max_index`).
-fn first_max(cs: &[f64]) -> usize {
-    let better = |a: (usize, f64), b: (usize, f64)| if b.1 > a.1 || (b.1 == a.1 && b.0 < a.0) { b } else { a };
-    if cs.len() >= GRAIN {
-        cs.par_iter().copied().enumerate().reduce(|| (usize::MAX, f64::NEG_INFINITY), better).0
+/// The first of the larger: `(index, value)` pairs, ties to the smaller index.
+fn better(x: (usize, f64), y: (usize, f64)) -> (usize, f64) {
+    if y.1 > x.1 || (y.1 == x.1 && y.0 < x.0) {
+        y
     } else {
-        cs.iter().copied().enumerate().fold((usize::MAX, f64::NEG_INFINITY), better).0
+        x
     }
 }
 
 /// `hsplit` of `programs/quickhull.nesl`: the hull vertices from `a` (included) towards
-/// `b` (excluded) of the points left of the line from `a` to `b`.
+/// `b` (excluded) of the points left of the line from `a` to `b`. The farthest of them
+/// (`max_index` of the cross products) splits the line; both halves recurse in parallel.
 fn hsplit(pts: &[Point], a: Point, b: Point) -> Vec<Point> {
-    let kept: Vec<(Point, f64)> = if pts.len() >= GRAIN {
-        pts.par_iter().filter_map(|&q| Some((q, cross(q, a, b))).filter(|k| k.1 > 0.0)).collect()
+    let none = (usize::MAX, 0.0);
+    let farthest = if pts.len() >= GRAIN {
+        pts.par_iter().enumerate().map(|(i, &q)| (i, cross(q, a, b))).reduce(|| none, better)
     } else {
-        pts.iter().filter_map(|&q| Some((q, cross(q, a, b))).filter(|k| k.1 > 0.0)).collect()
+        pts.iter().enumerate().map(|(i, &q)| (i, cross(q, a, b))).fold(none, better)
     };
-    if kept.is_empty() {
+    if farthest.1 <= 0.0 {
+        // no point lies left of the line (the NESL program's `#kx == 0`)
         return vec![a];
     }
-    let cs: Vec<f64> = kept.iter().map(|k| k.1).collect();
-    let m = kept[first_max(&cs)].0;
-    let kept: Vec<Point> = kept.into_iter().map(|k| k.0).collect();
+    let m = pts[farthest.0];
+    let kept = filter(pts, |&q| cross(q, a, b) > 0.0);
     let (mut l, r) = if kept.len() >= GRAIN / 8 {
         rayon::join(|| hsplit(&kept, a, m), || hsplit(&kept, m, b))
     } else {
@@ -277,9 +352,8 @@ pub fn quickhull_core(pts: &[Point]) -> Vec<Point> {
     if pts.is_empty() {
         return vec![];
     }
-    let xs: Vec<f64> = pts.iter().map(|p| p.0).collect();
-    let neg: Vec<f64> = xs.iter().map(|x| -x).collect();
-    let (i, j) = (first_max(&neg), first_max(&xs));
+    let ends = |sign: f64| pts.par_iter().enumerate().map(|(i, p)| (i, sign * p.0)).reduce(|| (usize::MAX, f64::NEG_INFINITY), better).0;
+    let (i, j) = (ends(-1.0), ends(1.0));
     let (mut upper, lower) = rayon::join(|| hsplit(pts, pts[i], pts[j]), || hsplit(pts, pts[j], pts[i]));
     upper.extend_from_slice(&lower);
     upper
@@ -522,7 +596,22 @@ mod tests {
         let mut want = xs.clone();
         want.sort();
         assert_eq!(quicksort_core(&xs), want);
+        let xs: Vec<i64> = (0..100_000).map(|_| r.below(1 << 40) as i64 - (1 << 39)).collect();
+        let mut want = xs.clone();
+        want.sort();
+        assert_eq!(quicksort_core(&xs), want);
+        let (mut a, mut buf) = (vec![5, 1, 9, 5, 2, 7, 5], vec![0; 7]);
+        assert_eq!(filter3_in_place(&mut a, &mut buf, 5), (2, 3));
+        assert_eq!(a, vec![1, 2, 5, 5, 5, 9, 7], "stable, as filters are");
         assert_eq!(quicksort_core(&[]), Vec::<i64>::new());
+    }
+
+    #[test]
+    fn filters_keep_order_in_parallel_and_serially() {
+        let xs: Vec<u32> = (0..100_000).collect();
+        assert_eq!(filter(&xs, |x| x % 7 == 3), xs.iter().copied().filter(|x| x % 7 == 3).collect::<Vec<_>>());
+        assert_eq!(filter(&xs[..10], |x| x % 2 == 0), vec![0, 2, 4, 6, 8]);
+        assert!(filter(&xs, |_| false).is_empty());
     }
 
     #[test]
