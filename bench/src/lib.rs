@@ -256,8 +256,7 @@ struct Outcome {
 fn tail(out: &str, err: &str) -> String {
     format!("{out}\n{err}")
         .lines()
-        .filter(|l| !l.trim().is_empty())
-        .last()
+        .rfind(|l| !l.trim().is_empty())
         .unwrap_or("no output")
         .chars()
         .take(160)

@@ -225,7 +225,7 @@ fn filter3(src: &[i64], dst: &mut [i64], p: i64) -> (usize, usize) {
 }
 
 /// Splits `s` into consecutive pieces of the given lengths.
-fn carve<'a, T>(mut s: &'a mut [T], lens: impl Iterator<Item = usize>) -> Vec<&'a mut [T]> {
+fn carve<T>(mut s: &mut [T], lens: impl Iterator<Item = usize>) -> Vec<&mut [T]> {
     let mut out = Vec::new();
     for l in lens {
         let (head, tail) = std::mem::take(&mut s).split_at_mut(l);

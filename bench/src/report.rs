@@ -9,6 +9,15 @@ fn ms(s: f64) -> String {
     format!("{:.3}", s * 1e3)
 }
 
+/// A rate with at least three significant digits and at least one decimal.
+fn rate(x: f64) -> String {
+    match x.abs() {
+        a if a >= 10.0 => format!("{x:.1}"),
+        a if a >= 1.0 => format!("{x:.2}"),
+        _ => format!("{x:.3}"),
+    }
+}
+
 fn or_dash<T>(v: Option<T>, f: impl FnOnce(T) -> String) -> String {
     v.map(f).unwrap_or_else(|| "-".into())
 }
@@ -65,7 +74,7 @@ pub fn markdown(rows: &[Row]) -> String {
             r.threads,
             or_dash(r.median(), ms),
             or_dash(r.range(), |(a, b)| format!("{}–{}", ms(a), ms(b))),
-            or_dash(melem(r), |m| format!("{m:.1}")),
+            or_dash(melem(r), rate),
             or_dash(r.peak_rss_bytes, |b| format!("{:.1}", mib(b))),
             or_dash(speedup(rows, r), |x| format!("{x:.2}×")),
             or_dash(peer_ratio(rows, r), |x| format!("{x:.2}×")),
@@ -252,11 +261,11 @@ mod tests {
         let cols = |l: &str| header.split('|').count() == l.split('|').count();
         assert!(t.lines().all(cols), "{t}");
         // 1 thread: 8 ms median, no speedup, twice the peer's time
-        assert!(t.contains("| dotp | 1000 | cpu | 2 | 1 | 8.000 | 4.000–12.000 | 0.1 | 1.5 | - | 2.00× | 7 | - | - | yes |"), "{t}");
+        assert!(t.contains("| dotp | 1000 | cpu | 2 | 1 | 8.000 | 4.000–12.000 | 0.125 | 1.5 | - | 2.00× | 7 | - | - | yes |"), "{t}");
         // 4 threads: 4× faster than on 1, also twice the peer's time at 4 threads
-        assert!(t.contains("| dotp | 1000 | cpu | 2 | 4 | 2.000 | 1.000–3.000 | 0.5 | 1.5 | 4.00× | 2.00× |"), "{t}");
+        assert!(t.contains("| dotp | 1000 | cpu | 2 | 4 | 2.000 | 1.000–3.000 | 0.500 | 1.5 | 4.00× | 2.00× |"), "{t}");
         // the peer has a speedup but no ratio to itself
-        assert!(t.contains("| dotp | 1000 | rust-rayon | - | 4 | 1.000 | 0.500–1.500 | 1.0 | 1.5 | 4.00× | - |"), "{t}");
+        assert!(t.contains("| dotp | 1000 | rust-rayon | - | 4 | 1.000 | 0.500–1.500 | 1.00 | 1.5 | 4.00× | - |"), "{t}");
     }
 
     #[test]
