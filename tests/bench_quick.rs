@@ -69,3 +69,59 @@ fn bench_quick_runs_every_program_and_prints_the_table() {
     assert!(md.contains("| dotp |") && md.contains("rust-rayon"), "{md}");
     let _ = std::fs::remove_dir_all(&out_dir);
 }
+
+/// `nesl run --stats-json FILE` writes the documented fields; the thread count is the one
+/// `--threads` set.
+#[test]
+fn run_writes_its_statistics_as_json() {
+    let dir = std::env::temp_dir().join(format!("nesl-stats-json-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join("p.nesl");
+    std::fs::write(&src, "function double_sum(xs) = sum({x * 2 : x in xs});\ndouble_sum([1, 2, 3]);\n").unwrap();
+    let json = dir.join("stats.json");
+    let out = Command::new(env!("CARGO_BIN_EXE_nesl"))
+        .args(["--threads", "3", "run", "--backend", "cpu", "--stats-json"])
+        .arg(&json)
+        .arg(&src)
+        .output()
+        .expect("run nesl");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.contains("12 : int"), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("total"), "--stats-json alone prints no table");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("stats file")).expect("JSON");
+    assert_eq!(v["threads"], 3);
+    assert!(v["device"].is_null());
+    let ops = v["ops"].as_array().expect("ops");
+    assert!(!ops.is_empty());
+    let calls: u64 = ops.iter().map(|o| o["calls"].as_u64().unwrap()).sum();
+    let elements: u64 = ops.iter().map(|o| o["elements"].as_u64().unwrap()).sum();
+    assert!(ops.iter().all(|o| o["kind"].is_string()));
+    assert_eq!((v["total_calls"].as_u64(), v["total_elements"].as_u64()), (Some(calls), Some(elements)));
+    if cfg!(target_os = "linux") {
+        assert!(v["peak_rss_bytes"].as_u64().is_some_and(|b| b > 0), "{v}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `nesl bench-peer PROGRAM N` runs the Rust peer on `NESL_THREADS` (or `--threads`)
+/// threads and prints one JSON line.
+#[test]
+fn bench_peer_prints_one_json_line() {
+    for (env, flag, want) in [(Some("2"), None, 2), (Some("1"), Some("3"), 3)] {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_nesl"));
+        if let Some(t) = flag {
+            cmd.args(["--threads", t]);
+        }
+        if let Some(e) = env {
+            cmd.env("NESL_THREADS", e);
+        }
+        let out = cmd.args(["bench-peer", "quickhull", "20000"]).output().expect("run nesl");
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+        let v: serde_json::Value = serde_json::from_str(stdout.trim()).expect("one JSON line");
+        assert_eq!((v["program"].as_str(), v["size"].as_u64(), v["threads"].as_u64(), v["ok"].as_bool()), (Some("quickhull"), Some(20000), Some(want), Some(true)));
+        assert!(v["seconds"].as_f64().is_some_and(|s| s >= 0.0));
+    }
+    let out = Command::new(env!("CARGO_BIN_EXE_nesl")).args(["bench-peer", "nope", "10"]).output().expect("run nesl");
+    assert!(!out.status.success());
+}
