@@ -55,6 +55,10 @@ pub enum Command {
         file: PathBuf,
         #[command(flatten)]
         opts: RunOpts,
+        /// Write the statistics as JSON to this file: the CVL operation counts, the device's
+        /// counters (GPU), the CPU library's thread count and the peak resident memory.
+        #[arg(long, value_name = "FILE")]
+        stats_json: Option<PathBuf>,
     },
     /// Parse and type-check a NESL program; print each definition's type.
     Check {
@@ -123,12 +127,27 @@ pub enum Command {
         /// Backends to run (comma-separated `cpu`, `cuda`); default: cpu, plus cuda when a GPU is present.
         #[arg(long, value_delimiter = ',')]
         backend: Vec<String>,
+        /// Thread counts of the CPU runs and the Rust peers (comma-separated); default: 1 and
+        /// all threads (`--threads N` or `NESL_THREADS`, else every core). A GPU backend
+        /// runs at the largest only.
+        #[arg(long, value_delimiter = ',', value_name = "N,N,...", value_parser = clap::value_parser!(u64).range(1..=4096))]
+        threads_list: Vec<u64>,
         /// Time limit of one run, in seconds.
         #[arg(long, default_value_t = 600)]
         timeout: u64,
         /// Write `results.json`, `table.md` and one `PROGRAM.svg` plot per program here.
         #[arg(long)]
         out: Option<PathBuf>,
+    },
+    /// Run the hand-written Rust peer of a benchmark program once, on `--threads` /
+    /// `NESL_THREADS` threads, and print one JSON line (program, size, threads, seconds,
+    /// ok, peak_rss_bytes). `nesl bench` runs it as a child process.
+    #[command(hide = true)]
+    BenchPeer {
+        /// The benchmark program (dotp, quicksort, blackscholes, quickhull, barneshut, smvm, muladd).
+        program: String,
+        /// The size `n`.
+        n: usize,
     },
     /// The interactive NESL top level (definitions persist; `help;` lists the commands).
     Repl {

@@ -193,3 +193,40 @@ fn emulated_cuda_backend_passes_a_regression_directory() {
     assert!(out.status.success(), "{so}\n{}", text(&out.stderr));
     assert!(so.lines().last().is_some_and(|l| l.contains(" passed")), "{so}");
 }
+
+/// `--stats-json` on the (emulated) GPU: the device's name and counters; `nesl bench`
+/// reads its launches and round trips from there, at the largest thread count only.
+#[test]
+fn emulated_cuda_backend_writes_device_counters_as_json() {
+    if !emulation() {
+        return;
+    }
+    let prog = scratch("emu-json.nesl", PROGRAM);
+    let json = prog.with_extension("json");
+    let env = [("NESL_CUDA_EMULATE", "1")];
+    let out = nesl(&["run", "--backend", "cuda", "--stats-json", json.to_str().unwrap(), prog.to_str().unwrap()], &env);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&json).expect("stats file")).expect("JSON");
+    assert!(v["device"]["name"].as_str().is_some_and(|n| n.contains("emulation")), "{v}");
+    for c in ["kernel launches", "host round trips", "bytes to host"] {
+        assert!(v["device"]["counters"][c].as_u64().is_some_and(|n| n > 0), "{c}: {v}");
+    }
+    assert!(v["total_calls"].as_u64().is_some_and(|n| n > 0), "{v}");
+
+    let dir = prog.parent().unwrap().join("bench-out");
+    let out = nesl(
+        &["bench", "--quick", "--programs", "dotp", "--backend", "cpu,cuda", "--threads-list", "1,2", "--opt", "2", "--runs", "1", "--out", dir.to_str().unwrap()],
+        &env,
+    );
+    assert!(out.status.success(), "{}{}", text(&out.stdout), text(&out.stderr));
+    let doc: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(dir.join("results.json")).unwrap()).unwrap();
+    let rows = doc["rows"].as_array().unwrap();
+    let gpu: Vec<&serde_json::Value> = rows.iter().filter(|r| r["backend"] == "cuda").collect();
+    assert_eq!(gpu.len(), 1, "{doc}");
+    assert_eq!(gpu[0]["threads"], 2);
+    assert!(gpu[0]["launches"].as_u64().is_some_and(|n| n > 0), "{}", gpu[0]);
+    assert!(gpu[0]["round_trips"].as_u64().is_some_and(|n| n > 0), "{}", gpu[0]);
+    assert!(gpu[0]["ratio_to_peer"].is_number(), "{}", gpu[0]);
+    assert!(rows.iter().filter(|r| r["backend"] == "cpu").all(|r| r["launches"].is_null()), "{doc}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

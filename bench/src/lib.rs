@@ -1,18 +1,24 @@
 //! bench: the benchmark programs (the GPU NESL paper's five and more, in `programs/`) and
 //! the harness behind `nesl bench`, which runs them at the paper's sizes (or a sweep, or
-//! small sizes with `--quick`) on every backend and optimisation level asked for, beside
-//! hand-written Rust baselines, and prints one markdown table (plus JSON and a log–log SVG
-//! plot of time against size per program).
+//! small sizes with `--quick`) on every backend and optimisation level asked for, on the
+//! CPU at each thread count asked for (1 and all cores by default), beside hand-written
+//! Rust peers (`peer`) at the same thread counts, and prints one markdown table (plus JSON
+//! and a log–log SVG plot of time against size per program).
 //!
 //! Each program starts with the line `n = SIZE;`, which the harness replaces, and ends with
 //! the top-level binding `(ok, seconds) = ...;`: its self-check and its core time, measured
 //! by the program itself with `time(...)` as the paper did. Programs run as child processes
-//! of the `nesl` binary (`nesl run`), so a crash or a time-out in one does not stop the rest.
+//! of the `nesl` binary (`nesl run --stats-json FILE`, with `NESL_THREADS` set), and so do
+//! the peers (`nesl bench-peer PROGRAM N`), so a crash or a time-out in one does not stop
+//! the rest and each child's peak memory is its own. The configurations take turns: every
+//! configuration runs once, then every one again, `runs` times, so that noise on the
+//! machine spreads over all of them; the table shows medians.
 
-pub mod baseline;
+pub mod peer;
 mod report;
+pub mod stats;
 
-pub use report::{markdown, svg_plot, to_json};
+pub use report::{markdown, peer_ratio, speedup, svg_plot, to_json};
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -77,7 +83,7 @@ impl Sizes {
 /// What to run.
 #[derive(Debug, Clone)]
 pub struct Config {
-    /// The `nesl` executable that runs the programs.
+    /// The `nesl` executable that runs the programs (and the peers, `nesl bench-peer`).
     pub nesl: PathBuf,
     /// Program names to run (empty: all).
     pub only: Vec<String>,
@@ -87,15 +93,34 @@ pub struct Config {
     pub backends: Vec<String>,
     /// Optimisation levels.
     pub opt_levels: Vec<u8>,
+    /// Thread counts of the CPU runs and the peers (see [`thread_list`]); a GPU backend
+    /// runs once, at the largest.
+    pub threads: Vec<usize>,
     /// Runs per configuration.
     pub runs: usize,
     /// Time limit for one run.
     pub timeout: Duration,
-    /// Whether to run the Rust baselines.
-    pub baselines: bool,
+    /// Whether to run the hand-written Rust peers.
+    pub peers: bool,
 }
 
-/// The measurements of one (program, size, backend, level).
+/// The thread counts to run: `asked` without repeats, in the order given, or `1` and
+/// `all` when nothing was asked (just `1` when `all` is 1).
+pub fn thread_list(asked: &[usize], all: usize) -> Vec<usize> {
+    let src: Vec<usize> = if asked.is_empty() { vec![1, all.max(1)] } else { asked.to_vec() };
+    let mut out: Vec<usize> = Vec::new();
+    for t in src {
+        if !out.contains(&t) {
+            out.push(t);
+        }
+    }
+    out
+}
+
+/// The backend name of the peer rows.
+pub const PEER_BACKEND: &str = "rust-rayon";
+
+/// The measurements of one (program, size, backend, level, threads).
 #[derive(Debug, Clone)]
 pub struct Row {
     /// Program name.
@@ -104,27 +129,50 @@ pub struct Row {
     pub size: usize,
     /// Elements processed (size times the program's elements per unit).
     pub elements: f64,
-    /// `cpu`, `cuda`, or `rust-rayon` for a baseline.
+    /// `cpu`, `cuda`, or `rust-rayon` for a peer.
     pub backend: String,
-    /// Optimisation level (none for a baseline).
+    /// Optimisation level (none for a peer).
     pub opt: Option<u8>,
+    /// Threads of the CPU vector library (or of the peer's pool).
+    pub threads: usize,
     /// Core times in seconds, one per successful run.
     pub times: Vec<f64>,
     /// Whole-process wall times in seconds.
     pub walls: Vec<f64>,
+    /// The largest peak resident memory (`VmHWM`) of the runs' processes, in bytes.
+    pub peak_rss_bytes: Option<u64>,
     /// Every run's self-check passed.
     pub ok: bool,
-    /// CVL operations executed (from `--stats`), when reported.
+    /// CVL operations executed, when counted.
     pub cvl_ops: Option<u64>,
-    /// Kernel launches (from `--stats` on a GPU backend).
+    /// Kernel launches (GPU backend).
     pub launches: Option<u64>,
-    /// Host round trips (from `--stats` on a GPU backend).
+    /// Host round trips (GPU backend).
     pub round_trips: Option<u64>,
     /// Why a run failed, if one did.
     pub error: Option<String>,
 }
 
 impl Row {
+    /// An empty row (no runs yet).
+    pub fn new(p: &Program, size: usize, backend: &str, opt: Option<u8>, threads: usize) -> Row {
+        Row {
+            program: p.name.to_string(),
+            size,
+            elements: size as f64 * p.elements_per_unit,
+            backend: backend.to_string(),
+            opt,
+            threads,
+            times: vec![],
+            walls: vec![],
+            peak_rss_bytes: None,
+            ok: true,
+            cvl_ops: None,
+            launches: None,
+            round_trips: None,
+            error: None,
+        }
+    }
     /// Median core time.
     pub fn median(&self) -> Option<f64> {
         let mut t = self.times.clone();
@@ -139,6 +187,20 @@ impl Row {
         let min = self.times.iter().copied().reduce(f64::min)?;
         let max = self.times.iter().copied().reduce(f64::max)?;
         Some((min, max))
+    }
+    /// Whether this is a hand-written peer's row.
+    pub fn is_peer(&self) -> bool {
+        self.backend == PEER_BACKEND
+    }
+    /// Adds one run's measurements.
+    fn add(&mut self, o: &Outcome) {
+        self.ok &= o.ok;
+        self.times.push(o.seconds);
+        self.walls.push(o.wall);
+        self.peak_rss_bytes = self.peak_rss_bytes.max(o.peak_rss_bytes);
+        self.cvl_ops = o.cvl_ops.or(self.cvl_ops);
+        self.launches = o.launches.or(self.launches);
+        self.round_trips = o.round_trips.or(self.round_trips);
     }
 }
 
@@ -173,45 +235,42 @@ pub fn parse_result(transcript: &str) -> Option<(bool, f64)> {
     Some((ok, secs.parse().ok()?))
 }
 
-/// Parses the total CVL operation count from `--stats` output: the number after
-/// `total` on a line that starts with `total` (case-insensitive).
-pub fn parse_cvl_ops(text: &str) -> Option<u64> {
-    text.lines().find_map(|l| {
-        let l = l.trim().to_ascii_lowercase();
-        let rest = l.strip_prefix("total")?;
-        rest.split(|c: char| !c.is_ascii_digit()).find(|s| !s.is_empty())?.parse().ok()
-    })
+/// Parses the JSON line `nesl bench-peer` prints (the last non-blank line of `stdout`).
+pub fn parse_peer_report(stdout: &str) -> Option<peer::PeerReport> {
+    serde_json::from_str(stdout.lines().rev().find(|l| !l.trim().is_empty())?).ok()
 }
 
-/// Parses the first number on the line of `--stats` output that starts with `name`
-/// (`kernel launches`, `host round trips`: the device counters of a GPU backend).
-pub fn parse_stat(text: &str, name: &str) -> Option<u64> {
-    text.lines().find_map(|l| l.trim().strip_prefix(name)?.split_whitespace().next()?.parse().ok())
+/// What one run of one configuration measured.
+#[derive(Debug, Clone, PartialEq)]
+struct Outcome {
+    ok: bool,
+    seconds: f64,
+    wall: f64,
+    peak_rss_bytes: Option<u64>,
+    cvl_ops: Option<u64>,
+    launches: Option<u64>,
+    round_trips: Option<u64>,
 }
 
-/// What `--stats` reported: CVL operations, kernel launches, host round trips.
-type Counts = (Option<u64>, Option<u64>, Option<u64>);
-
-fn parse_counts(err: &str, out: &str) -> Counts {
-    let both = |f: &dyn Fn(&str) -> Option<u64>| f(err).or_else(|| f(out));
-    (
-        both(&parse_cvl_ops),
-        both(&|t| parse_stat(t, "kernel launches")),
-        both(&|t| parse_stat(t, "host round trips")),
-    )
+/// The last non-blank line of a child's output, shortened, for an error message.
+fn tail(out: &str, err: &str) -> String {
+    format!("{out}\n{err}")
+        .lines()
+        .rfind(|l| !l.trim().is_empty())
+        .unwrap_or("no output")
+        .chars()
+        .take(160)
+        .collect()
 }
 
-/// Runs one program once; returns (ok, core seconds, wall seconds, counts).
-fn run_once(
-    cfg: &Config,
-    file: &Path,
-    backend: &str,
-    opt: u8,
-) -> Result<(bool, f64, f64, Counts), String> {
+/// Runs `nesl ARGS` with `NESL_THREADS=threads` under the time limit; returns its stdout,
+/// stderr and wall time.
+fn run_child(cfg: &Config, args: &[String], threads: usize) -> Result<(String, String, f64), String> {
     let start = Instant::now();
     let mut child = Command::new(&cfg.nesl)
-        .args(["run", "--stats", "--backend", backend, "--opt", &opt.to_string()])
-        .arg(file)
+        .args(args)
+        .env("NESL_THREADS", threads.to_string())
+        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -237,34 +296,71 @@ fn run_once(
                 let _ = child.wait();
                 return Err(format!("timed out after {:.0} s", cfg.timeout.as_secs_f64()));
             }
-            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Ok(None) => std::thread::sleep(Duration::from_millis(10)),
             Err(e) => return Err(format!("wait failed: {e}")),
         }
     }
     let wall = start.elapsed().as_secs_f64();
-    let out = t_out.join().unwrap_or_default();
-    let err = t_err.join().unwrap_or_default();
-    match parse_result(&out) {
-        Some((ok, secs)) => Ok((ok, secs, wall, parse_counts(&err, &out))),
-        None => {
-            let tail: String = format!("{out}\n{err}")
-                .lines()
-                .filter(|l| !l.trim().is_empty())
-                .last()
-                .unwrap_or("no output")
-                .chars()
-                .take(160)
-                .collect();
-            Err(format!("no result line: {tail}"))
-        }
-    }
+    Ok((t_out.join().unwrap_or_default(), t_err.join().unwrap_or_default(), wall))
 }
 
-/// Runs the benchmark; `log` receives one progress line per configuration.
-pub fn run(cfg: &Config, log: &mut dyn Write) -> Vec<Row> {
-    let dir = std::env::temp_dir().join(format!("nesl-bench-{}", std::process::id()));
-    let _ = std::fs::create_dir_all(&dir);
-    let mut rows = Vec::new();
+/// Runs one program once through `nesl run --stats-json`, the statistics going to `stats`.
+fn run_nesl(cfg: &Config, file: &Path, backend: &str, opt: u8, threads: usize, stats: &Path) -> Result<Outcome, String> {
+    let _ = std::fs::remove_file(stats);
+    let args: Vec<String> = vec![
+        "run".into(),
+        "--stats-json".into(),
+        stats.display().to_string(),
+        "--backend".into(),
+        backend.into(),
+        "--opt".into(),
+        opt.to_string(),
+        file.display().to_string(),
+    ];
+    let (out, err, wall) = run_child(cfg, &args, threads)?;
+    let (ok, seconds) = parse_result(&out).ok_or_else(|| format!("no result line: {}", tail(&out, &err)))?;
+    let text = std::fs::read_to_string(stats).map_err(|e| format!("no statistics ({e}): {}", tail(&out, &err)))?;
+    let st: stats::RunStats = serde_json::from_str(&text).map_err(|e| format!("unreadable statistics: {e}"))?;
+    if st.threads != threads {
+        return Err(format!("ran on {} threads, not {threads}", st.threads));
+    }
+    Ok(Outcome {
+        ok,
+        seconds,
+        wall,
+        peak_rss_bytes: st.peak_rss_bytes,
+        cvl_ops: st.cvl_ops(),
+        launches: st.counter("kernel launches"),
+        round_trips: st.counter("host round trips"),
+    })
+}
+
+/// Runs one peer once through `nesl bench-peer`.
+fn run_peer(cfg: &Config, program: &str, n: usize, threads: usize) -> Result<Outcome, String> {
+    let args: Vec<String> = vec!["bench-peer".into(), program.into(), n.to_string()];
+    let (out, err, wall) = run_child(cfg, &args, threads)?;
+    let r = parse_peer_report(&out).ok_or_else(|| format!("no peer report: {}", tail(&out, &err)))?;
+    if r.threads != threads {
+        return Err(format!("ran on {} threads, not {threads}", r.threads));
+    }
+    Ok(Outcome { ok: r.ok, seconds: r.seconds, wall, peak_rss_bytes: r.peak_rss_bytes, cvl_ops: None, launches: None, round_trips: None })
+}
+
+/// What a configuration runs.
+enum Job {
+    /// A NESL program: its instantiated source, backend and level.
+    Nesl { file: PathBuf, backend: String, opt: u8 },
+    /// The program's hand-written peer.
+    Peer,
+}
+
+/// The configurations to run, in table order: for each program and size, each backend and
+/// level at each thread count (a GPU backend at the largest only), then the peer at each
+/// thread count. Writes the instantiated sources into `dir`.
+fn plan(cfg: &Config, dir: &Path, log: &mut dyn Write) -> Vec<(Row, Job)> {
+    let threads = thread_list(&cfg.threads, 1);
+    let most = threads.iter().copied().max().unwrap_or(1);
+    let mut slots = Vec::new();
     for p in programs() {
         if !cfg.only.is_empty() && !cfg.only.iter().any(|o| o == p.name) {
             continue;
@@ -276,81 +372,62 @@ pub fn run(cfg: &Config, log: &mut dyn Write) -> Vec<Row> {
                 continue;
             }
             for backend in &cfg.backends {
+                let counts = if backend == "cpu" { threads.clone() } else { vec![most] };
                 for &opt in &cfg.opt_levels {
-                    let mut row = Row {
-                        program: p.name.to_string(),
-                        size: n,
-                        elements: n as f64 * p.elements_per_unit,
-                        backend: backend.clone(),
-                        opt: Some(opt),
-                        times: vec![],
-                        walls: vec![],
-                        ok: true,
-                        cvl_ops: None,
-                        launches: None,
-                        round_trips: None,
-                        error: None,
-                    };
-                    for _ in 0..cfg.runs {
-                        match run_once(cfg, &file, backend, opt) {
-                            Ok((ok, secs, wall, (ops, launches, trips))) => {
-                                row.ok &= ok;
-                                row.times.push(secs);
-                                row.walls.push(wall);
-                                row.cvl_ops = ops.or(row.cvl_ops);
-                                row.launches = launches.or(row.launches);
-                                row.round_trips = trips.or(row.round_trips);
-                            }
-                            Err(e) => {
-                                row.ok = false;
-                                row.error = Some(e);
-                                break;
-                            }
-                        }
+                    for &t in &counts {
+                        let job = Job::Nesl { file: file.clone(), backend: backend.clone(), opt };
+                        slots.push((Row::new(&p, n, backend, Some(opt), t), job));
                     }
-                    let _ = writeln!(
-                        log,
-                        "{:<12} n={:<9} {:<5} --opt {}  {}",
-                        p.name,
-                        n,
-                        backend,
-                        opt,
-                        match (&row.error, row.median()) {
-                            (Some(e), _) => format!("FAILED: {e}"),
-                            (None, Some(m)) => format!("{:.3} ms{}", m * 1e3, if row.ok { "" } else { " (self-check FAILED)" }),
-                            (None, None) => "no runs".to_string(),
-                        }
-                    );
-                    rows.push(row);
                 }
             }
-            if cfg.baselines && (p.name == "dotp" || p.name == "blackscholes") {
-                let mut row = Row {
-                    program: p.name.to_string(),
-                    size: n,
-                    elements: n as f64,
-                    backend: "rust-rayon".to_string(),
-                    opt: None,
-                    times: vec![],
-                    walls: vec![],
-                    ok: true,
-                    cvl_ops: None,
-                    launches: None,
-                    round_trips: None,
-                    error: None,
-                };
-                for _ in 0..cfg.runs.max(1) {
-                    let (t, r) = if p.name == "dotp" { baseline::dotp(n) } else { baseline::blackscholes(n) };
-                    row.ok &= r.is_finite();
-                    row.times.push(t);
+            if cfg.peers && peer::peer(p.name).is_some() {
+                for &t in &threads {
+                    slots.push((Row::new(&p, n, PEER_BACKEND, None, t), Job::Peer));
                 }
-                let _ = writeln!(log, "{:<12} n={:<9} rust-rayon  {:.3} ms", p.name, n, row.median().unwrap_or(0.0) * 1e3);
-                rows.push(row);
             }
         }
     }
+    slots
+}
+
+/// Runs the benchmark; `log` receives one progress line per run.
+pub fn run(cfg: &Config, log: &mut dyn Write) -> Vec<Row> {
+    let dir = std::env::temp_dir().join(format!("nesl-bench-{}", std::process::id()));
+    let _ = std::fs::create_dir_all(&dir);
+    let mut slots = plan(cfg, &dir, log);
+    let stats_file = dir.join("stats.json");
+    let runs = cfg.runs.max(1);
+    for rep in 1..=runs {
+        for (row, job) in slots.iter_mut() {
+            if row.error.is_some() {
+                continue;
+            }
+            let outcome = match job {
+                Job::Nesl { file, backend, opt } => run_nesl(cfg, file, backend, *opt, row.threads, &stats_file),
+                Job::Peer => run_peer(cfg, &row.program, row.size, row.threads),
+            };
+            let what = match outcome {
+                Ok(o) => {
+                    row.add(&o);
+                    format!("{:.3} ms{}", o.seconds * 1e3, if o.ok { "" } else { " (self-check FAILED)" })
+                }
+                Err(e) => {
+                    row.ok = false;
+                    let line = format!("FAILED: {e}");
+                    row.error = Some(e);
+                    line
+                }
+            };
+            let level = row.opt.map(|o| format!("--opt {o}")).unwrap_or_default();
+            let _ = writeln!(
+                log,
+                "[{rep}/{runs}] {:<12} n={:<9} {:<10} {:<7} {:>3} thr  {what}",
+                row.program, row.size, row.backend, level, row.threads
+            );
+        }
+    }
     let _ = std::fs::remove_dir_all(&dir);
-    rows
+    slots.into_iter().map(|(row, _)| row).collect()
 }
 
 #[cfg(test)]
@@ -372,12 +449,52 @@ mod tests {
         assert_eq!(parse_result("x\n(ok, seconds) = (T, 1.5E-2) : bool, float\n"), Some((true, 0.015)));
         assert_eq!(parse_result("(ok, seconds) = (F, 2.0) : bool, float"), Some((false, 2.0)));
         assert_eq!(parse_result("it = 3 : int"), None);
-        assert_eq!(parse_cvl_ops("elementwise 3 100\nTotal: 42 ops"), Some(42));
-        let stats = "total  9  32\ndevice           NVIDIA H100 (sm_90)\nkernel launches   5\nhost round trips  9\n";
-        assert_eq!(parse_stat(stats, "kernel launches"), Some(5));
-        assert_eq!(parse_stat(stats, "host round trips"), Some(9));
-        assert_eq!(parse_counts(stats, ""), (Some(9), Some(5), Some(9)));
-        assert_eq!(parse_stat("total 3 4\n", "kernel launches"), None);
+    }
+
+    #[test]
+    fn peer_reports_parse() {
+        let line = r#"{"program":"quicksort","size":1000,"threads":2,"seconds":0.5,"ok":true,"peak_rss_bytes":4096}"#;
+        let r = parse_peer_report(&format!("{line}\n\n")).expect("report");
+        assert_eq!((r.program.as_str(), r.size, r.threads, r.seconds, r.ok, r.peak_rss_bytes), ("quicksort", 1000, 2, 0.5, true, Some(4096)));
+        let r = parse_peer_report(&line.replace("4096", "null")).expect("report");
+        assert_eq!(r.peak_rss_bytes, None);
+        assert!(parse_peer_report("").is_none());
+        assert!(parse_peer_report("panicked at ...").is_none());
+    }
+
+    #[test]
+    fn thread_lists_default_to_one_and_all_without_repeats() {
+        assert_eq!(thread_list(&[], 8), vec![1, 8]);
+        assert_eq!(thread_list(&[], 1), vec![1]);
+        assert_eq!(thread_list(&[1, 4, 4, 1, 2], 8), vec![1, 4, 2]);
+    }
+
+    #[test]
+    fn the_plan_lists_every_configuration_in_table_order() {
+        let dir = std::env::temp_dir().join(format!("nesl-bench-plan-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = Config {
+            nesl: PathBuf::from("nesl"),
+            only: vec!["dotp".into(), "quicksort".into()],
+            sizes: Sizes::Quick,
+            backends: vec!["cpu".into(), "cuda".into()],
+            opt_levels: vec![1, 2],
+            threads: vec![1, 4],
+            runs: 3,
+            timeout: Duration::from_secs(1),
+            peers: true,
+        };
+        let slots = plan(&cfg, &dir, &mut std::io::sink());
+        let keys: Vec<(String, String, Option<u8>, usize)> =
+            slots.iter().map(|(r, _)| (r.program.clone(), r.backend.clone(), r.opt, r.threads)).collect();
+        let k = |p: &str, b: &str, o: Option<u8>, t: usize| (p.to_string(), b.to_string(), o, t);
+        assert_eq!(&keys[..8], &[
+            k("dotp", "cpu", Some(1), 1), k("dotp", "cpu", Some(1), 4), k("dotp", "cpu", Some(2), 1), k("dotp", "cpu", Some(2), 4),
+            k("dotp", "cuda", Some(1), 4), k("dotp", "cuda", Some(2), 4), k("dotp", PEER_BACKEND, None, 1), k("dotp", PEER_BACKEND, None, 4),
+        ]);
+        assert_eq!(keys.len(), 16);
+        assert!(dir.join("quicksort-20000.nesl").exists());
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
@@ -386,5 +503,56 @@ mod tests {
         let s = Sizes::Sweep.for_program(p);
         assert_eq!(s.last(), Some(&p.paper_size));
         assert!(s.windows(2).all(|w| w[0] < w[1]));
+    }
+
+    /// The whole loop against a stand-in `nesl` (a shell script that logs its calls and
+    /// answers as `nesl run --stats-json` and `nesl bench-peer` do): configurations take
+    /// turns, every row gets its runs, threads and peak memory.
+    #[cfg(unix)]
+    #[test]
+    fn configurations_take_turns_and_rows_collect_their_runs() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("nesl-bench-fake-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let log = dir.join("calls.log");
+        let script = format!(
+            r#"#!/bin/sh
+echo "$NESL_THREADS $1 $2" >> '{}'
+if [ "$1" = run ]; then
+  printf '{{"ops":[{{"kind":"scan","calls":4,"elements":9}}],"total_calls":4,"total_elements":9,"device":null,"threads":%s,"peak_rss_bytes":1048576}}' "$NESL_THREADS" > "$3"
+  echo "(ok, seconds) = (T, 0.5) : bool, float"
+else
+  echo "{{\"program\":\"$2\",\"size\":$3,\"threads\":$NESL_THREADS,\"seconds\":0.25,\"ok\":true,\"peak_rss_bytes\":2048}}"
+fi
+"#,
+            log.display()
+        );
+        let fake = dir.join("fake-nesl");
+        std::fs::write(&fake, script).unwrap();
+        std::fs::set_permissions(&fake, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let cfg = Config {
+            nesl: fake,
+            only: vec!["dotp".into()],
+            sizes: Sizes::Quick,
+            backends: vec!["cpu".into()],
+            opt_levels: vec![2],
+            threads: vec![1, 3],
+            runs: 2,
+            timeout: Duration::from_secs(60),
+            peers: true,
+        };
+        let rows = run(&cfg, &mut std::io::sink());
+        let calls = std::fs::read_to_string(&log).unwrap();
+        let once = ["1 run --stats-json", "3 run --stats-json", "1 bench-peer dotp", "3 bench-peer dotp"];
+        let want: Vec<&str> = once.iter().chain(once.iter()).copied().collect();
+        assert_eq!(calls.lines().collect::<Vec<_>>(), want);
+        assert_eq!(rows.len(), 4);
+        for r in &rows {
+            assert!(r.ok && r.error.is_none(), "{r:?}");
+            assert_eq!(r.times.len(), 2);
+        }
+        assert_eq!((rows[1].threads, rows[1].cvl_ops, rows[1].peak_rss_bytes, rows[1].median()), (3, Some(4), Some(1048576), Some(0.5)));
+        assert_eq!((rows[3].backend.as_str(), rows[3].threads, rows[3].peak_rss_bytes, rows[3].median()), (PEER_BACKEND, 3, Some(2048), Some(0.25)));
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -1,5 +1,6 @@
 //! `nesl bench`: runs the benchmark programs of `bench/programs/` through this same binary
-//! and prints one markdown table (see the `bench` crate).
+//! and prints one markdown table (see the `bench` crate); `nesl bench-peer` (hidden) runs
+//! one hand-written Rust peer for it.
 
 use std::path::PathBuf;
 use std::process::{Command, ExitCode};
@@ -13,6 +14,8 @@ pub struct Args {
     pub programs: Vec<String>,
     pub opt: Vec<u8>,
     pub backend: Vec<String>,
+    /// `--threads-list` (empty: 1 and the default thread count).
+    pub threads: Vec<usize>,
     pub timeout: u64,
     pub out: Option<PathBuf>,
 }
@@ -82,9 +85,10 @@ pub fn main(a: Args) -> anyhow::Result<ExitCode> {
         },
         backends,
         opt_levels: a.opt.clone(),
+        threads: bench::thread_list(&a.threads, vcode::cvl::cpu::threads::default_threads()),
         runs: a.runs,
         timeout: Duration::from_secs(a.timeout),
-        baselines: true,
+        peers: true,
     };
     let rows = bench::run(&cfg, &mut std::io::stderr());
     let table = bench::markdown(&rows);
@@ -108,4 +112,13 @@ pub fn main(a: Args) -> anyhow::Result<ExitCode> {
     }
     let failed = rows.iter().any(|r| r.error.is_some() || !r.ok);
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
+/// Entry point of `nesl bench-peer PROGRAM N`: one run of the Rust peer on the default
+/// thread count (`--threads`, `NESL_THREADS`, else every core), as one JSON line on stdout.
+/// The exit status is 1 when the peer's self-check failed.
+pub fn peer_main(program: &str, n: usize) -> anyhow::Result<ExitCode> {
+    let report = bench::peer::run(program, n, vcode::cvl::cpu::threads::default_threads()).map_err(anyhow::Error::msg)?;
+    println!("{}", serde_json::to_string(&report)?);
+    Ok(if report.ok { ExitCode::SUCCESS } else { ExitCode::from(1) })
 }

@@ -16,7 +16,7 @@ pub mod vcode;
 /// Runs the chosen subcommand; `Ok` carries the exit status.
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
-        Command::Run { file, opts } => run::main(&file, &opts),
+        Command::Run { file, opts, stats_json } => run::main(&file, &opts, stats_json.as_deref()),
         Command::Check { file } => check::main(&file),
         Command::Compile { file, output } => compile::main(&file, output.as_deref()),
         Command::Vcode { file, check, opts } => vcode::main(&file, check, &opts),
@@ -27,8 +27,10 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Test { dirs, opts } => test::main(&dirs, &opts),
         Command::Repl { opts } => repl::main(&opts),
         Command::Debug { file, backend, opt } => debug::main(&file, backend, opt),
-        Command::Bench { quick, sweep, runs, programs, opt, backend, timeout, out } => {
-            bench::main(bench::Args { quick, sweep, runs, programs, opt, backend, timeout, out })
+        Command::Bench { quick, sweep, runs, programs, opt, backend, threads_list, timeout, out } => {
+            let threads = threads_list.into_iter().map(|t| t as usize).collect();
+            bench::main(bench::Args { quick, sweep, runs, programs, opt, backend, threads, timeout, out })
         }
+        Command::BenchPeer { program, n } => bench::peer_main(&program, n),
     }
 }

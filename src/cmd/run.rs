@@ -19,8 +19,8 @@ pub fn backend(b: Backend) -> regression::Backend {
 }
 
 /// Prints the operation counts of `executor` on stderr (after flushing stdout): one row
-/// per CVL family, a `total` row (which `nesl bench` reads), and on a device backend the
-/// device's counters (`kernel launches`, `host round trips`, bytes moved).
+/// per CVL family, a `total` row, and on a device backend the device's counters (`kernel
+/// launches`, `host round trips`, bytes moved). `--stats-json` writes the same as JSON.
 pub fn print_stats(executor: &dyn Executor) {
     let _ = std::io::stdout().flush();
     // The transcript's last line has no newline (as the reference prints it).
@@ -58,9 +58,19 @@ pub fn print_device_rows(device: &str, rows: &[(String, u64)]) {
     }
 }
 
-/// Entry point of `nesl run`.
-pub fn main(file: &Path, opts: &RunOpts) -> anyhow::Result<ExitCode> {
-    let executor = regression::executor(backend(opts.backend), opts.opt, opts.stats).map_err(anyhow::Error::msg)?;
+/// Writes the statistics of `executor` as JSON to `path` (see `bench::stats::RunStats`):
+/// operation counts, device counters, the CPU library's thread count, peak memory.
+pub fn write_stats_json(executor: &dyn Executor, path: &Path) -> anyhow::Result<()> {
+    let rows = executor.stats().map(|s| s.rows.as_slice()).unwrap_or(&[]);
+    let stats = bench::stats::RunStats::new(rows, executor.device_stats(), vcode::cvl::cpu::threads::default_threads());
+    let text = serde_json::to_string(&stats)?;
+    std::fs::write(path, text + "\n").with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Entry point of `nesl run`; `stats_json` is where `--stats-json` writes the statistics.
+pub fn main(file: &Path, opts: &RunOpts, stats_json: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let count = opts.stats || stats_json.is_some();
+    let executor = regression::executor(backend(opts.backend), opts.opt, count).map_err(anyhow::Error::msg)?;
     let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
     let src = String::from_utf8_lossy(&bytes);
     let mut top = TopLevel::new(executor).with_renderer(crate::diagnostics::render);
@@ -73,6 +83,9 @@ pub fn main(file: &Path, opts: &RunOpts) -> anyhow::Result<ExitCode> {
     drop(out);
     if opts.stats {
         print_stats(top.executor());
+    }
+    if let Some(path) = stats_json {
+        write_stats_json(top.executor(), path)?;
     }
     Ok(if summary.failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
