@@ -33,6 +33,7 @@ use crate::trap::{Trap, TrapKind};
 use data::{bools, each, each2, each_mut, ints, Slice};
 use fused::{Prog, Step};
 use par::{Par, GRAIN};
+use permute::Targets;
 use pool::Buf;
 use seg::Seg;
 use std::sync::Arc;
@@ -276,7 +277,7 @@ impl Cvl for CpuCvl {
         let p = &self.par;
         Ok(vecd(each!(v.data(), |x| {
             permute::filled(p, Default::default(), x.len())
-                .and_then(|mut out| permute::scatter(p, &mut out, x, iv, None, &s.0, &s.0).map(|_| out))
+                .and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, None), &s.0, &s.0).map(|_| out))
         })))
     }
     fn dpermute(&mut self, v: &CpuVector, i: &CpuVector, d: &CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<CpuVector, Trap> {
@@ -284,7 +285,7 @@ impl Cvl for CpuCvl {
         let iv = ints(i.data(), "DPERMUTE indices")?;
         let p = &self.par;
         Ok(vecd(each2!(v.data(), d.data(), |x, dv| {
-            permute::copied(p, dv).and_then(|mut out| permute::scatter(p, &mut out, x, iv, None, &ss.0, &sd.0).map(|_| out))
+            permute::copied(p, dv).and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, None), &ss.0, &sd.0).map(|_| out))
         })))
     }
     fn fpermute(&mut self, v: &CpuVector, i: &CpuVector, f: &CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<CpuVector, Trap> {
@@ -293,7 +294,7 @@ impl Cvl for CpuCvl {
         let p = &self.par;
         Ok(vecd(each!(v.data(), |x| {
             permute::filled(p, Default::default(), sd.0.total())
-                .and_then(|mut out| permute::scatter(p, &mut out, x, iv, Some(fv), &ss.0, &sd.0).map(|_| out))
+                .and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, Some(fv)), &ss.0, &sd.0).map(|_| out))
         })))
     }
     fn bpermute(&mut self, v: &CpuVector, i: &CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<CpuVector, Trap> {
@@ -321,7 +322,7 @@ impl Cvl for CpuCvl {
         let (iv, fv) = (ints(i.data(), "DFPERMUTE indices")?, bools(f.data(), "DFPERMUTE flags")?);
         let p = &self.par;
         Ok(vecd(each2!(v.data(), d.data(), |x, dv| {
-            permute::copied(p, dv).and_then(|mut out| permute::scatter(p, &mut out, x, iv, Some(fv), &ss.0, &sd.0).map(|_| out))
+            permute::copied(p, dv).and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, Some(fv)), &ss.0, &sd.0).map(|_| out))
         })))
     }
 
@@ -385,16 +386,15 @@ impl Cvl for CpuCvl {
         ss: &CpuSegdes,
         sd: &CpuSegdes,
     ) -> Result<CpuVector, Trap> {
-        check::dpermute(v.shape(), i.shape(), d.shape(), ss.shape(), sd.shape())?;
+        let Some(buf) = Arc::get_mut(&mut d.0) else { return self.dpermute(v, i, d, ss, sd) };
+        check::dpermute(v.shape(), i.shape(), V { ty: buf.vtype(), len: buf.len() }, ss.shape(), sd.shape())?;
         let iv = ints(i.data(), "DPERMUTE indices")?;
         let p = &self.par;
-        permute::check_scatter(p, iv, None, &ss.0, &sd.0)?;
-        if let Some(buf) = Arc::get_mut(&mut d.0) {
-            // Every index was checked: the scatter cannot fail half way.
-            each_mut!(&mut buf.0, v.data(), |o, x| permute::scatter(p, o, x, iv, None, &ss.0, &sd.0))?;
-            return Ok(d.clone());
-        }
-        self.dpermute(v, i, d, ss, sd)
+        // Every index is checked before the first write: the operand survives a trap, and
+        // the scatter does not check them again.
+        let targets = permute::check_scatter(p, iv, None, &ss.0, &sd.0)?;
+        each_mut!(&mut buf.0, v.data(), |o, x| permute::scatter(p, o, x, targets, &ss.0, &sd.0))?;
+        Ok(d.clone())
     }
 
     fn pack(&mut self, v: &CpuVector, f: &CpuVector, s: &CpuSegdes) -> Result<(CpuVector, CpuSegdes), Trap> {
@@ -434,8 +434,9 @@ impl Cvl for CpuCvl {
             })
         };
         let Some(r) = over else {
-            let shared: Vec<Option<&CpuVector>> = args.iter().map(|a| a.as_deref()).collect();
-            return self.fused(op, &shared, len);
+            // Nothing to write over: a fresh result, from the program compiled above.
+            let slices: Vec<Slice> = args.iter().map(|a| a.as_deref().map_or(Slice::Int(&[]), |v| v.0.slice())).collect();
+            return Ok(vecd(fused::eval(&self.par, &prog, &slices, len)?));
         };
         let mut out = match args[r].as_mut().and_then(|v| Arc::get_mut(&mut v.0)) {
             Some(buf) => std::mem::replace(&mut buf.0, Data::none()),

@@ -47,10 +47,26 @@ fn scatter_seg<T: Copy>(to: &mut [T], src: &[T], ix: &[i64], f: Option<&[bool]>)
     }
 }
 
+/// The indices (and flags) of a scatter; `checked` only when [`check_scatter`] made it, so
+/// that a scatter after that check does not check every index a second time.
+#[derive(Clone, Copy)]
+pub(super) struct Targets<'a> {
+    i: &'a [i64],
+    f: Option<&'a [bool]>,
+    checked: bool,
+}
+
+impl<'a> Targets<'a> {
+    /// Indices (and flags) still to be checked by the scatter.
+    pub(super) fn new(i: &'a [i64], f: Option<&'a [bool]>) -> Self {
+        Targets { i, f, checked: false }
+    }
+}
+
 /// Scatters the (flagged) elements of each source segment of `v` into the matching
 /// destination segment of `out` (`PERMUTE`, `DPERMUTE`, `FPERMUTE`, `DFPERMUTE`). The
 /// first bad index in element order is the trap (then `out` is partly written).
-pub(super) fn scatter<T: Elem>(par: &Par, out: &mut [T], v: &[T], i: &[i64], f: Option<&[bool]>, ss: &Seg, sd: &Seg) -> Result<(), Trap> {
+pub(super) fn scatter<T: Elem>(par: &Par, out: &mut [T], v: &[T], t: Targets, ss: &Seg, sd: &Seg) -> Result<(), Trap> {
     let m = ss.m();
     let dstart = |k: usize| if k < m { sd.start(k) } else { sd.total() };
     let cs = chunks(par, ss, false);
@@ -59,8 +75,10 @@ pub(super) fn scatter<T: Elem>(par: &Par, out: &mut [T], v: &[T], i: &[i64], f: 
         let base = dstart(c.s0);
         for k in c.s0..c.s1 {
             let (st, len, dst, dlen) = (ss.start(k), ss.len(k), sd.start(k) - base, sd.len(k));
-            let (ix, fl) = (&i[st..st + len], f.map(|f| &f[st..st + len]));
-            check_seg(ix, fl, dlen)?;
+            let (ix, fl) = (&t.i[st..st + len], t.f.map(|f| &f[st..st + len]));
+            if !t.checked {
+                check_seg(ix, fl, dlen)?;
+            }
             scatter_seg(&mut part[dst..dst + dlen], &v[st..st + len], ix, fl);
         }
         Ok(())
@@ -69,8 +87,8 @@ pub(super) fn scatter<T: Elem>(par: &Par, out: &mut [T], v: &[T], i: &[i64], f: 
 }
 
 /// Checks the (flagged) indices of a scatter without writing (for the in-place forms,
-/// which must leave their operand unchanged on a trap).
-pub(super) fn check_scatter(par: &Par, i: &[i64], f: Option<&[bool]>, ss: &Seg, sd: &Seg) -> Result<(), Trap> {
+/// which must leave their operand unchanged on a trap); the checked targets.
+pub(super) fn check_scatter<'a>(par: &Par, i: &'a [i64], f: Option<&'a [bool]>, ss: &Seg, sd: &Seg) -> Result<Targets<'a>, Trap> {
     let cs = chunks(par, ss, false);
     let res = par.map(ss.total() + ss.m(), cs, |c| {
         for k in c.s0..c.s1 {
@@ -79,7 +97,8 @@ pub(super) fn check_scatter(par: &Par, i: &[i64], f: Option<&[bool]>, ss: &Seg, 
         }
         Ok(())
     });
-    res.into_iter().collect()
+    res.into_iter().collect::<Result<(), Trap>>()?;
+    Ok(Targets { i, f, checked: true })
 }
 
 /// `n` copies of `x`, written in parallel.
