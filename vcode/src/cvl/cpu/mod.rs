@@ -181,9 +181,9 @@ impl Cvl for CpuCvl {
         self.limit(n)?;
         let p = &self.par;
         Ok(vecd(match value {
-            HostScalar::Int(x) => Data::Int(permute::filled(p, x, n)?),
-            HostScalar::Float(x) => Data::Float(permute::filled(p, x, n)?),
-            HostScalar::Bool(x) => Data::Bool(permute::filled(p, x, n)?),
+            HostScalar::Int(x) => Data::Int(pool::filled(p, x, n)?),
+            HostScalar::Float(x) => Data::Float(pool::filled(p, x, n)?),
+            HostScalar::Bool(x) => Data::Bool(pool::filled(p, x, n)?),
         }))
     }
 
@@ -192,7 +192,7 @@ impl Cvl for CpuCvl {
         self.seg(lengths.0.clone())
     }
     fn segdes_from_host(&mut self, lengths: &[i64]) -> Result<CpuSegdes, Trap> {
-        self.seg(Arc::new(Buf(Data::Int(pool::copied(lengths)?))))
+        self.seg(Arc::new(Buf(Data::Int(pool::copied(&self.par, lengths)?))))
     }
     fn lengths(&mut self, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         Ok(CpuVector(s.0.lens_buf().clone()))
@@ -276,7 +276,7 @@ impl Cvl for CpuCvl {
         let iv = ints(i.data(), "PERMUTE indices")?;
         let p = &self.par;
         Ok(vecd(each!(v.data(), |x| {
-            permute::filled(p, Default::default(), x.len())
+            pool::filled(p, Default::default(), x.len())
                 .and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, None), &s.0, &s.0).map(|_| out))
         })))
     }
@@ -285,7 +285,7 @@ impl Cvl for CpuCvl {
         let iv = ints(i.data(), "DPERMUTE indices")?;
         let p = &self.par;
         Ok(vecd(each2!(v.data(), d.data(), |x, dv| {
-            permute::copied(p, dv).and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, None), &ss.0, &sd.0).map(|_| out))
+            pool::copied(p, dv).and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, None), &ss.0, &sd.0).map(|_| out))
         })))
     }
     fn fpermute(&mut self, v: &CpuVector, i: &CpuVector, f: &CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<CpuVector, Trap> {
@@ -293,7 +293,7 @@ impl Cvl for CpuCvl {
         let (iv, fv) = (ints(i.data(), "FPERMUTE indices")?, bools(f.data(), "FPERMUTE flags")?);
         let p = &self.par;
         Ok(vecd(each!(v.data(), |x| {
-            permute::filled(p, Default::default(), sd.0.total())
+            pool::filled(p, Default::default(), sd.0.total())
                 .and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, Some(fv)), &ss.0, &sd.0).map(|_| out))
         })))
     }
@@ -322,7 +322,7 @@ impl Cvl for CpuCvl {
         let (iv, fv) = (ints(i.data(), "DFPERMUTE indices")?, bools(f.data(), "DFPERMUTE flags")?);
         let p = &self.par;
         Ok(vecd(each2!(v.data(), d.data(), |x, dv| {
-            permute::copied(p, dv).and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, Some(fv)), &ss.0, &sd.0).map(|_| out))
+            pool::copied(p, dv).and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, Some(fv)), &ss.0, &sd.0).map(|_| out))
         })))
     }
 
@@ -347,7 +347,7 @@ impl Cvl for CpuCvl {
         let iv = ints(i.data(), "REPLACE indices")?;
         permute::check_replace(iv, &s.0)?;
         let p = &self.par;
-        let copy = each!(v.data(), |y| permute::copied(p, y));
+        let copy = each!(v.data(), |y| pool::copied(p, y));
         Self::replace_into(copy, iv, x, s)
     }
 

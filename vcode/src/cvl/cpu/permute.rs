@@ -101,26 +101,6 @@ pub(super) fn check_scatter<'a>(par: &Par, i: &'a [i64], f: Option<&'a [bool]>, 
     Ok(Targets { i, f, checked: true })
 }
 
-/// `n` copies of `x`, written in parallel.
-pub(super) fn filled<T: Elem>(par: &Par, x: T, n: usize) -> Result<Vec<T>, Trap> {
-    build(n, |out| {
-        par.blocks_mut(out, |_, b| {
-            for o in b {
-                o.write(x);
-            }
-        });
-        Ok(())
-    })
-}
-
-/// A copy of `v`, written in parallel.
-pub(super) fn copied<T: Elem>(par: &Par, v: &[T]) -> Result<Vec<T>, Trap> {
-    build(v.len(), |out| {
-        par.blocks_mut(out, |lo, b| super::pool::write_all(b, &v[lo..lo + b.len()]));
-        Ok(())
-    })
-}
-
 /// Gather: destination position `e` of segment `k` gets `v[start_ss(k) + i[e]]` (flagged
 /// positions only with `f`; the others get zero/false) (`BPERMUTE`, `BFPERMUTE`).
 pub(super) fn gather<T: Elem>(par: &Par, v: &[T], i: &[i64], f: Option<&[bool]>, ss: &Seg, sd: &Seg) -> Result<Vec<T>, Trap> {

@@ -9,6 +9,7 @@
 //! ([`build`]), never zero-filled first when every element is written anyway.
 
 use super::data::{Data, Elem};
+use super::par::Par;
 use crate::trap::{Trap, TrapKind};
 use std::mem::MaybeUninit;
 
@@ -103,11 +104,24 @@ pub(crate) fn write_all<T: Copy>(dst: &mut [MaybeUninit<T>], src: &[T]) {
     }
 }
 
-/// A copy of `v` in a pooled or fresh buffer.
-pub(crate) fn copied<T: Elem>(v: &[T]) -> Result<Vec<T>, Trap> {
-    let mut out = alloc(v.len())?;
-    out.extend_from_slice(v);
-    Ok(out)
+/// `n` copies of `x`, written in parallel.
+pub(super) fn filled<T: Elem>(par: &Par, x: T, n: usize) -> Result<Vec<T>, Trap> {
+    build(n, |out| {
+        par.blocks_mut(out, |_, b| {
+            for o in b {
+                o.write(x);
+            }
+        });
+        Ok(())
+    })
+}
+
+/// A copy of `v`, written in parallel.
+pub(super) fn copied<T: Elem>(par: &Par, v: &[T]) -> Result<Vec<T>, Trap> {
+    build(v.len(), |out| {
+        par.blocks_mut(out, |lo, b| write_all(b, &v[lo..lo + b.len()]));
+        Ok(())
+    })
 }
 
 /// The storage of a vector handle: dropping the last handle gives the buffer back to
