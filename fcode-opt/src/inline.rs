@@ -147,7 +147,7 @@ pub fn inline(p: &Program) -> Result<Program, OptError> {
         for &fi in comp {
             let f = &funcs[fi];
             let mut body = Vec::with_capacity(f.body.len());
-            let mut spans = Vec::with_capacity(f.body.len());
+            let mut origins = Vec::with_capacity(f.body.len());
             let mut changed = false;
             for (i, ins) in f.body.iter().enumerate() {
                 let target = match &ins.imm {
@@ -159,21 +159,23 @@ pub fn inline(p: &Program) -> Result<Program, OptError> {
                     if g != fi && !recursive[g] && (size(callee) <= INLINE_SIZE_LIMIT || call_sites[g] == 1) {
                         let k = callee.body.len().saturating_sub(1);
                         body.extend_from_slice(&callee.body[..k]);
-                        spans.extend(std::iter::repeat_n(f.pos_of(i), k));
+                        // The callee's instructions keep their own origins (where they
+                        // are in the callee's source), not the call site's.
+                        origins.extend((0..k).map(|j| callee.origin_of(j)));
                         changed = true;
                         continue;
                     }
                 }
                 body.push(ins.clone());
-                spans.push(f.pos_of(i));
+                origins.push(f.origin_of(i));
             }
             if changed {
                 funcs[fi].body = body;
-                funcs[fi].spans = spans;
+                funcs[fi].origins = origins;
             }
         }
     }
-    let mut out = Program { functions: funcs, superops: p.superops.clone() };
+    let mut out = Program { functions: funcs, superops: p.superops.clone(), scopes: p.scopes.clone() };
     let graph: Vec<Vec<usize>> = out.functions.iter().map(|f| callees(&out, f)).collect::<Result<_, _>>()?;
     let reach = reachable(&graph, out.entry());
     let mut k = 0;

@@ -22,8 +22,8 @@
 //! the output of every pass are checked (`vcode::verify` for stack code, [`lir::check`]
 //! for let code); [`OptOptions::dump_after`] prints a pass's output on stderr and
 //! [`OptOptions::timings`] the time each pass took. [`optimize_report`] returns both
-//! instead of printing them; [`optimize_owned`] (what the executors use) also keeps the
-//! program's large constants out of the passes ([`consts`]).
+//! instead of printing them. Constants are shared (`vcode::Const` holds `Arc` slices), so
+//! passes that copy instructions never copy a large constant's elements.
 //!
 //! # CUDA kernels ([`emit_cuda`])
 //!
@@ -48,7 +48,6 @@
 //!   element once and writes the result element once.
 
 pub mod codegen;
-pub mod consts;
 pub mod cuda;
 pub mod fuse;
 pub mod inline;
@@ -174,20 +173,6 @@ pub fn optimize(p: &Program, level: u8, opts: &OptOptions) -> Result<Program, Op
         eprint!("{}", report.timings_text());
     }
     Ok(out)
-}
-
-/// [`optimize_report`] on a program it may consume, as an executor has it: the large
-/// constants (global values the top level passes in, see [`consts`]) are moved out
-/// before the passes and back into the result, so they are never copied. Dumps show
-/// them as placeholders.
-pub fn optimize_owned(mut p: Program, level: u8, opts: &OptOptions) -> Result<(Program, OptReport), OptError> {
-    if level == 0 {
-        return optimize_report(&Program { functions: Vec::new(), superops: Vec::new() }, 0, opts).map(|(_, r)| (p, r));
-    }
-    let hoisted = consts::hoist(&mut p);
-    let (mut q, report) = optimize_report(&p, level, opts)?;
-    consts::restore(&mut q, hoisted);
-    Ok((q, report))
 }
 
 /// [`optimize`], returning the pass timings and the requested dump instead of printing

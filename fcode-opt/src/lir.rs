@@ -30,6 +30,8 @@ pub struct LProgram {
     pub superops: Vec<SuperOp>,
     /// The next unused variable number.
     pub next_var: Var,
+    /// The NESL scopes the instructions' origins refer to (`vcode::Program::scopes`).
+    pub scopes: Vec<vcode::Scope>,
 }
 
 /// One function.

@@ -227,9 +227,9 @@ fn fold(t: &mut Tree) {
 /// `CONST` of one scalar.
 fn const_instr(v: HostScalar) -> Instr {
     let c = match v {
-        HostScalar::Int(x) => Const::Int(vec![x], false),
-        HostScalar::Float(x) => Const::Float(vec![x], false),
-        HostScalar::Bool(x) => Const::Bool(vec![x], false),
+        HostScalar::Int(x) => Const::Int([x].into(), false),
+        HostScalar::Float(x) => Const::Float([x].into(), false),
+        HostScalar::Bool(x) => Const::Bool([x].into(), false),
     };
     Instr { op: Opcode::Const, ty: None, imm: Imm::Const(c) }
 }

@@ -158,6 +158,7 @@ fn malformed_input_is_an_error_with_a_place() {
     let p = Program {
         functions: vec![vcode::Function::new("MAIN", vec![call, vcode::Instr::plain(Opcode::Ret)])],
         superops: Vec::new(),
+        scopes: Vec::new(),
     };
     let e = optimize(&p, 1, &OptOptions::default()).expect_err("unknown callee");
     assert!(e.to_string().contains("NOWHERE"), "{e}");

@@ -154,7 +154,7 @@ pub fn optimiser(opt: u8) -> Option<Transform> {
     }
     let opts = fcode_opt::OptOptions::default();
     Some(Box::new(move |p: vcode::Program| {
-        fcode_opt::optimize_owned(p, opt, &opts)
+        fcode_opt::optimize_report(&p, opt, &opts)
             .map(|(q, _)| q)
             .map_err(|e| format!("internal error: the optimiser (level {opt}) failed: {e}"))
     }))

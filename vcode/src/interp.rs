@@ -133,12 +133,12 @@ pub(crate) fn decode(p: &Program) -> Result<Code, Trap> {
 
 fn host_const<C: Cvl>(cvl: &mut C, c: &Const) -> Result<Value<C>, Trap> {
     Ok(match c {
-        Const::Int(v, _) => Value::Vec(cvl.from_host(HostVector::Int(v.clone()))?),
-        Const::Float(v, _) => Value::Vec(cvl.from_host(HostVector::Float(v.clone()))?),
-        Const::Bool(v, _) => Value::Vec(cvl.from_host(HostVector::Bool(v.clone()))?),
+        Const::Int(v, _) => Value::Vec(cvl.from_host(HostVector::Int(v.to_vec()))?),
+        Const::Float(v, _) => Value::Vec(cvl.from_host(HostVector::Float(v.to_vec()))?),
+        Const::Bool(v, _) => Value::Vec(cvl.from_host(HostVector::Bool(v.to_vec()))?),
         Const::Char(s) => Value::Vec(cvl.from_host(HostVector::Int(s.chars().map(|c| c as i64).collect()))?),
         Const::Segdes(v, list) => {
-            let lens = if *list { v.clone() } else { vec![v.first().copied().unwrap_or(0)] };
+            let lens = if *list { v.to_vec() } else { vec![v.first().copied().unwrap_or(0)] };
             Value::Seg(cvl.segdes_from_host(&lens)?)
         }
     })

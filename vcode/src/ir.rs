@@ -8,14 +8,46 @@
 
 use crate::fused::SuperOp;
 use crate::op::{Opcode, Ty};
+use std::sync::Arc;
 
 /// A 1-based source position.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
 pub struct Pos {
     /// Line.
     pub line: u32,
     /// Column (in characters).
     pub col: u32,
+}
+
+/// Where an instruction came from: a source position and what it is a position in.
+///
+/// Scope 0 is the program's own VCODE text (a program parsed from a `.vcode` file: the
+/// position is the instruction's place in that file). Scope `k >= 1` is entry `k - 1` of
+/// [`Program::scopes`]: the position is in a NESL source file, inside a NESL function.
+/// Every optimiser pass keeps the origin of each instruction it keeps or rewrites.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Hash)]
+pub struct Origin {
+    /// The position (1-based; line 0 when unknown).
+    pub pos: Pos,
+    /// 0: the VCODE text; `k >= 1`: `Program::scopes[k - 1]`.
+    pub scope: u32,
+}
+
+impl Origin {
+    /// A position in the program's own VCODE text.
+    pub fn vcode(pos: Pos) -> Self {
+        Origin { pos, scope: 0 }
+    }
+}
+
+/// A NESL source scope that instructions can come from: a file and a function in it.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Scope {
+    /// The NESL source file (as the user named it; `<prelude>` for the standard
+    /// library, `<repl>` or similar for text typed in).
+    pub file: std::sync::Arc<str>,
+    /// The NESL function (`None` at the top level).
+    pub function: Option<String>,
 }
 
 /// A whole VCODE or FCODE program.
@@ -25,6 +57,8 @@ pub struct Program {
     pub functions: Vec<Function>,
     /// The superoperator table (`FUSED n` uses entry `n`); empty for plain VCODE.
     pub superops: Vec<SuperOp>,
+    /// NESL scopes that [`Origin::scope`] refers to (empty for VCODE read from text).
+    pub scopes: Vec<Scope>,
 }
 
 impl Program {
@@ -51,46 +85,6 @@ impl Program {
     pub fn instruction_count(&self) -> usize {
         self.functions.iter().map(|f| f.body.len()).sum()
     }
-
-    /// Fills in constants passed beside the program text instead of written in it: for
-    /// each `(line, value)`, the `CONST` instruction on that source line must be an empty
-    /// list constant of the value's type (`CONST INT ()`, `CONST FLOAT ()`,
-    /// `CONST BOOL ()`, `CONST SEGDES ()`), and becomes that constant. This is how the top
-    /// level hands large global values to compiled code without printing them as text.
-    pub fn fill_consts(&mut self, consts: Vec<(u32, crate::HostValue)>) -> Result<(), String> {
-        use crate::HostValue;
-        let mut sites: std::collections::HashMap<u32, (usize, usize)> = std::collections::HashMap::new();
-        for (fi, f) in self.functions.iter().enumerate() {
-            for (ii, ins) in f.body.iter().enumerate() {
-                if let (Imm::Const(_), Some(pos)) = (&ins.imm, f.spans.get(ii)) {
-                    sites.insert(pos.line, (fi, ii));
-                }
-            }
-        }
-        for (line, value) in consts {
-            let &(fi, ii) = sites.get(&line).ok_or_else(|| format!("no CONST on line {line} to fill"))?;
-            let Imm::Const(c) = &mut self.functions[fi].body[ii].imm else { unreachable!("sites holds CONSTs only") };
-            *c = match (&*c, value) {
-                (Const::Int(v, true), HostValue::Int(x)) if v.is_empty() => Const::Int(x, true),
-                (Const::Float(v, true), HostValue::Float(x)) if v.is_empty() => Const::Float(x, true),
-                (Const::Bool(v, true), HostValue::Bool(x)) if v.is_empty() => Const::Bool(x, true),
-                (Const::Segdes(v, true), HostValue::Segdes(x)) if v.is_empty() => Const::Segdes(x, true),
-                (c, v) => {
-                    return Err(format!(
-                        "line {line}: CONST {} is not an empty placeholder for a {} value",
-                        c.ty().name(),
-                        match v {
-                            HostValue::Int(_) => "INT",
-                            HostValue::Float(_) => "FLOAT",
-                            HostValue::Bool(_) => "BOOL",
-                            HostValue::Segdes(_) => "SEGDES",
-                        }
-                    ))
-                }
-            };
-        }
-        Ok(())
-    }
 }
 
 /// One `FUNC name ... RET`.
@@ -102,9 +96,9 @@ pub struct Function {
     pub sig: Option<(Vec<Ty>, Vec<Ty>)>,
     /// The instructions, ending with `RET`.
     pub body: Vec<Instr>,
-    /// Source position of each instruction (same length as `body`; may be empty for
-    /// programs built in memory).
-    pub spans: Vec<Pos>,
+    /// Where each instruction came from (same length as `body`; may be empty for
+    /// programs built in memory with no origins).
+    pub origins: Vec<Origin>,
     /// Position of the `FUNC` keyword.
     pub pos: Pos,
 }
@@ -112,11 +106,15 @@ pub struct Function {
 impl Function {
     /// A function built in memory (no source positions).
     pub fn new(name: impl Into<String>, body: Vec<Instr>) -> Self {
-        Function { name: name.into(), sig: None, body, spans: Vec::new(), pos: Pos::default() }
+        Function { name: name.into(), sig: None, body, origins: Vec::new(), pos: Pos::default() }
+    }
+    /// The origin of instruction `i` (the function's own position when unknown).
+    pub fn origin_of(&self, i: usize) -> Origin {
+        self.origins.get(i).copied().unwrap_or(Origin { pos: self.pos, scope: 0 })
     }
     /// The source position of instruction `i` (or of the function when unknown).
     pub fn pos_of(&self, i: usize) -> Pos {
-        self.spans.get(i).copied().unwrap_or(self.pos)
+        self.origin_of(i).pos
     }
 }
 
@@ -161,13 +159,13 @@ pub enum Imm {
 #[derive(Debug, Clone, PartialEq)]
 pub enum Const {
     /// `CONST INT k` (`list = false`) or `CONST INT (...)`.
-    Int(Vec<i64>, bool),
+    Int(Arc<[i64]>, bool),
     /// `CONST FLOAT x` or `CONST FLOAT (...)`.
-    Float(Vec<f64>, bool),
+    Float(Arc<[f64]>, bool),
     /// `CONST BOOL T` or `CONST BOOL (...)`.
-    Bool(Vec<bool>, bool),
+    Bool(Arc<[bool]>, bool),
     /// `CONST SEGDES k` (one segment) or `CONST SEGDES (l0 l1 ...)` (segment lengths).
-    Segdes(Vec<i64>, bool),
+    Segdes(Arc<[i64]>, bool),
     /// `CONST CHAR "text"`: an `INT` vector of character codes.
     Char(String),
 }

@@ -41,7 +41,7 @@ pub use cvl::cpu::threads::set_threads;
 pub use cvl::cpu::CpuCvl;
 pub use cvl::{Cvl, HostScalar, HostVector, OpStats, VType};
 pub use fused::{Expr, SuperOp};
-pub use ir::{Const, Function, Imm, Instr, Pos, Program};
+pub use ir::{Const, Function, Imm, Instr, Origin, Pos, Program, Scope};
 pub use op::{Opcode, Ty};
 pub use parse::{parse, ParseError};
 pub use print::{c_exp, float_literal, format_value, format_vinterp};

@@ -10,7 +10,7 @@
 
 use crate::cvl::{HostScalar, VType};
 use crate::fused::{node_kind, node_name, Expr, NodeKind, SuperOp};
-use crate::ir::{Const, Function, Imm, Instr, Pos, Program};
+use crate::ir::{Const, Function, Imm, Instr, Origin, Pos, Program};
 use crate::lex::{lex, Tok, Token};
 use crate::op::{is_reserved, ImmKind, Opcode, Ty};
 use std::fmt;
@@ -145,7 +145,8 @@ impl Parser {
                 Tok::Word(w) if w == "FUNC" => {
                     self.next();
                     if let Some(f) = self.function(t.pos) {
-                        for (ins, pos) in f.body.iter().zip(&f.spans) {
+                        for (ins, o) in f.body.iter().zip(&f.origins) {
+                            let pos = &o.pos;
                             match &ins.imm {
                                 Imm::Label(l) => calls.push((l.clone(), *pos)),
                                 Imm::Index(n) => fused_uses.push((*n, *pos)),
@@ -172,7 +173,7 @@ impl Parser {
                 }
             }
         }
-        let prog = Program { functions, superops };
+        let prog = Program { functions, superops, scopes: Vec::new() };
         if prog.functions.is_empty() && self.errors.is_empty() {
             let pos = self.peek().pos;
             self.err(pos, "the file defines no function (expected `FUNC`)");
@@ -222,7 +223,7 @@ impl Parser {
             sig = Some((ins, outs));
         }
         let mut body = Vec::new();
-        let mut spans = Vec::new();
+        let mut origins = Vec::new();
         let mut ifs: Vec<OpenIf> = Vec::new();
         loop {
             if self.too_many() {
@@ -288,7 +289,7 @@ impl Parser {
                     }
                     if let Some(ins) = self.operands(op, t.pos) {
                         body.push(ins);
-                        spans.push(t.pos);
+                        origins.push(Origin::vcode(t.pos));
                     }
                     if op == Opcode::Ret {
                         break;
@@ -307,9 +308,9 @@ impl Parser {
         }
         if body.last().map(|i| i.op) != Some(Opcode::Ret) {
             body.push(Instr::plain(Opcode::Ret));
-            spans.push(self.peek().pos);
+            origins.push(Origin::vcode(self.peek().pos));
         }
-        Some(Function { name, sig, body, spans, pos })
+        Some(Function { name, sig, body, origins, pos })
     }
 
     fn type_list(&mut self) -> Vec<Ty> {
@@ -592,16 +593,16 @@ fn literal(ty: Ty, tok: &Tok) -> Result<HostScalar, String> {
 }
 
 fn build_const(ty: Ty, items: Vec<HostScalar>, list: bool) -> Const {
-    let ints = || items.iter().map(|s| if let HostScalar::Int(v) = s { *v } else { 0 }).collect();
+    let ints = || items.iter().map(|s| if let HostScalar::Int(v) = s { *v } else { 0 }).collect::<Vec<_>>().into();
     match ty {
         Ty::Int | Ty::Char => Const::Int(ints(), list),
         Ty::Segdes => Const::Segdes(ints(), list),
         Ty::Float => Const::Float(
-            items.iter().map(|s| if let HostScalar::Float(v) = s { *v } else { 0.0 }).collect(),
+            items.iter().map(|s| if let HostScalar::Float(v) = s { *v } else { 0.0 }).collect::<Vec<_>>().into(),
             list,
         ),
         Ty::Bool => {
-            Const::Bool(items.iter().map(|s| matches!(s, HostScalar::Bool(true))).collect(), list)
+            Const::Bool(items.iter().map(|s| matches!(s, HostScalar::Bool(true))).collect::<Vec<_>>().into(), list)
         }
     }
 }

@@ -97,7 +97,7 @@ impl<C: Cvl> Executor for VcodeExecutor<C> {
             let first = errors.first().map(|e| e.to_string()).unwrap_or_default();
             format!("internal error: the compiled VCODE does not parse: {first}")
         })?;
-        program.fill_consts(consts).map_err(|e| format!("internal error: {e}"))?;
+        super::fill_consts(&mut program, consts).map_err(|e| format!("internal error: {e}"))?;
         if self.verify {
             verified(&program, "compiled VCODE")?;
         }

@@ -60,7 +60,7 @@ pub trait Executor {
             let first = errors.first().map(|e| e.to_string()).unwrap_or_default();
             format!("internal error: the compiled VCODE does not parse: {first}")
         })?;
-        program.fill_consts(consts).map_err(|e| format!("internal error: {e}"))?;
+        fill_consts(&mut program, consts).map_err(|e| format!("internal error: {e}"))?;
         self.execute(&program.to_string(), out)
     }
 
@@ -75,4 +75,23 @@ pub trait Executor {
     fn device_stats(&self) -> Option<(String, Vec<(String, u64)>)> {
         None
     }
+}
+
+/// Temporary (replaced by the typed builder): fills placeholder constants by line.
+pub(crate) fn fill_consts(p: &mut vcode::Program, consts: Vec<(u32, HostValue)>) -> Result<(), String> {
+    use vcode::{Const, Imm};
+    for (line, value) in consts {
+        let site = p.functions.iter_mut().flat_map(|f| {
+            let lines: Vec<u32> = (0..f.body.len()).map(|i| f.pos_of(i).line).collect();
+            f.body.iter_mut().zip(lines)
+        }).find(|(ins, l)| *l == line && matches!(ins.imm, Imm::Const(_)));
+        let Some((ins, _)) = site else { return Err(format!("no CONST on line {line} to fill")) };
+        ins.imm = Imm::Const(match value {
+            HostValue::Int(x) => Const::Int(x.into(), true),
+            HostValue::Float(x) => Const::Float(x.into(), true),
+            HostValue::Bool(x) => Const::Bool(x.into(), true),
+            HostValue::Segdes(x) => Const::Segdes(x.into(), true),
+        });
+    }
+    Ok(())
 }
