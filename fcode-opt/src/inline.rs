@@ -175,7 +175,7 @@ pub fn inline(p: &Program) -> Result<Program, OptError> {
             }
         }
     }
-    let mut out = Program { functions: funcs, superops: p.superops.clone(), scopes: p.scopes.clone() };
+    let mut out = Program { functions: funcs, superops: p.superops.clone(), scopes: p.scopes.clone(), inline_sites: p.inline_sites.clone() };
     let graph: Vec<Vec<usize>> = out.functions.iter().map(|f| callees(&out, f)).collect::<Result<_, _>>()?;
     let reach = reachable(&graph, out.entry());
     let mut k = 0;

@@ -32,6 +32,8 @@ pub struct LProgram {
     pub next_var: Var,
     /// The NESL scopes the instructions' origins refer to (`vcode::Program::scopes`).
     pub scopes: Vec<vcode::Scope>,
+    /// The inlined call sites the origins refer to (`vcode::Program::inline_sites`).
+    pub inline_sites: Vec<vcode::Origin>,
 }
 
 /// One function.

@@ -169,5 +169,5 @@ pub fn to_let(p: &Program, sigs: &[Sig]) -> Result<LProgram, OptError> {
             body: Block { stmts, results, diverges },
         });
     }
-    Ok(LProgram { funcs, superops: p.superops.clone(), next_var: next, scopes: p.scopes.clone() })
+    Ok(LProgram { funcs, superops: p.superops.clone(), next_var: next, scopes: p.scopes.clone(), inline_sites: p.inline_sites.clone() })
 }

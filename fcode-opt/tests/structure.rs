@@ -159,6 +159,7 @@ fn malformed_input_is_an_error_with_a_place() {
         functions: vec![vcode::Function::new("MAIN", vec![call, vcode::Instr::plain(Opcode::Ret)])],
         superops: Vec::new(),
         scopes: Vec::new(),
+        inline_sites: Vec::new(),
     };
     let e = optimize(&p, 1, &OptOptions::default()).expect_err("unknown callee");
     assert!(e.to_string().contains("NOWHERE"), "{e}");

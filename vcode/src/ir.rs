@@ -31,12 +31,16 @@ pub struct Origin {
     pub pos: Pos,
     /// 0: the VCODE text; `k >= 1`: `Program::scopes[k - 1]`.
     pub scope: u32,
+    /// 0: not inlined; `k >= 1`: the instruction was copied by the inliner from a callee's
+    /// body, and `Program::inline_sites[k - 1]` is the origin of the `CALL` it replaced
+    /// (itself possibly inlined: follow the chain for the whole call stack).
+    pub inlined_at: u32,
 }
 
 impl Origin {
     /// A position in the program's own VCODE text.
     pub fn vcode(pos: Pos) -> Self {
-        Origin { pos, scope: 0 }
+        Origin { pos, scope: 0, inlined_at: 0 }
     }
 }
 
@@ -59,6 +63,8 @@ pub struct Program {
     pub superops: Vec<SuperOp>,
     /// NESL scopes that [`Origin::scope`] refers to (empty for VCODE read from text).
     pub scopes: Vec<Scope>,
+    /// Call sites that [`Origin::inlined_at`] refers to (empty before inlining).
+    pub inline_sites: Vec<Origin>,
 }
 
 impl Program {
@@ -110,7 +116,7 @@ impl Function {
     }
     /// The origin of instruction `i` (the function's own position when unknown).
     pub fn origin_of(&self, i: usize) -> Origin {
-        self.origins.get(i).copied().unwrap_or(Origin { pos: self.pos, scope: 0 })
+        self.origins.get(i).copied().unwrap_or(Origin::vcode(self.pos))
     }
     /// The source position of instruction `i` (or of the function when unknown).
     pub fn pos_of(&self, i: usize) -> Pos {
