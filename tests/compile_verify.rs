@@ -133,7 +133,12 @@ fn check_program(path: &Path) -> Result<Outcome, String> {
         infos.remove(k - 1);
         all_checked = false;
     };
-    let program = vcode::parse(&code).map_err(|errs| format!("the compiled VCODE does not parse: {}", errs[0]))?;
+    // The text `nesl compile` writes reads back as the same program.
+    let reread = vcode::parse(&code.to_string()).map_err(|errs| format!("the printed VCODE does not parse: {}", errs[0]))?;
+    if !reread.same_code(&code) {
+        return Err("the printed VCODE does not read back as the same program".into());
+    }
+    let program = code;
     let complaints = |errs: Vec<vcode::VerifyError>| {
         errs.iter().take(5).map(|e| format!("\n  {e}")).collect::<String>()
     };
@@ -238,7 +243,7 @@ fn run_whole_program(src: &str) -> Vec<String> {
         items.push(form);
     }
     let code = compile_program(&session, &items, &CompileOptions::default()).expect("the program compiles");
-    let program = vcode::parse(&code).expect("the VCODE parses");
+    let program = code;
     vcode::verify(&program).expect("the VCODE verifies");
     let mut out = Vec::new();
     let report = vcode::run(&program, &mut vcode::CpuCvl::new(), &mut out, &vcode::RunOptions::default()).expect("runs");
@@ -287,9 +292,11 @@ fn the_executor_verifies_when_asked() {
     use nesl_front::toplevel::{CpuExecutor, Executor};
     let bad = "FUNC MAIN1_1\nCONST INT 1\nCONST FLOAT 2.0\n+ INT\nRET\n";
     let mut out = Vec::new();
+    let bad = vcode::parse(bad).expect("parses");
     let e = CpuExecutor::new().with_verify(true).execute(bad, &mut out).expect_err("refused");
     assert!(e.contains("does not verify"), "{e}");
     let good = "FUNC MAIN1_1\nCONST INT 1\nCONST INT 2\n+ INT\nRET\n";
+    let good = vcode::parse(good).expect("parses");
     assert!(CpuExecutor::new().with_verify(true).execute(good, &mut out).is_ok());
 }
 

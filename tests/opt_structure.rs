@@ -73,12 +73,12 @@ struct Capture(std::rc::Rc<std::cell::RefCell<Vec<String>>>);
 impl nesl_front::toplevel::Executor for Capture {
     fn execute(
         &mut self,
-        vcode_text: &str,
+        program: vcode::Program,
         out: &mut dyn std::io::Write,
     ) -> Result<nesl_front::toplevel::ExecResult, String> {
-        self.0.borrow_mut().push(vcode_text.to_string());
+        self.0.borrow_mut().push(program.to_string());
         let mut cpu = nesl_front::toplevel::CpuExecutor::new();
-        nesl_front::toplevel::Executor::execute(&mut cpu, vcode_text, out)
+        nesl_front::toplevel::Executor::execute(&mut cpu, program, out)
     }
 }
 

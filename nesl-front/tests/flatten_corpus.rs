@@ -24,7 +24,7 @@ fn to_tl(v: &vcode::HostValue) -> TlHost {
 fn split_pattern(p: &nesl_front::ast::Pattern, ty: &Type, slots: &[vcode::HostValue], session: &Session, out: &mut Vec<(String, GlobalValue)>) {
     use nesl_front::ast::PatternKind;
     match &p.kind {
-        PatternKind::Var(id) => out.push((id.name.clone(), GlobalValue { ty: ty.clone(), slots: slots.to_vec() })),
+        PatternKind::Var(id) => out.push((id.name.clone(), GlobalValue { ty: ty.clone(), slots: slots.iter().cloned().map(vcode::Const::from).collect() })),
         PatternKind::Pair(a, b) => {
             if let Type::Pair(ta, tb) = ty {
                 let n = nesl_front::flatten::flat_slots_in(session, ta).len();
@@ -89,7 +89,7 @@ fn transcript(src: &str) -> String {
                 continue;
             }
         };
-        let prog = match vcode::parse(&code) {
+        let prog = match vcode::parse(&code.to_string()) {
             Ok(p) => p,
             Err(e) => {
                 let _ = write!(t, "\nError: bad vcode {e:?}\n\n");
@@ -127,7 +127,7 @@ fn transcript(src: &str) -> String {
                                     }
                                 }
                                 None => {
-                                    globals.insert("it".into(), GlobalValue { ty: ty.clone(), slots: stack.clone() });
+                                    globals.insert("it".into(), GlobalValue { ty: ty.clone(), slots: stack.iter().cloned().map(vcode::Const::from).collect() });
                                 }
                             }
                         }

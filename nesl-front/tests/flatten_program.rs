@@ -15,7 +15,7 @@ fn program_leaves_each_expression() {
         s.check_item(it).expect("checks");
     }
     let code = compile_program(&s, &items, &CompileOptions::default()).expect("compiles");
-    let p = vcode::parse(&code).expect("parses");
+    let p = vcode::parse(&code.to_string()).expect("parses");
     vcode::verify(&p).expect("verifies");
     let mut w = Vec::new();
     let r = vcode::run(&p, &mut vcode::CpuCvl::new(), &mut w, &vcode::RunOptions::default()).expect("runs");
@@ -43,7 +43,7 @@ fn function_reading_a_program_global_gets_its_value() {
         s.check_item(it).expect("checks");
     }
     let code = compile_program(&s, &items, &CompileOptions::default()).expect("compiles");
-    let p = vcode::parse(&code).expect("parses");
+    let p = vcode::parse(&code.to_string()).expect("parses");
     vcode::verify(&p).expect("verifies");
     let mut w = Vec::new();
     let r = vcode::run(&p, &mut vcode::CpuCvl::new(), &mut w, &vcode::RunOptions::default()).expect("runs");

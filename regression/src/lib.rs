@@ -16,7 +16,7 @@ pub use compare::compare;
 pub use runner::{check_case, discover, run_suite, Case, Summary, Verdict};
 
 use cvl_cuda::{CudaCvl, StatsProbe};
-use nesl_front::toplevel::{CpuExecutor, ExecResult, Executor, HostValue, Renderer, TopLevel, Transform, VcodeExecutor};
+use nesl_front::toplevel::{CpuExecutor, ExecResult, Executor, Renderer, TopLevel, Transform, VcodeExecutor};
 use std::path::{Path, PathBuf};
 
 /// Which vector library runs compiled code.
@@ -119,17 +119,8 @@ impl CudaExecutor {
 }
 
 impl Executor for CudaExecutor {
-    fn execute(&mut self, vcode_text: &str, out: &mut dyn std::io::Write) -> Result<ExecResult, String> {
-        self.inner.execute(vcode_text, out)
-    }
-
-    fn execute_with_consts(
-        &mut self,
-        vcode_text: &str,
-        consts: Vec<(u32, HostValue)>,
-        out: &mut dyn std::io::Write,
-    ) -> Result<ExecResult, String> {
-        self.inner.execute_with_consts(vcode_text, consts, out)
+    fn execute(&mut self, program: vcode::Program, out: &mut dyn std::io::Write) -> Result<ExecResult, String> {
+        self.inner.execute(program, out)
     }
 
     fn stats(&self) -> Option<&vcode::OpStats> {

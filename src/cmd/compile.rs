@@ -58,7 +58,7 @@ pub fn main(file: &Path, output: Option<&Path>) -> anyhow::Result<ExitCode> {
         }
     };
     match output {
-        Some(p) => std::fs::write(p, code).with_context(|| format!("cannot write {}", p.display()))?,
+        Some(p) => std::fs::write(p, code.to_string()).with_context(|| format!("cannot write {}", p.display()))?,
         None => print!("{code}"),
     }
     Ok(ExitCode::SUCCESS)

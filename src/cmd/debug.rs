@@ -95,7 +95,7 @@ fn load(file: &Path, opt: u8) -> anyhow::Result<Option<Loaded>> {
     let is_fcode = file.extension().is_some_and(|e| e == "fcode");
     let mut origins = HashMap::new();
     let mut instances: HashMap<String, Vec<String>> = HashMap::new();
-    let text = if is_nesl {
+    let program = if is_nesl {
         let mut session = Session::new();
         let mut items = Vec::new();
         let mut failed = false;
@@ -124,15 +124,14 @@ fn load(file: &Path, opt: u8) -> anyhow::Result<Option<Loaded>> {
             }
         }
     } else {
-        src
-    };
-    let program = match vcode::parse(&text) {
-        Ok(p) => p,
-        Err(errs) => {
-            for e in errs {
-                eprintln!("error: {name}:{e}");
+        match vcode::parse(&src) {
+            Ok(p) => p,
+            Err(errs) => {
+                for e in errs {
+                    eprintln!("error: {name}:{e}");
+                }
+                return Ok(None);
             }
-            return Ok(None);
         }
     };
     if let Err(errs) = vcode::verify(&program) {
@@ -162,7 +161,7 @@ fn source_map(
     session: &Session,
     file: &str,
     src: &str,
-    vcode_text: &str,
+    program: &vcode::Program,
 ) -> (HashMap<String, String>, HashMap<String, Vec<String>>) {
     fn label(name: &str) -> String {
         name.chars()
@@ -182,8 +181,8 @@ fn source_map(
     }
     let mut origins = HashMap::new();
     let mut instances: HashMap<String, Vec<String>> = HashMap::new();
-    for line in vcode_text.lines() {
-        let Some(vname) = line.strip_prefix("FUNC ").map(str::trim) else { continue };
+    for f in &program.functions {
+        let vname = f.name.as_str();
         let stem = match vname.rsplit_once('_') {
             Some((stem, k)) if !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) => stem,
             _ => vname,

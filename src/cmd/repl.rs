@@ -46,19 +46,8 @@ Ctrl-D (or `exit;`) leaves.
 struct Switchable(Rc<RefCell<Box<dyn Executor>>>);
 
 impl Executor for Switchable {
-    fn execute(&mut self, vcode_text: &str, out: &mut dyn Write) -> Result<ExecResult, String> {
-        self.0.borrow_mut().execute(vcode_text, out)
-    }
-
-    // Forwarded so long globals reach the executor beside the text (no print/parse round
-    // trip through the provided method).
-    fn execute_with_consts(
-        &mut self,
-        vcode_text: &str,
-        consts: Vec<(u32, nesl_front::toplevel::HostValue)>,
-        out: &mut dyn Write,
-    ) -> Result<ExecResult, String> {
-        self.0.borrow_mut().execute_with_consts(vcode_text, consts, out)
+    fn execute(&mut self, program: vcode::Program, out: &mut dyn Write) -> Result<ExecResult, String> {
+        self.0.borrow_mut().execute(program, out)
     }
 }
 

@@ -144,6 +144,44 @@ impl Instr {
     pub fn typed(op: Opcode, ty: Ty) -> Self {
         Instr { op, ty: Some(ty), imm: Imm::None }
     }
+    /// `CALL f`.
+    pub fn call(f: impl Into<String>) -> Self {
+        Instr { op: Opcode::Call, ty: None, imm: Imm::Label(f.into()) }
+    }
+    /// `CONST c`.
+    pub fn konst(c: Const) -> Self {
+        Instr { op: Opcode::Const, ty: None, imm: Imm::Const(c) }
+    }
+    /// `COPY n d`.
+    pub fn copy(n: u32, d: u32) -> Self {
+        Instr { op: Opcode::Copy, ty: None, imm: Imm::Counts(n, d) }
+    }
+    /// `POP n d`.
+    pub fn pop(n: u32, d: u32) -> Self {
+        Instr { op: Opcode::Pop, ty: None, imm: Imm::Counts(n, d) }
+    }
+    /// How many slots the instruction pops and pushes, when the table fixes it (every
+    /// instruction but the stack and control ones, `CALL` and `FUSED`); `CONST` pushes one.
+    pub fn fixed_effect(&self) -> Option<(usize, usize)> {
+        match (self.op, self.op.info().effect) {
+            (_, crate::op::Effect::Fixed(ins, outs)) => Some((ins.len(), outs.len())),
+            (Opcode::Const, _) => Some((0, 1)),
+            _ => None,
+        }
+    }
+}
+
+impl Opcode {
+    /// This instruction with type argument `ty` (`Opcode::Add.t(Ty::Int)` is `+ INT`).
+    pub fn t(self, ty: Ty) -> Instr {
+        Instr::typed(self, ty)
+    }
+}
+
+impl From<Opcode> for Instr {
+    fn from(op: Opcode) -> Instr {
+        Instr::plain(op)
+    }
 }
 
 /// The immediate operand of an instruction.
@@ -176,7 +214,54 @@ pub enum Const {
     Char(String),
 }
 
+impl From<crate::HostValue> for Const {
+    /// A value copied from a run's final stack as a list constant (a segment descriptor
+    /// as its segment lengths).
+    fn from(v: crate::HostValue) -> Const {
+        use crate::HostValue;
+        match v {
+            HostValue::Int(x) => Const::Int(x.into(), true),
+            HostValue::Float(x) => Const::Float(x.into(), true),
+            HostValue::Bool(x) => Const::Bool(x.into(), true),
+            HostValue::Segdes(x) => Const::Segdes(x.into(), true),
+        }
+    }
+}
+
 impl Const {
+    /// The scalar `CONST INT k`.
+    pub fn int(k: i64) -> Self {
+        Const::Int([k].into(), false)
+    }
+    /// The list `CONST INT (...)`.
+    pub fn ints(v: impl Into<Arc<[i64]>>) -> Self {
+        Const::Int(v.into(), true)
+    }
+    /// The scalar `CONST FLOAT x`.
+    pub fn float(x: f64) -> Self {
+        Const::Float([x].into(), false)
+    }
+    /// The list `CONST FLOAT (...)`.
+    pub fn floats(v: impl Into<Arc<[f64]>>) -> Self {
+        Const::Float(v.into(), true)
+    }
+    /// The scalar `CONST BOOL T` / `F`.
+    pub fn bool(b: bool) -> Self {
+        Const::Bool([b].into(), false)
+    }
+    /// The list `CONST BOOL (...)`.
+    pub fn bools(v: impl Into<Arc<[bool]>>) -> Self {
+        Const::Bool(v.into(), true)
+    }
+    /// An empty list constant of an element type (`CONST INT ()`, ...).
+    pub fn empty(ty: Ty) -> Self {
+        match ty {
+            Ty::Int | Ty::Char => Const::Int(Arc::new([]), true),
+            Ty::Float => Const::Float(Arc::new([]), true),
+            Ty::Bool => Const::Bool(Arc::new([]), true),
+            Ty::Segdes => Const::Segdes(Arc::new([]), true),
+        }
+    }
     /// The type keyword.
     pub fn ty(&self) -> Ty {
         match self {

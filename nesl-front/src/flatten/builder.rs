@@ -11,18 +11,21 @@
 /// A stack slot: an identifier of one vector on the VCODE stack.
 pub(crate) type Slot = u32;
 
+use vcode::{Const, Function, Instr, Opcode, Origin};
+
 /// The code of one VCODE function under construction and its stack model.
 #[derive(Debug)]
 pub(crate) struct FunBuilder {
-    /// Emitted instruction lines.
-    code: Vec<String>,
+    /// Emitted instructions.
+    code: Vec<Instr>,
+    /// The origin of each emitted instruction.
+    origins: Vec<Origin>,
+    /// The origin given to instructions emitted now ([`FunBuilder::set_origin`]).
+    origin: Origin,
     /// The stack model, bottom to top.
     stack: Vec<Slot>,
     /// The next fresh slot id.
     next: Slot,
-    /// Placeholder `CONST`s filled from outside ([`FunBuilder::konst_external`]):
-    /// `(index in code, external constant id)`.
-    external: Vec<(usize, usize)>,
 }
 
 /// What [`FunBuilder::begin_if`] records: the stack height at the branch start.
@@ -37,7 +40,13 @@ impl FunBuilder {
     /// returns them in order (deepest first).
     pub(crate) fn new(nargs: usize) -> (Self, Vec<Slot>) {
         let stack: Vec<Slot> = (0..nargs as Slot).collect();
-        let b = FunBuilder { code: Vec::new(), stack: stack.clone(), next: nargs as Slot, external: Vec::new() };
+        let b = FunBuilder {
+            code: Vec::new(),
+            origins: Vec::new(),
+            origin: Origin::default(),
+            stack: stack.clone(),
+            next: nargs as Slot,
+        };
         (b, stack)
     }
 
@@ -47,9 +56,19 @@ impl FunBuilder {
         s
     }
 
-    /// Appends one raw instruction line (the caller keeps the model right).
-    pub(crate) fn emit(&mut self, line: impl Into<String>) {
-        self.code.push(line.into());
+    /// Sets the origin of the instructions emitted from now on; returns the previous one.
+    pub(crate) fn set_origin(&mut self, o: Origin) -> Origin {
+        std::mem::replace(&mut self.origin, o)
+    }
+
+    fn push(&mut self, ins: Instr) {
+        self.code.push(ins);
+        self.origins.push(self.origin);
+    }
+
+    /// Appends one raw instruction (the caller keeps the model right).
+    pub(crate) fn emit(&mut self, ins: impl Into<Instr>) {
+        self.push(ins.into());
     }
 
     /// The current height of the stack model.
@@ -74,7 +93,7 @@ impl FunBuilder {
                 Some(p) => self.stack.len() - (p + n),
                 None => 0,
             };
-            self.code.push(format!("COPY {n} {d}"));
+            self.push(Instr::copy(n as u32, d as u32));
             for k in 0..n {
                 let s = slots[i + k];
                 self.stack.push(s);
@@ -83,10 +102,24 @@ impl FunBuilder {
         }
     }
 
-    /// Emits `instr` on copies of `args` and returns its `nres` fresh result slots.
-    pub(crate) fn op(&mut self, instr: &str, args: &[Slot], nres: usize) -> Vec<Slot> {
+    /// Emits `ins` on copies of `args` and returns its fresh result slots; the numbers
+    /// of operands and results come from the instruction table (use
+    /// [`FunBuilder::call`] for `CALL`).
+    pub(crate) fn op(&mut self, ins: impl Into<Instr>, args: &[Slot]) -> Vec<Slot> {
+        let ins = ins.into();
+        let (nin, nres) = ins.fixed_effect().unwrap_or((args.len(), 0));
+        debug_assert_eq!(nin, args.len(), "operand count of {ins}");
+        self.emit_on(ins, args, nres)
+    }
+
+    /// `CALL f` on copies of `args`, returning its `nres` result slots.
+    pub(crate) fn call(&mut self, f: &str, args: &[Slot], nres: usize) -> Vec<Slot> {
+        self.emit_on(Instr::call(f), args, nres)
+    }
+
+    fn emit_on(&mut self, ins: Instr, args: &[Slot], nres: usize) -> Vec<Slot> {
         self.copy_to_top(args);
-        self.code.push(instr.to_string());
+        self.push(ins);
         let h = self.stack.len() - args.len();
         self.stack.truncate(h);
         (0..nres)
@@ -98,31 +131,25 @@ impl FunBuilder {
             .collect()
     }
 
-    /// [`FunBuilder::op`] with exactly one result.
-    pub(crate) fn op1(&mut self, instr: &str, args: &[Slot]) -> Slot {
-        self.op(instr, args, 1)[0]
+    /// [`FunBuilder::op`] for an instruction with exactly one result.
+    pub(crate) fn op1(&mut self, ins: impl Into<Instr>, args: &[Slot]) -> Slot {
+        let r = self.op(ins, args);
+        debug_assert_eq!(r.len(), 1);
+        r[0]
     }
 
     /// Writes a copy of an INT slot as characters to the terminal (`WRITE CHAR`) and
     /// drops the status results.
     pub(crate) fn copy_write(&mut self, s: Slot) {
         self.copy_to_top(&[s]);
-        self.code.push("WRITE CHAR".into());
-        self.code.push("POP 2 0".into());
+        self.push(Opcode::Write.t(vcode::Ty::Char));
+        self.push(Instr::pop(2, 0));
         self.stack.pop();
     }
 
-    /// Emits `CONST <text>` and returns its slot.
-    pub(crate) fn konst(&mut self, text: &str) -> Slot {
-        self.op1(&format!("CONST {text}"), &[])
-    }
-
-    /// Emits a placeholder `CONST <ty> ()` whose value is passed beside the program text
-    /// as external constant `id` (see `vcode::Program::fill_consts`); returns its slot.
-    pub(crate) fn konst_external(&mut self, ty: &str, id: usize) -> Slot {
-        let s = self.konst(&format!("{ty} ()"));
-        self.external.push((self.code.len() - 1, id));
-        s
+    /// Emits `CONST c` and returns its slot.
+    pub(crate) fn konst(&mut self, c: Const) -> Slot {
+        self.op1(Instr::konst(c), &[])
     }
 
     /// Ends a scope that began at stack height `mark`: leaves exactly `results` (in
@@ -140,7 +167,7 @@ impl FunBuilder {
         let h = self.stack.len();
         let k = h - r - mark;
         if k > 0 {
-            self.code.push(format!("POP {k} {r}"));
+            self.push(Instr::pop(k as u32, r as u32));
         }
         self.stack.truncate(mark);
         self.stack.extend_from_slice(results);
@@ -149,7 +176,7 @@ impl FunBuilder {
     /// Starts `IF` on a BOOL scalar slot.
     pub(crate) fn begin_if(&mut self, cond: Slot) -> IfMark {
         self.copy_to_top(&[cond]);
-        self.code.push("IF".into());
+        self.push(Opcode::If.into());
         self.stack.pop();
         IfMark { height: self.stack.len(), results: None }
     }
@@ -157,7 +184,7 @@ impl FunBuilder {
     /// Ends the then-part with `results` and starts the else-part.
     pub(crate) fn else_(&mut self, m: &mut IfMark, results: &[Slot]) {
         self.collapse(m.height, results);
-        self.code.push("ELSE".into());
+        self.push(Opcode::Else.into());
         self.stack.truncate(m.height);
         m.results = Some(results.len());
     }
@@ -166,7 +193,7 @@ impl FunBuilder {
     pub(crate) fn end_if(&mut self, m: IfMark, results: &[Slot]) -> Vec<Slot> {
         debug_assert_eq!(m.results, Some(results.len()));
         self.collapse(m.height, results);
-        self.code.push("ENDIF".into());
+        self.push(Opcode::EndIf.into());
         self.stack.truncate(m.height);
         (0..results.len())
             .map(|_| {
@@ -181,61 +208,44 @@ impl FunBuilder {
     /// an empty else-part.
     pub(crate) fn end_exit_if(&mut self, m: IfMark) {
         self.collapse(m.height, &[]);
-        self.code.push("ELSE".into());
-        self.code.push("ENDIF".into());
+        self.push(Opcode::Else.into());
+        self.push(Opcode::EndIf.into());
         self.stack.truncate(m.height);
     }
 
     /// Finishes the function: `results` become the only stack contents, then `RET`.
-    /// Returns the text `FUNC name ... RET`.
-    pub(crate) fn finish(self, name: &str, results: &[Slot]) -> String {
-        let (text, external) = self.finish_external(name, results);
-        debug_assert!(external.is_empty(), "external constants dropped: use finish_external");
-        text
-    }
-
-    /// [`FunBuilder::finish`], also returning the external constants as `(line, id)`,
-    /// the line counted from 0 at the `FUNC` line.
-    pub(crate) fn finish_external(mut self, name: &str, results: &[Slot]) -> (String, Vec<(usize, usize)>) {
+    pub(crate) fn finish(mut self, name: &str, results: &[Slot]) -> Function {
         self.collapse(0, results);
-        // Lines, not instructions: a `CONST CHAR` string may hold newlines.
-        let line_of = |i: usize| 1 + i + self.code[..i].iter().map(|l| l.matches('\n').count()).sum::<usize>();
-        let external = self.external.iter().map(|&(i, id)| (line_of(i), id)).collect();
-        let mut out = String::with_capacity(self.code.len() * 12 + 32);
-        out.push_str("FUNC ");
-        out.push_str(name);
-        out.push('\n');
-        for line in &self.code {
-            out.push_str(line);
-            out.push('\n');
-        }
-        out.push_str("RET\n");
-        (out, external)
+        self.push(Opcode::Ret.into());
+        let mut f = Function::new(name, self.code);
+        f.origins = self.origins;
+        f
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use vcode::Ty;
 
     #[test]
     fn copies_and_collapses() {
         let (mut b, args) = FunBuilder::new(2);
-        let s = b.op1("+ INT", &[args[0], args[1]]);
-        let text = b.finish("F", &[s]);
+        let s = b.op1(Opcode::Add.t(Ty::Int), &[args[0], args[1]]);
+        let text = b.finish("F", &[s]).to_string();
         assert_eq!(text, "FUNC F\nCOPY 2 0\n+ INT\nPOP 2 1\nRET\n");
     }
 
     #[test]
     fn if_blocks_keep_shape() {
         let (mut b, args) = FunBuilder::new(1);
-        let c = b.konst("BOOL T");
+        let c = b.konst(Const::bool(true));
         let mut m = b.begin_if(c);
-        let one = b.konst("INT 1");
+        let one = b.konst(Const::int(1));
         b.else_(&mut m, &[one]);
         let r = b.end_if(m, &[args[0]]);
         assert_eq!(b.height(), 3);
-        let text = b.finish("G", &r);
+        let text = b.finish("G", &r).to_string();
         assert!(text.contains("IF\nCONST INT 1\nELSE\nCOPY 1 1\nENDIF\n"), "{text}");
         assert!(text.ends_with("POP 2 1\nRET\n"), "{text}");
     }

@@ -12,6 +12,7 @@
 //! instance, and a write writes each instance's text to that instance's stream, in
 //! instance order.
 
+use vcode::{Const, Instr, Opcode as O, Ty};
 use super::builder::{FunBuilder, Slot};
 use super::gen::{Compiler, Ctx, Val, R};
 use super::layout::{Lay, SlotKind};
@@ -44,14 +45,14 @@ impl Compiler<'_> {
         let v = match name {
             "error" => {
                 self.runtime_error(fb, ctx, arg);
-                Val::base(self.const_in(fb, ctx, SlotKind::Bool, "T"), SlotKind::Bool)
+                Val::base(self.const_in(fb, ctx, Const::bool(true)), SlotKind::Bool)
             }
-            "rand_seed" => Val::base(fb.op1("SRAND INT", &[arg.one()]), SlotKind::Bool),
+            "rand_seed" => Val::base(fb.op1(O::Srand.t(Ty::Int), &[arg.one()]), SlotKind::Bool),
             "hash" => {
                 let (x, l) = arg.split();
                 if self.arg_check {
                     let z = self.int_in(fb, ctx, 0);
-                    let ok = fb.op1("> INT", &[l.one(), z]);
+                    let ok = fb.op1(O::Gt.t(Ty::Int), &[l.one(), z]);
                     self.check_all(fb, ok, ctx.seg, "The second argument for the function HASH must be positive.");
                 }
                 let h = match self.hash_of(fb, &x) {
@@ -59,8 +60,8 @@ impl Compiler<'_> {
                     None => self.int_in(fb, ctx, 0),
                 };
                 let mask = self.int_in(fb, ctx, 0x3fff_ffff_ffff_ffff);
-                let pos = fb.op1("AND INT", &[h, mask]);
-                Val::base(fb.op1("%", &[pos, l.one()]), SlotKind::Int)
+                let pos = fb.op1(O::And.t(Ty::Int), &[h, mask]);
+                Val::base(fb.op1(O::Mod, &[pos, l.one()]), SlotKind::Int)
             }
             "open_in_file" | "open_out_file" | "open_append_file" => {
                 let mode = match name {
@@ -70,26 +71,26 @@ impl Compiler<'_> {
                 };
                 let (_, fname) = arg.seq();
                 let m = self.cint(fb, mode);
-                let r = fb.op("FOPEN", &[fname.one(), m], 3);
+                let r = fb.op(O::Fopen, &[fname.one(), m]);
                 let fd = Val::base(r[0], SlotKind::Int);
                 Val::pair(fd, self.status(fb, r[2], r[1]))
             }
             "close_file" => {
-                let r = fb.op("FCLOSE", &[arg.one()], 2);
+                let r = fb.op(O::Fclose, &[arg.one()]);
                 self.status(fb, r[1], r[0])
             }
             "write_char" | "write_string" => {
                 let (x, st) = arg.split();
                 let text = if name == "write_char" {
                     let one = self.int_in(fb, ctx, 1);
-                    let seg = fb.op1("MAKE_SEGDES", &[one]);
+                    let seg = fb.op1(O::MakeSegdes, &[one]);
                     Val::mk_seq(seg, x)
                 } else {
                     x
                 };
                 if ctx.unit {
                     let (_, data) = text.seq();
-                    let r = fb.op("FWRITE CHAR", &[data.one(), st.one()], 2);
+                    let r = fb.op(O::Fwrite.t(Ty::Char), &[data.one(), st.one()]);
                     self.status(fb, r[1], r[0])
                 } else {
                     self.write_each(fb, ctx, &text, st.one())?
@@ -102,10 +103,10 @@ impl Compiler<'_> {
                 let mut oks: Option<Slot> = None;
                 let mut msgs: Option<Slot> = None;
                 for (s, k) in x.s.iter().zip(kinds) {
-                    let r = fb.op(&format!("FWRITE {}", k.keyword()), &[*s, st.one()], 2);
+                    let r = fb.op(O::Fwrite.t(k.ty()), &[*s, st.one()]);
                     oks = Some(match oks {
                         None => r[1],
-                        Some(o) => fb.op1("AND BOOL", &[o, r[1]]),
+                        Some(o) => fb.op1(O::And.t(Ty::Bool), &[o, r[1]]),
                     });
                     msgs = Some(match msgs {
                         None => r[0],
@@ -114,11 +115,11 @@ impl Compiler<'_> {
                 }
                 let ok = match oks {
                     Some(o) => o,
-                    None => fb.konst("BOOL T"),
+                    None => fb.konst(Const::bool(true)),
                 };
                 let msg = match msgs {
                     Some(m) => m,
-                    None => fb.konst("INT ()"),
+                    None => fb.konst(Const::empty(Ty::Int)),
                 };
                 self.status(fb, ok, msg)
             }
@@ -127,24 +128,24 @@ impl Compiler<'_> {
                 let mut kinds = Vec::new();
                 proto.lay.slots(&mut kinds);
                 let mut vals = Vec::new();
-                let mut ok = fb.konst("BOOL T");
-                let mut msg = fb.konst("INT ()");
+                let mut ok = fb.konst(Const::bool(true));
+                let mut msg = fb.konst(Const::empty(Ty::Int));
                 for k in kinds {
-                    let r = fb.op(&format!("FREAD {}", k.keyword()), &[st.one()], 3);
+                    let r = fb.op(O::Fread.t(k.ty()), &[st.one()]);
                     vals.push(r[0]);
-                    ok = fb.op1("AND BOOL", &[ok, r[2]]);
+                    ok = fb.op1(O::And.t(Ty::Bool), &[ok, r[2]]);
                     msg = self.append(fb, &Val::base(msg, SlotKind::Int), &Val::base(r[1], SlotKind::Int)).one();
                 }
                 // The vectors read must fit together as a value of the prototype's type.
                 let one = self.cint(fb, 1);
                 let fit = self.fits(fb, &proto.lay, &vals, one);
-                let nofit = fb.op1("NOT BOOL", &[fit]);
-                let misfit = fb.op1("AND BOOL", &[ok, nofit]);
+                let nofit = fb.op1(O::Not.t(Ty::Bool), &[fit]);
+                let misfit = fb.op1(O::And.t(Ty::Bool), &[ok, nofit]);
                 let mut m = fb.begin_if(misfit);
                 let t = self.string_const(fb, b"read_object: the stream does not hold a value of the prototype's type");
                 fb.else_(&mut m, &[t.seq().1.one()]);
                 let msg = fb.end_if(m, &[msg])[0];
-                let ok = fb.op1("AND BOOL", &[ok, fit]);
+                let ok = fb.op1(O::And.t(Ty::Bool), &[ok, fit]);
                 // A failed read gives back the prototype, never a value whose slots
                 // do not fit together.
                 let mut m = fb.begin_if(ok);
@@ -155,17 +156,17 @@ impl Compiler<'_> {
             }
             "read_char" => {
                 let st = arg.one();
-                let delims = fb.konst("INT ()");
+                let delims = fb.konst(Const::empty(Ty::Int));
                 let max = self.cint(fb, 1);
-                let r = fb.op("FREAD_CHAR", &[delims, max, st], 4);
+                let r = fb.op(O::FreadChar, &[delims, max, st]);
                 // At the end of the file: the NUL character and a failure.
-                let z = fb.konst("INT 0");
+                let z = fb.konst(Const::int(0));
                 let padded = self.append(fb, &Val::base(r[0], SlotKind::Int), &Val::base(z, SlotKind::Int));
                 let first = self.gather(fb, &padded, z);
                 let m1 = self.cint(fb, -1);
-                let eof = fb.op1("= INT", &[r[1], m1]);
-                let not_eof = fb.op1("NOT BOOL", &[eof]);
-                let ok = fb.op1("AND BOOL", &[r[3], not_eof]);
+                let eof = fb.op1(O::Eq.t(Ty::Int), &[r[1], m1]);
+                let not_eof = fb.op1(O::Not.t(Ty::Bool), &[eof]);
+                let ok = fb.op1(O::And.t(Ty::Bool), &[r[3], not_eof]);
                 let mut m = fb.begin_if(eof);
                 let t = self.string_const(fb, b"read_char: end of file").seq().1.one();
                 fb.else_(&mut m, &[t]);
@@ -179,23 +180,23 @@ impl Compiler<'_> {
                         let (mx, st) = rest.split();
                         (d.seq().1.one(), mx.one(), st.one())
                     }
-                    "read_line" => (fb.konst("INT 10"), self.cint(fb, -1), arg.one()),
-                    _ => (fb.konst("INT (32 9 10)"), self.cint(fb, -1), arg.one()),
+                    "read_line" => (fb.konst(Const::int(10)), self.cint(fb, -1), arg.one()),
+                    _ => (fb.konst(Const::ints(vec![32, 9, 10])), self.cint(fb, -1), arg.one()),
                 };
-                let r = fb.op("FREAD_CHAR", &[delims, max, st], 4);
-                let n = fb.op1("LENGTH INT", &[r[0]]);
-                let seg = fb.op1("MAKE_SEGDES", &[n]);
+                let r = fb.op(O::FreadChar, &[delims, max, st]);
+                let n = fb.op1(O::Length.t(Ty::Int), &[r[0]]);
+                let seg = fb.op1(O::MakeSegdes, &[n]);
                 let text = Val::mk_seq(seg, Val::base(r[0], SlotKind::Int));
                 let m1 = self.cint(fb, -1);
-                let eof = Val::base(fb.op1("= INT", &[r[1], m1]), SlotKind::Bool);
+                let eof = Val::base(fb.op1(O::Eq.t(Ty::Int), &[r[1], m1]), SlotKind::Bool);
                 let value = match name {
                     "read_string" => Val::pair(text, Val::base(r[1], SlotKind::Int)),
                     "read_line" => Val::pair(text, eof),
                     _ => {
                         // The terminating character; NUL at the end of the file.
                         let z = self.cint(fb, 0);
-                        let neg = fb.op1("< INT", &[r[1], z]);
-                        let term = fb.op1("SELECT INT", &[neg, z, r[1]]);
+                        let neg = fb.op1(O::Lt.t(Ty::Int), &[r[1], z]);
+                        let term = fb.op1(O::Select.t(Ty::Int), &[neg, z, r[1]]);
                         Val::pair(text, Val::pair(Val::base(term, SlotKind::Int), eof))
                     }
                 };
@@ -203,9 +204,9 @@ impl Compiler<'_> {
             }
             "read_int_seq" | "read_float_seq" => {
                 let k = if name == "read_int_seq" { SlotKind::Int } else { SlotKind::Float };
-                let r = fb.op(&format!("FREAD {}", k.keyword()), &[arg.one()], 3);
-                let n = fb.op1(&format!("LENGTH {}", k.keyword()), &[r[0]]);
-                let seg = fb.op1("MAKE_SEGDES", &[n]);
+                let r = fb.op(O::Fread.t(k.ty()), &[arg.one()]);
+                let n = fb.op1(O::Length.t(k.ty()), &[r[0]]);
+                let seg = fb.op1(O::MakeSegdes, &[n]);
                 let v = Val::mk_seq(seg, Val::base(r[0], k));
                 Val::pair(v, self.status(fb, r[2], r[1]))
             }
@@ -215,20 +216,20 @@ impl Compiler<'_> {
                 // with the instruction's message.
                 let r = if name == "shell_command" {
                     let (cmd, input) = arg.split();
-                    fb.op("SHELL", &[cmd.seq().1.one(), input.seq().1.one()], 3)
+                    fb.op(O::Shell, &[cmd.seq().1.one(), input.seq().1.one()])
                 } else {
-                    fb.op("GETENV", &[arg.seq().1.one()], 3)
+                    fb.op(O::Getenv, &[arg.seq().1.one()])
                 };
                 self.stop_unless(fb, r[2], r[1]);
-                let n = fb.op1("LENGTH INT", &[r[0]]);
-                let seg = fb.op1("MAKE_SEGDES", &[n]);
+                let n = fb.op1(O::Length.t(Ty::Int), &[r[0]]);
+                let seg = fb.op1(O::MakeSegdes, &[n]);
                 Val::mk_seq(seg, Val::base(r[0], SlotKind::Int))
             }
             "spawn" => {
                 let (cmd, rest) = arg.split();
                 let (sin, rest) = rest.split();
                 let (sout, serr) = rest.split();
-                let r = fb.op("SPAWN", &[cmd.seq().1.one(), sin.one(), sout.one(), serr.one()], 5);
+                let r = fb.op(O::Spawn, &[cmd.seq().1.one(), sin.one(), sout.one(), serr.one()]);
                 // The instruction leaves the streams as error, output, input.
                 let streams = Val::pair(
                     Val::base(r[2], SlotKind::Int),
@@ -245,51 +246,51 @@ impl Compiler<'_> {
     /// every vector has the length its level of nesting needs (BOOL scalar).
     fn fits(&mut self, fb: &mut FunBuilder, lay: &Lay, slots: &[Slot], count: Slot) -> Slot {
         match lay {
-            Lay::Unit | Lay::Fun(_) => fb.konst("BOOL T"),
+            Lay::Unit | Lay::Fun(_) => fb.konst(Const::bool(true)),
             Lay::Base(k) => {
-                let n = fb.op1(&format!("LENGTH {}", k.keyword()), &[slots[0]]);
-                fb.op1("= INT", &[n, count])
+                let n = fb.op1(O::Length.t(k.ty()), &[slots[0]]);
+                fb.op1(O::Eq.t(Ty::Int), &[n, count])
             }
             Lay::Pair(a, b) => {
                 let na = a.size();
                 let x = self.fits(fb, a, &slots[..na], count);
                 let y = self.fits(fb, b, &slots[na..], count);
-                fb.op1("AND BOOL", &[x, y])
+                fb.op1(O::And.t(Ty::Bool), &[x, y])
             }
             Lay::Seq(e) => {
-                let lens = fb.op1("LENGTHS", &[slots[0]]);
-                let n = fb.op1("LENGTH INT", &[lens]);
-                let here = fb.op1("= INT", &[n, count]);
-                let sn = fb.op1("MAKE_SEGDES", &[n]);
-                let total = fb.op1("+_REDUCE INT", &[lens, sn]);
+                let lens = fb.op1(O::Lengths, &[slots[0]]);
+                let n = fb.op1(O::Length.t(Ty::Int), &[lens]);
+                let here = fb.op1(O::Eq.t(Ty::Int), &[n, count]);
+                let sn = fb.op1(O::MakeSegdes, &[n]);
+                let total = fb.op1(O::AddReduce.t(Ty::Int), &[lens, sn]);
                 let inner = self.fits(fb, e, &slots[1..], total);
-                fb.op1("AND BOOL", &[here, inner])
+                fb.op1(O::And.t(Ty::Bool), &[here, inner])
             }
         }
     }
 
     /// The `(ok, message)` pair of an I/O instruction's flag and INT message vector.
     fn status(&mut self, fb: &mut FunBuilder, ok: Slot, msg: Slot) -> Val {
-        let n = fb.op1("LENGTH INT", &[msg]);
-        let seg = fb.op1("MAKE_SEGDES", &[n]);
+        let n = fb.op1(O::Length.t(Ty::Int), &[msg]);
+        let seg = fb.op1(O::MakeSegdes, &[n]);
         Val::pair(Val::base(ok, SlotKind::Bool), Val::mk_seq(seg, Val::base(msg, SlotKind::Int)))
     }
 
     /// Stops the program with `RUNTIME ERROR: ` and `msg` (INT character codes) unless
     /// `ok` (BOOL scalar).
     fn stop_unless(&mut self, fb: &mut FunBuilder, ok: Slot, msg: Slot) {
-        let bad = fb.op1("NOT BOOL", &[ok]);
+        let bad = fb.op1(O::Not.t(Ty::Bool), &[ok]);
         let m = fb.begin_if(bad);
-        fb.emit("CONST CHAR \"\nRUNTIME ERROR: \"");
-        fb.emit("WRITE CHAR");
-        fb.emit("POP 2 0");
+        fb.emit(Instr::konst(Const::Char("\nRUNTIME ERROR: ".into())));
+        fb.emit(O::Write.t(Ty::Char));
+        fb.emit(Instr::pop(2, 0));
         fb.copy_write(msg);
-        fb.emit("CONST CHAR \"\n\"");
-        fb.emit("WRITE CHAR");
-        fb.emit("POP 2 0");
-        fb.emit("CONST INT 1");
-        fb.emit("EXIT");
-        fb.emit("POP 1 0");
+        fb.emit(Instr::konst(Const::Char("\n".into())));
+        fb.emit(O::Write.t(Ty::Char));
+        fb.emit(Instr::pop(2, 0));
+        fb.emit(Instr::konst(Const::int(1)));
+        fb.emit(O::Exit);
+        fb.emit(Instr::pop(1, 0));
         fb.end_exit_if(m);
     }
 
@@ -298,20 +299,20 @@ impl Compiler<'_> {
     fn runtime_error(&mut self, fb: &mut FunBuilder, ctx: Ctx, msg: &Val) {
         let n = self.count(fb, ctx.seg);
         let z = self.cint(fb, 0);
-        let any = fb.op1("> INT", &[n, z]);
+        let any = fb.op1(O::Gt.t(Ty::Int), &[n, z]);
         let m = fb.begin_if(any);
         let first = self.gather(fb, msg, z);
         let (_, data) = first.seq();
-        fb.emit("CONST CHAR \"\nRUNTIME ERROR: \"");
-        fb.emit("WRITE CHAR");
-        fb.emit("POP 2 0");
+        fb.emit(Instr::konst(Const::Char("\nRUNTIME ERROR: ".into())));
+        fb.emit(O::Write.t(Ty::Char));
+        fb.emit(Instr::pop(2, 0));
         fb.copy_write(data.one());
-        fb.emit("CONST CHAR \"\n\"");
-        fb.emit("WRITE CHAR");
-        fb.emit("POP 2 0");
-        fb.emit("CONST INT 1");
-        fb.emit("EXIT");
-        fb.emit("POP 1 0");
+        fb.emit(Instr::konst(Const::Char("\n".into())));
+        fb.emit(O::Write.t(Ty::Char));
+        fb.emit(Instr::pop(2, 0));
+        fb.emit(Instr::konst(Const::int(1)));
+        fb.emit(O::Exit);
+        fb.emit(Instr::pop(1, 0));
         fb.end_exit_if(m);
     }
 
@@ -323,16 +324,16 @@ impl Compiler<'_> {
         let lay = status_lay();
         let n = self.count(fb, ctx.seg);
         let z = self.cint(fb, 0);
-        let none = fb.op1("= INT", &[n, z]);
+        let none = fb.op1(O::Eq.t(Ty::Int), &[n, z]);
         let mut m = fb.begin_if(none);
         let e = self.empty(fb, &lay);
         fb.else_(&mut m, &e.s);
-        let lo = fb.op1("MIN_REDUCE INT", &[fds, ctx.seg]);
-        let hi = fb.op1("MAX_REDUCE INT", &[fds, ctx.seg]);
-        let same = fb.op1("= INT", &[lo, hi]);
+        let lo = fb.op1(O::MinReduce.t(Ty::Int), &[fds, ctx.seg]);
+        let hi = fb.op1(O::MaxReduce.t(Ty::Int), &[fds, ctx.seg]);
+        let same = fb.op1(O::Eq.t(Ty::Int), &[lo, hi]);
         let mut m2 = fb.begin_if(same);
         let (_, data) = text.seq();
-        let w = fb.op("FWRITE CHAR", &[data.one(), lo], 2);
+        let w = fb.op(O::Fwrite.t(Ty::Char), &[data.one(), lo]);
         let st = self.status(fb, w[1], w[0]);
         let all = self.replicate(fb, &st, Ctx { seg: ctx.seg, unit: false })?;
         fb.else_(&mut m2, &all.s);
@@ -342,9 +343,9 @@ impl Compiler<'_> {
         let io = self.iota(fb, ctx.seg);
         let mut args = text.s.clone();
         args.extend([fds, io]);
-        let r = fb.op(&format!("CALL {name}"), &args, 4);
+        let r = fb.call(&name, &args, 4);
         let pos = r[3];
-        let inv = fb.op1("PERMUTE INT", &[io, pos, ctx.seg]);
+        let inv = fb.op1(O::Permute.t(Ty::Int), &[io, pos, ctx.seg]);
         let back = self.gather(fb, &Val::new(r[..3].to_vec(), lay.clone()), inv);
         let inner = fb.end_if(m2, &back.s);
         let r = fb.end_if(m, &inner);
@@ -366,9 +367,9 @@ impl Compiler<'_> {
         let fb = &mut b;
         let (seg, chars, fds, idx) = (a[0], a[1], a[2], a[3]);
         let lay = Lay::Pair(Box::new(status_lay()), Box::new(Lay::Base(SlotKind::Int)));
-        let k = fb.op1("LENGTH INT", &[idx]);
+        let k = fb.op1(O::Length.t(Ty::Int), &[idx]);
         let z = self.cint(fb, 0);
-        let done = fb.op1("= INT", &[k, z]);
+        let done = fb.op1(O::Eq.t(Ty::Int), &[k, z]);
         let mut m = fb.begin_if(done);
         let e = self.empty(fb, &lay);
         fb.else_(&mut m, &e.s);
@@ -376,20 +377,20 @@ impl Compiler<'_> {
         let first = self.gather(fb, &Val::base(idx, SlotKind::Int), z).one();
         let fd0 = self.gather(fb, &fdv, first).one();
         let fdr = self.gather(fb, &fdv, idx).one();
-        let sk = fb.op1("MAKE_SEGDES", &[k]);
-        let fd0d = fb.op1("DIST INT", &[fd0, sk]);
-        let mine = fb.op1("= INT", &[fdr, fd0d]);
-        let other = fb.op1("NOT BOOL", &[mine]);
-        let pick = fb.op("PACK INT", &[idx, mine, sk], 2);
-        let rest = fb.op("PACK INT", &[idx, other, sk], 2);
+        let sk = fb.op1(O::MakeSegdes, &[k]);
+        let fd0d = fb.op1(O::Dist.t(Ty::Int), &[fd0, sk]);
+        let mine = fb.op1(O::Eq.t(Ty::Int), &[fdr, fd0d]);
+        let other = fb.op1(O::Not.t(Ty::Bool), &[mine]);
+        let pick = fb.op(O::Pack.t(Ty::Int), &[idx, mine, sk]);
+        let rest = fb.op(O::Pack.t(Ty::Int), &[idx, other, sk]);
         let strs = Val::mk_seq(seg, Val::base(chars, SlotKind::Int));
         let sel = self.gather(fb, &strs, pick[0]);
         let (_, data) = sel.seq();
-        let w = fb.op("FWRITE CHAR", &[data.one(), fd0], 2);
+        let w = fb.op(O::Fwrite.t(Ty::Char), &[data.one(), fd0]);
         let st = self.status(fb, w[1], w[0]);
         let here = self.replicate(fb, &st, Ctx { seg: pick[1], unit: false })?;
         let here = Val::pair(here, Val::base(pick[0], SlotKind::Int));
-        let later = fb.op(&format!("CALL {key}"), &[seg, chars, fds, rest[0]], 4);
+        let later = fb.call(&key, &[seg, chars, fds, rest[0]], 4);
         let all = self.append(fb, &here, &Val::new(later, lay.clone()));
         let r = fb.end_if(m, &all.s);
         self.funcs.push(b.finish(&key, &r));
@@ -403,12 +404,12 @@ impl Compiler<'_> {
             Lay::Unit | Lay::Fun(_) => None,
             Lay::Base(SlotKind::Float) => {
                 let scale = self.float_like(fb, 65536.0, v.one());
-                let x = fb.op1("* FLOAT", &[v.one(), scale]);
-                let i = fb.op1("TRUNC", &[x]);
+                let x = fb.op1(O::Mul.t(Ty::Float), &[v.one(), scale]);
+                let i = fb.op1(O::Trunc, &[x]);
                 Some(self.mix(fb, i))
             }
             Lay::Base(SlotKind::Bool) => {
-                let i = fb.op1("B_TO_I", &[v.one()]);
+                let i = fb.op1(O::BToI, &[v.one()]);
                 Some(self.mix(fb, i))
             }
             Lay::Base(_) => Some(self.mix(fb, v.one())),
@@ -419,8 +420,8 @@ impl Compiler<'_> {
                 match (ha, hb) {
                     (Some(x), Some(y)) => {
                         let k = self.int_like_slot(fb, 31, x);
-                        let x31 = fb.op1("* INT", &[x, k]);
-                        let s = fb.op1("+ INT", &[x31, y]);
+                        let x31 = fb.op1(O::Mul.t(Ty::Int), &[x, k]);
+                        let s = fb.op1(O::Add.t(Ty::Int), &[x31, y]);
                         Some(self.mix(fb, s))
                     }
                     (x, y) => x.or(y),
@@ -429,26 +430,26 @@ impl Compiler<'_> {
             Lay::Seq(_) => {
                 let v = self.force(fb, v);
                 let (seg, data) = v.seq();
-                let lens = fb.op1("LENGTHS", &[seg]);
-                let m = fb.op1("LENGTH INT", &[lens]);
-                let sm = fb.op1("MAKE_SEGDES", &[m]);
+                let lens = fb.op1(O::Lengths, &[seg]);
+                let m = fb.op1(O::Length.t(Ty::Int), &[lens]);
+                let sm = fb.op1(O::MakeSegdes, &[m]);
                 let k = self.int_like_slot(fb, 131, lens);
-                let lh = fb.op1("* INT", &[lens, k]);
+                let lh = fb.op1(O::Mul.t(Ty::Int), &[lens, k]);
                 let Some(hd) = self.hash_of(fb, &data) else {
                     return Some(self.mix(fb, lh));
                 };
                 // Element hashes weighted by their position, summed per sequence.
                 let z = self.cint(fb, 0);
                 let o = self.cint(fb, 1);
-                let zs = fb.op1("DIST INT", &[z, sm]);
-                let os = fb.op1("DIST INT", &[o, sm]);
-                let pos = fb.op1("INDEX", &[zs, os, seg]);
+                let zs = fb.op1(O::Dist.t(Ty::Int), &[z, sm]);
+                let os = fb.op1(O::Dist.t(Ty::Int), &[o, sm]);
+                let pos = fb.op1(O::Index, &[zs, os, seg]);
                 let kp = self.int_like_slot(fb, 7919, pos);
-                let pw = fb.op1("* INT", &[pos, kp]);
-                let he = fb.op1("+ INT", &[hd, pw]);
+                let pw = fb.op1(O::Mul.t(Ty::Int), &[pos, kp]);
+                let he = fb.op1(O::Add.t(Ty::Int), &[hd, pw]);
                 let he = self.mix(fb, he);
-                let sum = fb.op1("+_REDUCE INT", &[he, seg]);
-                let s = fb.op1("+ INT", &[sum, lh]);
+                let sum = fb.op1(O::AddReduce.t(Ty::Int), &[he, seg]);
+                let s = fb.op1(O::Add.t(Ty::Int), &[sum, lh]);
                 Some(self.mix(fb, s))
             }
         }
@@ -460,29 +461,29 @@ impl Compiler<'_> {
         let mut y = x;
         for (shift, mult) in [(30, 0xbf58_476d_1ce4_e5b9_u64), (27, 0x94d0_49bb_1331_11eb_u64)] {
             let s = self.int_like_slot(fb, shift, y);
-            let sh = fb.op1("RSHIFT", &[y, s]);
-            let z = fb.op1("XOR INT", &[y, sh]);
+            let sh = fb.op1(O::Rshift, &[y, s]);
+            let z = fb.op1(O::Xor.t(Ty::Int), &[y, sh]);
             let k = self.int_like_slot(fb, mult as i64, z);
-            y = fb.op1("* INT", &[z, k]);
+            y = fb.op1(O::Mul.t(Ty::Int), &[z, k]);
         }
         let s = self.int_like_slot(fb, 31, y);
-        let sh = fb.op1("RSHIFT", &[y, s]);
-        fb.op1("XOR INT", &[y, sh])
+        let sh = fb.op1(O::Rshift, &[y, s]);
+        fb.op1(O::Xor.t(Ty::Int), &[y, sh])
     }
 
     /// The integer `k` once per element of the INT vector `like`.
     fn int_like_slot(&self, fb: &mut FunBuilder, k: i64, like: Slot) -> Slot {
-        let n = fb.op1("LENGTH INT", &[like]);
-        let s = fb.op1("MAKE_SEGDES", &[n]);
+        let n = fb.op1(O::Length.t(Ty::Int), &[like]);
+        let s = fb.op1(O::MakeSegdes, &[n]);
         let c = self.cint(fb, k);
-        fb.op1("DIST INT", &[c, s])
+        fb.op1(O::Dist.t(Ty::Int), &[c, s])
     }
 
     /// The float `x` once per element of the FLOAT vector `like`.
     fn float_like(&self, fb: &mut FunBuilder, x: f64, like: Slot) -> Slot {
-        let n = fb.op1("LENGTH FLOAT", &[like]);
-        let s = fb.op1("MAKE_SEGDES", &[n]);
-        let c = fb.konst(&format!("FLOAT {}", super::gen::float_text(x)));
-        fb.op1("DIST FLOAT", &[c, s])
+        let n = fb.op1(O::Length.t(Ty::Float), &[like]);
+        let s = fb.op1(O::MakeSegdes, &[n]);
+        let c = fb.konst(Const::float(super::gen::vcode_float(x)));
+        fb.op1(O::Dist.t(Ty::Float), &[c, s])
     }
 }

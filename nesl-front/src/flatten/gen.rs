@@ -13,6 +13,7 @@
 //! conditional packs the variables each branch uses and runs a branch only when some
 //! instance takes it.
 
+use vcode::{Const, Instr, Opcode as O, Ty};
 use super::builder::{FunBuilder, Slot};
 use super::helpers::Part;
 use super::layout::{lay_of, match_type, subst, DataTypes, FunRef, Lay, SlotKind};
@@ -132,7 +133,7 @@ pub(crate) struct Compiler<'a> {
     pub globals: &'a Globals,
     pub arg_check: bool,
     /// Finished functions other than the entry, in order of completion.
-    pub funcs: Vec<String>,
+    pub funcs: Vec<vcode::Function>,
     /// Generated helper functions by key.
     pub helpers: HashMap<String, String>,
     /// Function instances by (origin, name, argument type, argument layout). The layout
@@ -155,14 +156,6 @@ pub(crate) struct Compiler<'a> {
     /// arguments, unlifted (one value for all instances), between its own arguments and
     /// its context: a binding is evaluated once, where it stands, and never again.
     pub main_globals: Vec<(String, Val)>,
-    /// When set, global values with more than this many elements in a slot are not
-    /// written into the code as text but passed beside it as external constants.
-    pub external_over: Option<usize>,
-    /// The external constants' values, by id.
-    pub external_values: Vec<vcode::HostValue>,
-    /// External constants of finished functions: `(index in funcs, line in the
-    /// function's text, id)`.
-    pub external_sites: Vec<(usize, usize, usize)>,
     /// While a function instance is compiled: the top-level variables it receives as
     /// hidden arguments, as `(version, name, value)`; `None` in the entry function.
     fun_globals: Option<Vec<(usize, String, Val)>>,
@@ -192,16 +185,26 @@ pub(crate) fn err(span: Span, msg: impl Into<String>) -> Diagnostic {
     Diagnostic::new(DiagKind::Compile, span, msg)
 }
 
-/// Text of a VCODE float constant (always with a decimal point).
-pub(crate) fn float_text(f: f64) -> String {
+/// A float as a VCODE constant holds it: finite values as they are, NaN as 0, the
+/// infinities as +-1e308 (CMU's VCODE text has no spelling for them).
+pub(crate) fn vcode_float(f: f64) -> f64 {
     if f.is_finite() {
-        format!("{f:.16e}")
+        f
     } else if f.is_nan() {
-        "0.0".into()
+        0.0
     } else if f > 0.0 {
-        "1.0e308".into()
+        1.0e308
     } else {
-        "-1.0e308".into()
+        -1.0e308
+    }
+}
+
+/// A scalar constant of a numeric slot kind (`Float` gives `x` as a float, anything
+/// else an `INT`).
+pub(crate) fn num(k: SlotKind, x: i64) -> Const {
+    match k {
+        SlotKind::Float => Const::float(x as f64),
+        _ => Const::int(x),
     }
 }
 
@@ -374,9 +377,6 @@ impl<'a> Compiler<'a> {
             subst: HashMap::new(),
             origin: Origin::User,
             main_globals: Vec::new(),
-            external_over: None,
-            external_values: Vec::new(),
-            external_sites: Vec::new(),
             fun_globals: None,
             global_uses: HashMap::new(),
             instance_globals: HashMap::new(),
@@ -405,20 +405,28 @@ impl<'a> Compiler<'a> {
         lay_of(t, self.info).map_err(|m| err(span, m))
     }
 
+    /// The whole program: `main` (the entry) first, then the finished functions.
+    pub(crate) fn into_program(self, main: vcode::Function) -> vcode::Program {
+        let mut functions = Vec::with_capacity(self.funcs.len() + 1);
+        functions.push(main);
+        functions.extend(self.funcs);
+        vcode::Program { functions, superops: Vec::new(), scopes: Vec::new(), inline_sites: Vec::new() }
+    }
+
     // ----- small emitters -----
 
     pub(crate) fn cint(&self, fb: &mut FunBuilder, k: i64) -> Slot {
-        fb.konst(&format!("INT {k}"))
+        fb.konst(Const::int(k))
     }
 
     /// Number of instances of a context (INT scalar).
     pub(crate) fn count(&self, fb: &mut FunBuilder, seg: Slot) -> Slot {
-        fb.op1("LENGTHS", &[seg])
+        fb.op1(O::Lengths, &[seg])
     }
 
     /// A context segment descriptor for `n` (INT scalar) instances.
     pub(crate) fn segdes(&self, fb: &mut FunBuilder, n: Slot) -> Slot {
-        fb.op1("MAKE_SEGDES", &[n])
+        fb.op1(O::MakeSegdes, &[n])
     }
 
     /// A unit context (one instance).
@@ -428,24 +436,25 @@ impl<'a> Compiler<'a> {
     }
 
     /// A scalar constant replicated over the context.
-    pub(crate) fn const_in(&self, fb: &mut FunBuilder, ctx: Ctx, k: SlotKind, text: &str) -> Slot {
-        let c = fb.konst(&format!("{} {}", k.keyword(), text));
+    pub(crate) fn const_in(&self, fb: &mut FunBuilder, ctx: Ctx, c: Const) -> Slot {
+        let ty = c.ty();
+        let c = fb.konst(c);
         if ctx.unit {
             c
         } else {
-            fb.op1(&format!("DIST {}", k.keyword()), &[c, ctx.seg])
+            fb.op1(O::Dist.t(ty), &[c, ctx.seg])
         }
     }
 
     pub(crate) fn int_in(&self, fb: &mut FunBuilder, ctx: Ctx, k: i64) -> Slot {
-        self.const_in(fb, ctx, SlotKind::Int, &k.to_string())
+        self.const_in(fb, ctx, Const::int(k))
     }
 
     /// `0, 1, ..., n-1` over a one-segment descriptor.
     pub(crate) fn iota(&self, fb: &mut FunBuilder, seg: Slot) -> Slot {
         let z = self.cint(fb, 0);
         let o = self.cint(fb, 1);
-        fb.op1("INDEX", &[z, o, seg])
+        fb.op1(O::Index, &[z, o, seg])
     }
 
     /// Position of every element within its segment, for a descriptor `seg` with one
@@ -453,26 +462,26 @@ impl<'a> Compiler<'a> {
     pub(crate) fn local_index(&self, fb: &mut FunBuilder, ctx: Ctx, seg: Slot) -> Slot {
         let z = self.int_in(fb, ctx, 0);
         let o = self.int_in(fb, ctx, 1);
-        fb.op1("INDEX", &[z, o, seg])
+        fb.op1(O::Index, &[z, o, seg])
     }
 
     /// Per-element instance number: for a descriptor `seg` with one segment per
     /// instance of `ctx`, the segment each element lies in.
     pub(crate) fn seg_index(&self, fb: &mut FunBuilder, ctx: Ctx, seg: Slot) -> Slot {
         let io = self.iota(fb, ctx.seg);
-        fb.op1("DIST INT", &[io, seg])
+        fb.op1(O::Dist.t(Ty::Int), &[io, seg])
     }
 
     /// Emits a run-time check: when `bad` (BOOL scalar) holds, print the NESL run-time
     /// error message and stop.
     pub(crate) fn fail_if(&self, fb: &mut FunBuilder, bad: Slot, msg: &str) {
         let m = fb.begin_if(bad);
-        fb.emit(format!("CONST CHAR \"\nRUNTIME ERROR: {msg}\n\""));
-        fb.emit("WRITE CHAR");
-        fb.emit("POP 2 0");
-        fb.emit("CONST INT 1");
-        fb.emit("EXIT");
-        fb.emit("POP 1 0");
+        fb.emit(Instr::konst(Const::Char(format!("\nRUNTIME ERROR: {msg}\n"))));
+        fb.emit(O::Write.t(Ty::Char));
+        fb.emit(Instr::pop(2, 0));
+        fb.emit(Instr::konst(Const::int(1)));
+        fb.emit(O::Exit);
+        fb.emit(Instr::pop(1, 0));
         fb.end_exit_if(m);
     }
 
@@ -482,8 +491,8 @@ impl<'a> Compiler<'a> {
         if !self.arg_check {
             return;
         }
-        let all = fb.op1("AND_REDUCE BOOL", &[ok, seg]);
-        let bad = fb.op1("NOT BOOL", &[all]);
+        let all = fb.op1(O::AndReduce.t(Ty::Bool), &[ok, seg]);
+        let bad = fb.op1(O::Not.t(Ty::Bool), &[all]);
         self.fail_if(fb, bad, msg);
     }
 
@@ -681,10 +690,7 @@ impl<'a> Compiler<'a> {
         self.subst = saved;
         self.fun_globals = saved_globals;
         let r = r?;
-        let (text, external) = fb.finish_external(vname, &r.s);
-        let fi = self.funcs.len();
-        self.external_sites.extend(external.into_iter().map(|(line, id)| (fi, line, id)));
-        self.funcs.push(text);
+        self.funcs.push(fb.finish(vname, &r.s));
         Ok(())
     }
 
@@ -764,10 +770,10 @@ impl<'a> Compiler<'a> {
             ExprKind::Int(k) => Ok(Val::base(self.int_in(fb, ctx, *k), SlotKind::Int)),
             ExprKind::Char(c) => Ok(Val::base(self.int_in(fb, ctx, *c as i64), SlotKind::Int)),
             ExprKind::Float(f) => {
-                Ok(Val::base(self.const_in(fb, ctx, SlotKind::Float, &float_text(*f)), SlotKind::Float))
+                Ok(Val::base(self.const_in(fb, ctx, Const::float(vcode_float(*f))), SlotKind::Float))
             }
             ExprKind::Bool(b) => {
-                Ok(Val::base(self.const_in(fb, ctx, SlotKind::Bool, if *b { "T" } else { "F" }), SlotKind::Bool))
+                Ok(Val::base(self.const_in(fb, ctx, Const::bool(*b)), SlotKind::Bool))
             }
             ExprKind::Str(bytes) => {
                 let v = self.string_const(fb, bytes);
@@ -800,7 +806,7 @@ impl<'a> Compiler<'a> {
             ExprKind::EmptySeq(_) => {
                 let lay = self.lay(&ty, e.span)?;
                 let z = self.int_in(fb, ctx, 0);
-                let seg = fb.op1("MAKE_SEGDES", &[z]);
+                let seg = fb.op1(O::MakeSegdes, &[z]);
                 let el = match &lay {
                     Lay::Seq(el) => (**el).clone(),
                     _ => Lay::Unit,
@@ -817,21 +823,21 @@ impl<'a> Compiler<'a> {
                 };
                 if self.arg_check {
                     let one = self.int_in(fb, ctx, 1);
-                    let ok1 = fb.op1(">= INT", &[d, one]);
-                    let ok2 = fb.op1("<= INT", &[s, en]);
-                    let ok = fb.op1("AND BOOL", &[ok1, ok2]);
+                    let ok1 = fb.op1(O::Ge.t(Ty::Int), &[d, one]);
+                    let ok2 = fb.op1(O::Le.t(Ty::Int), &[s, en]);
+                    let ok = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
                     self.check_all(fb, ok, ctx.seg, "In [s:e:l], e must be >= to s, and l must be positive.");
                 }
                 let len = self.range_len(fb, s, en, d);
-                let seg = fb.op1("MAKE_SEGDES", &[len]);
-                let data = fb.op1("INDEX", &[s, d, seg]);
+                let seg = fb.op1(O::MakeSegdes, &[len]);
+                let data = fb.op1(O::Index, &[s, d, seg]);
                 Ok(Val::mk_seq(seg, Val::base(data, SlotKind::Int)))
             }
             ExprKind::Time(x) => {
-                fb.emit("START_TIMER");
+                fb.emit(O::StartTimer);
                 let v = self.expr(fb, env, ctx, x)?;
-                let t = fb.op1("STOP_TIMER", &[]);
-                let t = if ctx.unit { t } else { fb.op1("DIST FLOAT", &[t, ctx.seg]) };
+                let t = fb.op1(O::StopTimer, &[]);
+                let t = if ctx.unit { t } else { fb.op1(O::Dist.t(Ty::Float), &[t, ctx.seg]) };
                 Ok(Val::pair(v, Val::base(t, SlotKind::Float)))
             }
             ExprKind::Call { func, arg } => {
@@ -917,14 +923,14 @@ impl<'a> Compiler<'a> {
 
     /// `len = (e - s - 1 + d) / d` of a range.
     fn range_len(&self, fb: &mut FunBuilder, s: Slot, e: Slot, d: Slot) -> Slot {
-        let a = fb.op1("- INT", &[e, s]);
-        let b = fb.op1("+ INT", &[a, d]);
-        let n = fb.op1("LENGTH INT", &[b]);
-        let nseg = fb.op1("MAKE_SEGDES", &[n]);
+        let a = fb.op1(O::Sub.t(Ty::Int), &[e, s]);
+        let b = fb.op1(O::Add.t(Ty::Int), &[a, d]);
+        let n = fb.op1(O::Length.t(Ty::Int), &[b]);
+        let nseg = fb.op1(O::MakeSegdes, &[n]);
         let one = self.cint(fb, 1);
-        let ones = fb.op1("DIST INT", &[one, nseg]);
-        let c = fb.op1("- INT", &[b, ones]);
-        fb.op1("/ INT", &[c, d])
+        let ones = fb.op1(O::Dist.t(Ty::Int), &[one, nseg]);
+        let c = fb.op1(O::Sub.t(Ty::Int), &[b, ones]);
+        fb.op1(O::Div.t(Ty::Int), &[c, d])
     }
 
     /// Calls a VCODE function on a lifted argument in `ctx`.
@@ -944,22 +950,21 @@ impl<'a> Compiler<'a> {
             }
         }
         args.push(ctx.seg);
-        let s = fb.op(&format!("CALL {name}"), &args, lay.size());
+        let s = fb.call(&name, &args, lay.size());
         Ok(Val::new(s, lay))
     }
 
     /// A string constant in a unit context.
     pub(crate) fn string_const(&self, fb: &mut FunBuilder, bytes: &[u8]) -> Val {
         let n = self.cint(fb, bytes.len() as i64);
-        let seg = fb.op1("MAKE_SEGDES", &[n]);
+        let seg = fb.op1(O::MakeSegdes, &[n]);
         let plain = !bytes.is_empty()
             && bytes.len() <= 100
             && bytes.iter().all(|&b| (b.is_ascii_graphic() || b == b' ') && b != b'"' && b != b'\\');
         let data = if plain {
-            fb.konst(&format!("CHAR \"{}\"", String::from_utf8_lossy(bytes)))
+            fb.konst(Const::Char(String::from_utf8_lossy(bytes).into_owned()))
         } else {
-            let codes: Vec<String> = bytes.iter().map(|b| b.to_string()).collect();
-            fb.konst(&format!("INT ({})", codes.join(" ")))
+            fb.konst(Const::ints(bytes.iter().map(|&b| b as i64).collect::<Vec<_>>()))
         };
         Val::mk_seq(seg, Val::base(data, SlotKind::Int))
     }
@@ -1023,28 +1028,7 @@ impl<'a> Compiler<'a> {
         if kinds.len() != g.slots.len() {
             return Err(err(span, "internal error: global value does not match its type"));
         }
-        let mut s = Vec::new();
-        for hv in &g.slots {
-            let len = match hv {
-                vcode::HostValue::Int(v) | vcode::HostValue::Segdes(v) => v.len(),
-                vcode::HostValue::Float(v) => v.len(),
-                vcode::HostValue::Bool(v) => v.len(),
-            };
-            match self.external_over {
-                Some(limit) if len > limit => {
-                    let ty = match hv {
-                        vcode::HostValue::Int(_) => "INT",
-                        vcode::HostValue::Float(_) => "FLOAT",
-                        vcode::HostValue::Bool(_) => "BOOL",
-                        vcode::HostValue::Segdes(_) => "SEGDES",
-                    };
-                    let id = self.external_values.len();
-                    self.external_values.push(hv.clone());
-                    s.push(fb.konst_external(ty, id));
-                }
-                _ => s.push(super::host_const(fb, hv)),
-            }
-        }
+        let s = g.slots.iter().map(|c| super::host_const(fb, c)).collect();
         Ok(Val::new(s, lay))
     }
 
@@ -1054,7 +1038,7 @@ impl<'a> Compiler<'a> {
             return Ok(v.clone());
         }
         match &v.lay {
-            Lay::Base(k) => Ok(Val::base(fb.op1(&format!("DIST {}", k.keyword()), &[v.one(), ctx.seg]), *k)),
+            Lay::Base(k) => Ok(Val::base(fb.op1(O::Dist.t(k.ty()), &[v.one(), ctx.seg]), *k)),
             Lay::Unit | Lay::Fun(_) => Ok(v.clone()),
             Lay::Pair(..) => {
                 let (a, b) = v.split();
@@ -1081,25 +1065,25 @@ impl<'a> Compiler<'a> {
             let s = fb.end_if(m, &y.s);
             return Ok(Val::new(s, lay));
         }
-        let fi = fb.op1("B_TO_I", &[flags]);
-        let cnt_t = fb.op1("+_REDUCE INT", &[fi, ctx.seg]);
+        let fi = fb.op1(O::BToI, &[flags]);
+        let cnt_t = fb.op1(O::AddReduce.t(Ty::Int), &[fi, ctx.seg]);
         let n = self.count(fb, ctx.seg);
-        let cnt_f = fb.op1("- INT", &[n, cnt_t]);
+        let cnt_f = fb.op1(O::Sub.t(Ty::Int), &[n, cnt_t]);
         let zero = self.cint(fb, 0);
-        let nflags = fb.op1("NOT BOOL", &[flags]);
+        let nflags = fb.op1(O::Not.t(Ty::Bool), &[flags]);
         let rt = self.branch(fb, env, ctx, a, flags, cnt_t, cnt_f, zero, &lay)?;
         let rf = self.branch(fb, env, ctx, b, nflags, cnt_f, cnt_t, zero, &lay)?;
         // Combine: all one way, or merge by the flags.
-        let f_none = fb.op1("= INT", &[cnt_f, zero]);
+        let f_none = fb.op1(O::Eq.t(Ty::Int), &[cnt_f, zero]);
         let mut m1 = fb.begin_if(f_none);
         fb.else_(&mut m1, &rt);
-        let t_none = fb.op1("= INT", &[cnt_t, zero]);
+        let t_none = fb.op1(O::Eq.t(Ty::Int), &[cnt_t, zero]);
         let mut m2 = fb.begin_if(t_none);
         fb.else_(&mut m2, &rf);
         // Each branch's results go straight back to the instances that took it.
         let io = self.iota(fb, ctx.seg);
-        let gt = fb.op("PACK INT", &[io, flags, ctx.seg], 2)[0];
-        let gf = fb.op("PACK INT", &[io, nflags, ctx.seg], 2)[0];
+        let gt = fb.op(O::Pack.t(Ty::Int), &[io, flags, ctx.seg])[0];
+        let gf = fb.op(O::Pack.t(Ty::Int), &[io, nflags, ctx.seg])[0];
         let parts = [
             Part { v: Val::new(rt.clone(), lay.clone()), dest: gt, n: cnt_t },
             Part { v: Val::new(rf.clone(), lay.clone()), dest: gf, n: cnt_f },
@@ -1131,10 +1115,10 @@ impl<'a> Compiler<'a> {
             .iter()
             .filter_map(|n| env.iter().rev().find(|(m, _)| m == n).cloned())
             .collect();
-        let any = fb.op1("> INT", &[cnt, zero]);
+        let any = fb.op1(O::Gt.t(Ty::Int), &[cnt, zero]);
         let mut m = fb.begin_if(any);
         // Pack the live variables unless every instance takes this branch.
-        let all = fb.op1("= INT", &[cnt_other, zero]);
+        let all = fb.op1(O::Eq.t(Ty::Int), &[cnt_other, zero]);
         let mut pm = fb.begin_if(all);
         let mut cur: Vec<Slot> = live
             .iter()
@@ -1157,7 +1141,7 @@ impl<'a> Compiler<'a> {
             }
         } else {
             let io = self.iota(fb, ctx.seg);
-            let idx = fb.op("PACK INT", &[io, flags, ctx.seg], 2)[0];
+            let idx = fb.op(O::Pack.t(Ty::Int), &[io, flags, ctx.seg])[0];
             for v in vals {
                 match &v.lazy {
                     Some(l) => out.push(self.gather(fb, &Val::base(l.1, SlotKind::Int), idx).one()),
@@ -1165,7 +1149,7 @@ impl<'a> Compiler<'a> {
                 }
             }
         }
-        out.push(fb.op1("MAKE_SEGDES", &[cnt]));
+        out.push(fb.op1(O::MakeSegdes, &[cnt]));
         let newslots = fb.end_if(pm, &out);
         let n0 = env.len();
         let mut k = 0;
@@ -1210,17 +1194,17 @@ impl<'a> Compiler<'a> {
         }
         let (seg0, _) = seqs[0].seq();
         if seqs.len() > 1 && self.arg_check {
-            let l0 = fb.op1("LENGTHS", &[seg0]);
+            let l0 = fb.op1(O::Lengths, &[seg0]);
             for v in &seqs[1..] {
                 let (sg, _) = v.seq();
-                let l = fb.op1("LENGTHS", &[sg]);
-                let ok = fb.op1("= INT", &[l0, l]);
+                let l = fb.op1(O::Lengths, &[sg]);
+                let ok = fb.op1(O::Eq.t(Ty::Int), &[l0, l]);
                 self.check_all(fb, ok, ctx.seg, "Length mismatch in an apply-to-each.");
             }
         }
-        let lens = fb.op1("LENGTHS", &[seg0]);
-        let total = fb.op1("+_REDUCE INT", &[lens, ctx.seg]);
-        let inner = fb.op1("MAKE_SEGDES", &[total]);
+        let lens = fb.op1(O::Lengths, &[seg0]);
+        let total = fb.op1(O::AddReduce.t(Ty::Int), &[lens, ctx.seg]);
+        let inner = fb.op1(O::MakeSegdes, &[total]);
         let mut ictx = Ctx { seg: inner, unit: false };
         // Free variables of the filter and body, replicated over the elements.
         let mut bound = Vec::new();
@@ -1244,8 +1228,8 @@ impl<'a> Compiler<'a> {
             let r = match (&v.lazy, &v.lay) {
                 // Already lazy: every element reads the original instance its own instance
                 // reads, a replication (DIST) of the instance numbers, not a gather.
-                (Some(l), _) => Val::lazy(l.0.clone(), fb.op1("DIST INT", &[l.1, seg0])),
-                (None, Lay::Base(k)) => Val::base(fb.op1(&format!("DIST {}", k.keyword()), &[v.one(), seg0]), *k),
+                (Some(l), _) => Val::lazy(l.0.clone(), fb.op1(O::Dist.t(Ty::Int), &[l.1, seg0])),
+                (None, Lay::Base(k)) => Val::base(fb.op1(O::Dist.t(k.ty()), &[v.one(), seg0]), *k),
                 (None, Lay::Unit | Lay::Fun(_)) => v.clone(),
                 _ => {
                     let si = match segidx {
@@ -1302,7 +1286,7 @@ impl<'a> Compiler<'a> {
                 }
             } else {
                 let io = self.iota(fb, inner);
-                let p = fb.op("PACK INT", &[io, flags, seg0], 2);
+                let p = fb.op(O::Pack.t(Ty::Int), &[io, flags, seg0]);
                 newseg = Some(p[1]);
                 for (i, v) in vals.iter().enumerate() {
                     // The elements of the bodyless form are the result: materialised.
@@ -1313,9 +1297,9 @@ impl<'a> Compiler<'a> {
             seg = match newseg {
                 Some(sg) => sg,
                 None => {
-                    let fi = fb.op1("B_TO_I", &[flags]);
-                    let newlens = fb.op1("+_REDUCE INT", &[fi, seg0]);
-                    fb.op1("MAKE_SEGDES", &[newlens])
+                    let fi = fb.op1(O::BToI, &[flags]);
+                    let newlens = fb.op1(O::AddReduce.t(Ty::Int), &[fi, seg0]);
+                    fb.op1(O::MakeSegdes, &[newlens])
                 }
             };
             if body.is_none() {
@@ -1325,9 +1309,9 @@ impl<'a> Compiler<'a> {
             let seg2 = if ctx.unit {
                 seg
             } else {
-                let l = fb.op1("LENGTHS", &[seg]);
-                let t = fb.op1("+_REDUCE INT", &[l, ctx.seg]);
-                fb.op1("MAKE_SEGDES", &[t])
+                let l = fb.op1(O::Lengths, &[seg]);
+                let t = fb.op1(O::AddReduce.t(Ty::Int), &[l, ctx.seg]);
+                fb.op1(O::MakeSegdes, &[t])
             };
             ictx = Ctx { seg: seg2, unit: false };
         }
@@ -1353,20 +1337,37 @@ impl<'a> Compiler<'a> {
         // All literal scalars: one constant vector.
         if ctx.unit {
             if let Lay::Base(k) = el {
-                let lits: Option<Vec<String>> = es
-                    .iter()
-                    .map(|x| match &x.kind {
-                        ExprKind::Int(v) => Some(v.to_string()),
-                        ExprKind::Char(c) => Some((*c as i64).to_string()),
-                        ExprKind::Float(f) => Some(float_text(*f)),
-                        ExprKind::Bool(b) => Some(if *b { "T".into() } else { "F".into() }),
-                        _ => None,
-                    })
-                    .collect();
+                let lits: Option<Const> = match k {
+                    SlotKind::Float => es
+                        .iter()
+                        .map(|x| match &x.kind {
+                            ExprKind::Float(f) => Some(vcode_float(*f)),
+                            _ => None,
+                        })
+                        .collect::<Option<Vec<f64>>>()
+                        .map(Const::floats),
+                    SlotKind::Bool => es
+                        .iter()
+                        .map(|x| match &x.kind {
+                            ExprKind::Bool(b) => Some(*b),
+                            _ => None,
+                        })
+                        .collect::<Option<Vec<bool>>>()
+                        .map(Const::bools),
+                    _ => es
+                        .iter()
+                        .map(|x| match &x.kind {
+                            ExprKind::Int(v) => Some(*v),
+                            ExprKind::Char(c) => Some(*c as i64),
+                            _ => None,
+                        })
+                        .collect::<Option<Vec<i64>>>()
+                        .map(Const::ints),
+                };
                 if let Some(l) = lits {
                     let nn = self.cint(fb, n);
-                    let seg = fb.op1("MAKE_SEGDES", &[nn]);
-                    let d = fb.konst(&format!("{} ({})", k.keyword(), l.join(" ")));
+                    let seg = fb.op1(O::MakeSegdes, &[nn]);
+                    let d = fb.konst(l);
                     return Ok(Val::new(vec![seg, d], lay));
                 }
             }

@@ -5,16 +5,17 @@
 //! `APPEND_<lay>`), generated once per layout; base layouts are inlined. Most sequence
 //! primitives are index computations followed by one gather.
 
+use vcode::{Const, Opcode as O, Ty};
 use super::builder::{FunBuilder, Slot};
 use super::gen::{Compiler, Val};
 use super::layout::{Lay, SlotKind};
 
 /// The zero of a base kind as a VCODE constant operand.
-pub(crate) fn zero_text(k: SlotKind) -> &'static str {
+pub(crate) fn zero(k: SlotKind) -> Const {
     match k {
-        SlotKind::Float => "FLOAT 0.0",
-        SlotKind::Bool => "BOOL F",
-        _ => "INT 0",
+        SlotKind::Float => Const::float(0.0),
+        SlotKind::Bool => Const::bool(false),
+        _ => Const::int(0),
     }
 }
 
@@ -33,18 +34,18 @@ impl Compiler<'_> {
         match &v.lay {
             Lay::Unit | Lay::Fun(_) => v.clone(),
             Lay::Base(k) => {
-                let kw = k.keyword();
-                let m = fb.op1(&format!("LENGTH {kw}"), &[v.one()]);
-                let sm = fb.op1("MAKE_SEGDES", &[m]);
-                let kk = fb.op1("LENGTH INT", &[idx]);
-                let sk = fb.op1("MAKE_SEGDES", &[kk]);
-                Val::base(fb.op1(&format!("BPERMUTE {kw}"), &[v.one(), idx, sm, sk]), *k)
+                let kw = k.ty();
+                let m = fb.op1(O::Length.t(kw), &[v.one()]);
+                let sm = fb.op1(O::MakeSegdes, &[m]);
+                let kk = fb.op1(O::Length.t(Ty::Int), &[idx]);
+                let sk = fb.op1(O::MakeSegdes, &[kk]);
+                Val::base(fb.op1(O::BPermute.t(kw), &[v.one(), idx, sm, sk]), *k)
             }
             lay => {
                 let name = self.gather_fn(lay);
                 let mut args = v.s.clone();
                 args.push(idx);
-                let s = fb.op(&format!("CALL {name}"), &args, lay.size());
+                let s = fb.call(&name, &args, lay.size());
                 Val::new(s, lay.clone())
             }
         }
@@ -75,18 +76,18 @@ impl Compiler<'_> {
             }
             Lay::Seq(_) => {
                 let (seg, data) = v.seq();
-                let lens = fb.op1("LENGTHS", &[seg]);
-                let m = fb.op1("LENGTH INT", &[lens]);
-                let sm = fb.op1("MAKE_SEGDES", &[m]);
-                let kk = fb.op1("LENGTH INT", &[idx]);
-                let sk = fb.op1("MAKE_SEGDES", &[kk]);
-                let starts = fb.op1("+_SCAN INT", &[lens, sm]);
-                let nl = fb.op1("BPERMUTE INT", &[lens, idx, sm, sk]);
-                let ns = fb.op1("BPERMUTE INT", &[starts, idx, sm, sk]);
-                let nseg = fb.op1("MAKE_SEGDES", &[nl]);
+                let lens = fb.op1(O::Lengths, &[seg]);
+                let m = fb.op1(O::Length.t(Ty::Int), &[lens]);
+                let sm = fb.op1(O::MakeSegdes, &[m]);
+                let kk = fb.op1(O::Length.t(Ty::Int), &[idx]);
+                let sk = fb.op1(O::MakeSegdes, &[kk]);
+                let starts = fb.op1(O::AddScan.t(Ty::Int), &[lens, sm]);
+                let nl = fb.op1(O::BPermute.t(Ty::Int), &[lens, idx, sm, sk]);
+                let ns = fb.op1(O::BPermute.t(Ty::Int), &[starts, idx, sm, sk]);
+                let nseg = fb.op1(O::MakeSegdes, &[nl]);
                 let one = self.cint(fb, 1);
-                let ones = fb.op1("DIST INT", &[one, sk]);
-                let eidx = fb.op1("INDEX", &[ns, ones, nseg]);
+                let ones = fb.op1(O::Dist.t(Ty::Int), &[one, sk]);
+                let eidx = fb.op1(O::Index, &[ns, ones, nseg]);
                 let d = self.gather(fb, &data, eidx);
                 Val::mk_seq(nseg, d)
             }
@@ -107,27 +108,27 @@ impl Compiler<'_> {
                 let name = self.append_fn(lay);
                 let mut args = a.s.clone();
                 args.extend_from_slice(&b.s);
-                let s = fb.op(&format!("CALL {name}"), &args, lay.size());
+                let s = fb.call(&name, &args, lay.size());
                 Val::new(s, lay.clone())
             }
         }
     }
 
     fn append_base(&mut self, fb: &mut FunBuilder, a: Slot, b: Slot, k: SlotKind) -> Slot {
-        let kw = k.keyword();
-        let m1 = fb.op1(&format!("LENGTH {kw}"), &[a]);
-        let m2 = fb.op1(&format!("LENGTH {kw}"), &[b]);
-        let n = fb.op1("+ INT", &[m1, m2]);
-        let sn = fb.op1("MAKE_SEGDES", &[n]);
-        let s1 = fb.op1("MAKE_SEGDES", &[m1]);
-        let s2 = fb.op1("MAKE_SEGDES", &[m2]);
-        let z = fb.konst(zero_text(k));
-        let d = fb.op1(&format!("DIST {kw}"), &[z, sn]);
+        let kw = k.ty();
+        let m1 = fb.op1(O::Length.t(kw), &[a]);
+        let m2 = fb.op1(O::Length.t(kw), &[b]);
+        let n = fb.op1(O::Add.t(Ty::Int), &[m1, m2]);
+        let sn = fb.op1(O::MakeSegdes, &[n]);
+        let s1 = fb.op1(O::MakeSegdes, &[m1]);
+        let s2 = fb.op1(O::MakeSegdes, &[m2]);
+        let z = fb.konst(zero(k));
+        let d = fb.op1(O::Dist.t(kw), &[z, sn]);
         let i1 = self.iota(fb, s1);
-        let r = fb.op1(&format!("DPERMUTE {kw}"), &[a, i1, d, s1, sn]);
+        let r = fb.op1(O::DPermute.t(kw), &[a, i1, d, s1, sn]);
         let one = self.cint(fb, 1);
-        let i2 = fb.op1("INDEX", &[m1, one, s2]);
-        fb.op1(&format!("DPERMUTE {kw}"), &[b, i2, r, s2, sn])
+        let i2 = fb.op1(O::Index, &[m1, one, s2]);
+        fb.op1(O::DPermute.t(kw), &[b, i2, r, s2, sn])
     }
 
     fn append_fn(&mut self, lay: &Lay) -> String {
@@ -151,10 +152,10 @@ impl Compiler<'_> {
             Lay::Seq(_) => {
                 let (sa, da) = a.seq();
                 let (sb, db) = b.seq();
-                let la = fb.op1("LENGTHS", &[sa]);
-                let lb = fb.op1("LENGTHS", &[sb]);
+                let la = fb.op1(O::Lengths, &[sa]);
+                let lb = fb.op1(O::Lengths, &[sb]);
                 let l = self.append_base(&mut fb, la, lb, SlotKind::Int);
-                let seg = fb.op1("MAKE_SEGDES", &[l]);
+                let seg = fb.op1(O::MakeSegdes, &[l]);
                 let d = self.append(&mut fb, &da, &db);
                 Val::mk_seq(seg, d)
             }
@@ -176,13 +177,13 @@ impl Compiler<'_> {
         match lay {
             Lay::Unit | Lay::Fun(_) => Val::new(Vec::new(), lay.clone()),
             Lay::Base(k) => {
-                let kw = k.keyword();
-                let ts = fb.op1("MAKE_SEGDES", &[total]);
-                let z = fb.konst(zero_text(*k));
-                let mut r = fb.op1(&format!("DIST {kw}"), &[z, ts]);
+                let kw = k.ty();
+                let ts = fb.op1(O::MakeSegdes, &[total]);
+                let z = fb.konst(zero(*k));
+                let mut r = fb.op1(O::Dist.t(kw), &[z, ts]);
                 for p in parts {
-                    let sp = fb.op1("MAKE_SEGDES", &[p.n]);
-                    r = fb.op1(&format!("DPERMUTE {kw}"), &[p.v.one(), p.dest, r, sp, ts]);
+                    let sp = fb.op1(O::MakeSegdes, &[p.n]);
+                    r = fb.op1(O::DPermute.t(kw), &[p.v.one(), p.dest, r, sp, ts]);
                 }
                 Val::base(r, *k)
             }
@@ -203,24 +204,24 @@ impl Compiler<'_> {
                     .iter()
                     .map(|p| {
                         let (s, _) = p.v.seq();
-                        let l = fb.op1("LENGTHS", &[s]);
+                        let l = fb.op1(O::Lengths, &[s]);
                         Part { v: Val::base(l, SlotKind::Int), dest: p.dest, n: p.n }
                     })
                     .collect();
                 let rl = self.scatter_into(fb, &Lay::Base(SlotKind::Int), &lens, total).one();
-                let rseg = fb.op1("MAKE_SEGDES", &[rl]);
-                let ts = fb.op1("MAKE_SEGDES", &[total]);
-                let off = fb.op1("+_SCAN INT", &[rl, ts]);
-                let itotal = fb.op1("+_REDUCE INT", &[rl, ts]);
+                let rseg = fb.op1(O::MakeSegdes, &[rl]);
+                let ts = fb.op1(O::MakeSegdes, &[total]);
+                let off = fb.op1(O::AddScan.t(Ty::Int), &[rl, ts]);
+                let itotal = fb.op1(O::AddReduce.t(Ty::Int), &[rl, ts]);
                 let mut inner = Vec::new();
                 for (p, l) in parts.iter().zip(&lens) {
                     let (s, d) = p.v.seq();
-                    let sp = fb.op1("MAKE_SEGDES", &[p.n]);
-                    let st = fb.op1("BPERMUTE INT", &[off, p.dest, ts, sp]);
+                    let sp = fb.op1(O::MakeSegdes, &[p.n]);
+                    let st = fb.op1(O::BPermute.t(Ty::Int), &[off, p.dest, ts, sp]);
                     let one = self.cint(fb, 1);
-                    let ones = fb.op1("DIST INT", &[one, sp]);
-                    let dest = fb.op1("INDEX", &[st, ones, s]);
-                    let n = fb.op1("+_REDUCE INT", &[l.v.one(), sp]);
+                    let ones = fb.op1(O::Dist.t(Ty::Int), &[one, sp]);
+                    let dest = fb.op1(O::Index, &[st, ones, s]);
+                    let n = fb.op1(O::AddReduce.t(Ty::Int), &[l.v.one(), sp]);
                     inner.push(Part { v: d, dest, n });
                 }
                 let d = self.scatter_into(fb, e, &inner, itotal);
@@ -249,7 +250,7 @@ impl Compiler<'_> {
         let mut out = Vec::new();
         let mut rseg = None;
         for (&s, k) in v.s.iter().zip(kinds) {
-            let p = fb.op(&format!("PACK {}", k.keyword()), &[s, flags, seg], 2);
+            let p = fb.op(O::Pack.t(k.ty()), &[s, flags, seg]);
             out.push(p[0]);
             rseg = Some(p[1]);
         }
@@ -260,15 +261,15 @@ impl Compiler<'_> {
     pub(crate) fn empty(&mut self, fb: &mut FunBuilder, lay: &Lay) -> Val {
         match lay {
             Lay::Unit | Lay::Fun(_) => Val::new(Vec::new(), lay.clone()),
-            Lay::Base(k) => Val::base(fb.konst(&format!("{} ()", k.keyword())), *k),
+            Lay::Base(k) => Val::base(fb.konst(Const::empty(k.ty())), *k),
             Lay::Pair(a, b) => {
                 let x = self.empty(fb, a);
                 let y = self.empty(fb, b);
                 Val::pair(x, y)
             }
             Lay::Seq(e) => {
-                let l = fb.konst("INT ()");
-                let seg = fb.op1("MAKE_SEGDES", &[l]);
+                let l = fb.konst(Const::empty(Ty::Int));
+                let seg = fb.op1(O::MakeSegdes, &[l]);
                 let d = self.empty(fb, e);
                 Val::mk_seq(seg, d)
             }
@@ -281,8 +282,8 @@ impl Compiler<'_> {
         match lay {
             Lay::Unit | Lay::Fun(_) => Val::new(Vec::new(), lay.clone()),
             Lay::Base(k) => {
-                let z = fb.konst(zero_text(*k));
-                Val::base(fb.op1(&format!("DIST {}", k.keyword()), &[z, seg]), *k)
+                let z = fb.konst(zero(*k));
+                Val::base(fb.op1(O::Dist.t(k.ty()), &[z, seg]), *k)
             }
             Lay::Pair(a, b) => {
                 let x = self.zeros(fb, a, seg);
@@ -291,8 +292,8 @@ impl Compiler<'_> {
             }
             Lay::Seq(e) => {
                 let z = self.cint(fb, 0);
-                let l = fb.op1("DIST INT", &[z, seg]);
-                let s = fb.op1("MAKE_SEGDES", &[l]);
+                let l = fb.op1(O::Dist.t(Ty::Int), &[z, seg]);
+                let s = fb.op1(O::MakeSegdes, &[l]);
                 let d = self.empty(fb, e);
                 Val::mk_seq(s, d)
             }

@@ -21,6 +21,15 @@ pub enum SlotKind {
 }
 
 impl SlotKind {
+    /// The VCODE type of this slot kind.
+    pub fn ty(self) -> vcode::Ty {
+        match self {
+            SlotKind::Int => vcode::Ty::Int,
+            SlotKind::Float => vcode::Ty::Float,
+            SlotKind::Bool => vcode::Ty::Bool,
+            SlotKind::Segdes => vcode::Ty::Segdes,
+        }
+    }
     /// The VCODE type keyword (`INT`, `FLOAT`, `BOOL`, `SEGDES`).
     pub fn keyword(self) -> &'static str {
         match self {

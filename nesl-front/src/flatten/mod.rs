@@ -1,7 +1,10 @@
-//! Flattening: typed AST to VCODE text (the CMU dialect of `spec/vcode.md`).
+//! Flattening: typed AST to a VCODE program (`vcode::Program`, the CMU dialect of
+//! `spec/vcode.md`), built instruction by instruction through a typed builder
+//! ([`builder`]) whose stack effects come from the instruction table; text is written
+//! only when a user asks for it (`nesl compile`), by printing the program.
 //!
 //! [`compile_expr`] turns one checked top-level expression into a VCODE program whose
-//! entry function (the first in the text) leaves the expression's value on the stack in
+//! entry function (the first of the program) leaves the expression's value on the stack in
 //! the flat layout of vcode.md section 3 ([`flat_slots`] gives that layout).
 //!
 //! How (spec Part 2): every function instance is generated in its lifted ("extended")
@@ -48,8 +51,9 @@ impl Default for CompileOptions {
 pub struct GlobalValue {
     /// The (ground) type.
     pub ty: Type,
-    /// The slots, bottom first (as [`flat_slots`] of `ty` lists them).
-    pub slots: Vec<vcode::HostValue>,
+    /// The slots, bottom first (as [`flat_slots`] of `ty` lists them), as list
+    /// constants (shared: compiling a use of a large global does not copy it).
+    pub slots: Vec<vcode::Const>,
 }
 
 /// The values of the global variables bound so far, by name.
@@ -112,43 +116,33 @@ pub fn flat_slots_in(session: &Session, ty: &Type) -> Vec<SlotKind> {
     out
 }
 
-/// Emits the constant of one host value (a global's slot) and returns its slot.
-fn host_const(fb: &mut FunBuilder, hv: &vcode::HostValue) -> Slot {
-    fn list<T: ToString>(v: &[T]) -> String {
-        v.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(" ")
-    }
-    match hv {
-        vcode::HostValue::Int(v) => fb.konst(&format!("INT ({})", list(v))),
-        vcode::HostValue::Bool(v) => {
-            let t: Vec<&str> = v.iter().map(|b| if *b { "T" } else { "F" }).collect();
-            fb.konst(&format!("BOOL ({})", t.join(" ")))
+/// Emits a global's slot (a list constant) and returns its slot. A segment descriptor
+/// is built from its lengths by `MAKE_SEGDES`, as CMU's VCODE does.
+fn host_const(fb: &mut FunBuilder, c: &vcode::Const) -> Slot {
+    match c {
+        vcode::Const::Segdes(v, _) => {
+            let l = fb.konst(vcode::Const::Int(v.clone(), true));
+            fb.op1(vcode::Opcode::MakeSegdes, &[l])
         }
-        vcode::HostValue::Float(v) => {
-            let t: Vec<String> = v.iter().map(|f| gen::float_text(*f)).collect();
-            fb.konst(&format!("FLOAT ({})", t.join(" ")))
-        }
-        vcode::HostValue::Segdes(v) => {
-            let l = fb.konst(&format!("INT ({})", list(v)));
-            fb.op1("MAKE_SEGDES", &[l])
-        }
+        c => fb.konst(c.clone()),
     }
 }
 
-/// VCODE text (CMU dialect) of a program whose entry function (first in the file)
+/// The VCODE program (CMU dialect) whose entry function (the first)
 /// evaluates `expr` and leaves its value on the stack in the flat layout of vcode.md
 /// section 3 (context of one instance: scalars are length-1 vectors, a sequence has a
 /// 1-segment segment descriptor). `expr` must have been checked by `session`.
-pub fn compile_expr(session: &Session, expr: &Expr, globals: &Globals, opts: &CompileOptions) -> Result<String, Vec<Diagnostic>> {
+pub fn compile_expr(session: &Session, expr: &Expr, globals: &Globals, opts: &CompileOptions) -> Result<vcode::Program, Vec<Diagnostic>> {
     compile_exprs(session, std::slice::from_ref(expr), globals, opts)
 }
 
-/// VCODE text of a whole program: the entry function evaluates the given forms in order
+/// The VCODE program of a whole file: the entry function evaluates the given forms in order
 /// (in the session that checked them) and leaves the values of the expression forms
 /// (`exp;`) on the stack, one after the other; the values of global bindings
 /// (`pattern = exp;`) and of `it` are kept for the later forms and the functions that use
 /// them (each evaluated once, where it stands) and dropped at the end.
 /// Function and datatype definitions and commands produce no code of their own.
-pub fn compile_program(session: &Session, items: &[crate::ast::TopLevel], opts: &CompileOptions) -> Result<String, Vec<Diagnostic>> {
+pub fn compile_program(session: &Session, items: &[crate::ast::TopLevel], opts: &CompileOptions) -> Result<vcode::Program, Vec<Diagnostic>> {
     use crate::ast::TopLevel;
     let prelude = match prelude::prelude() {
         Ok(p) => Some(p),
@@ -195,57 +189,18 @@ pub fn compile_program(session: &Session, items: &[crate::ast::TopLevel], opts: 
     // Functions are compiled now, each into its own VCODE function; those that read
     // top-level variables receive them as hidden arguments (see `Compiler::main_globals`).
     c.drain().map_err(|d| vec![d])?;
-    let mut text = fb.finish("MAIN1_1", &results);
-    for f in &c.funcs {
-        text.push('\n');
-        text.push_str(f);
-    }
-    Ok(text)
-}
-
-/// A compiled program whose large constants travel beside its text.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Compiled {
-    /// VCODE text (CMU dialect); each external constant is a placeholder
-    /// `CONST <type> ()` on its own line.
-    pub text: String,
-    /// `(1-based line of the placeholder, value)`, for `vcode::Program::fill_consts`.
-    pub consts: Vec<(u32, vcode::HostValue)>,
-}
-
-/// Slots of global values longer than this are passed as external constants by
-/// [`compile_expr_external`] (shorter ones are written into the text, readable).
-pub const EXTERNAL_CONST_OVER: usize = 16;
-
-/// [`compile_expr`], except that global values with more than [`EXTERNAL_CONST_OVER`]
-/// elements in a slot are not printed into the text (a 10M-element global would make
-/// hundreds of megabytes of VCODE) but returned beside it.
-pub fn compile_expr_external(session: &Session, expr: &Expr, globals: &Globals, opts: &CompileOptions) -> Result<Compiled, Vec<Diagnostic>> {
-    compile_exprs_inner(session, std::slice::from_ref(expr), globals, opts, Some(EXTERNAL_CONST_OVER))
+    Ok(c.into_program(fb.finish("MAIN1_1", &results)))
 }
 
 /// Like [`compile_expr`] for several expressions: the entry function leaves their
 /// values on the stack one after the other, in order.
-pub fn compile_exprs(session: &Session, exprs: &[Expr], globals: &Globals, opts: &CompileOptions) -> Result<String, Vec<Diagnostic>> {
-    let c = compile_exprs_inner(session, exprs, globals, opts, None)?;
-    debug_assert!(c.consts.is_empty());
-    Ok(c.text)
-}
-
-fn compile_exprs_inner(
-    session: &Session,
-    exprs: &[Expr],
-    globals: &Globals,
-    opts: &CompileOptions,
-    external_over: Option<usize>,
-) -> Result<Compiled, Vec<Diagnostic>> {
+pub fn compile_exprs(session: &Session, exprs: &[Expr], globals: &Globals, opts: &CompileOptions) -> Result<vcode::Program, Vec<Diagnostic>> {
     let prelude = match prelude::prelude() {
         Ok(p) => Some(p),
         Err(d) => return Err(d.clone()),
     };
     let info = Info { session, prelude };
     let mut c = Compiler::new(&info, globals, opts.arg_check);
-    c.external_over = external_over;
     let (mut fb, _) = FunBuilder::new(0);
     let mut results = Vec::new();
     for e in exprs {
@@ -257,25 +212,5 @@ fn compile_exprs_inner(
         results.extend(v.s);
     }
     c.drain().map_err(|d| vec![d])?;
-    let (mut text, main_external) = fb.finish_external("MAIN1_1", &results);
-    let mut consts = Vec::new();
-    let mut values: Vec<Option<vcode::HostValue>> = c.external_values.into_iter().map(Some).collect();
-    let mut take = |line: usize, id: usize| (line as u32, values[id].take().expect("each external constant is used once"));
-    for (line, id) in main_external {
-        consts.push(take(line + 1, id));
-    }
-    // 1-based line of each function's `FUNC`, counted as the text is assembled.
-    let mut lines = text.bytes().filter(|&b| b == b'\n').count();
-    let mut starts = Vec::with_capacity(c.funcs.len());
-    for f in &c.funcs {
-        text.push('\n');
-        lines += 1;
-        starts.push(lines + 1);
-        text.push_str(f);
-        lines += f.bytes().filter(|&b| b == b'\n').count();
-    }
-    for &(fi, line, id) in &c.external_sites {
-        consts.push(take(starts[fi] + line, id));
-    }
-    Ok(Compiled { text, consts })
+    Ok(c.into_program(fb.finish("MAIN1_1", &results)))
 }

@@ -8,8 +8,9 @@
 //! that the NESL prelude defines in NESL ([`super::prelude`]) are compiled like user
 //! functions instead.
 
+use vcode::{Const, Instr, Opcode as O, Ty};
 use super::builder::{FunBuilder, Slot};
-use super::gen::{err, float_text, Compiler, Ctx, Env, Origin, Val, R};
+use super::gen::{err, num, Compiler, Ctx, Env, Origin, Val, R};
 use super::helpers::Part;
 use super::layout::{Lay, SlotKind};
 use crate::ast::{Expr, ExprKind, Span};
@@ -28,24 +29,24 @@ struct Shape {
 impl Compiler<'_> {
     /// A constant integer with one element per element of `like` (an INT vector).
     fn int_like(&self, fb: &mut FunBuilder, k: i64, like: Slot) -> Slot {
-        let n = fb.op1("LENGTH INT", &[like]);
-        let s = fb.op1("MAKE_SEGDES", &[n]);
+        let n = fb.op1(O::Length.t(Ty::Int), &[like]);
+        let s = fb.op1(O::MakeSegdes, &[n]);
         let c = self.cint(fb, k);
-        fb.op1("DIST INT", &[c, s])
+        fb.op1(O::Dist.t(Ty::Int), &[c, s])
     }
 
     fn shape(&mut self, fb: &mut FunBuilder, ctx: Ctx, seg: Slot, newlens: Slot) -> Shape {
-        let rseg = fb.op1("MAKE_SEGDES", &[newlens]);
+        let rseg = fb.op1(O::MakeSegdes, &[newlens]);
         let j = self.local_index(fb, ctx, rseg);
-        let lens = fb.op1("LENGTHS", &[seg]);
-        let starts = fb.op1("+_SCAN INT", &[lens, ctx.seg]);
-        let start = fb.op1("DIST INT", &[starts, rseg]);
-        let len = fb.op1("DIST INT", &[lens, rseg]);
+        let lens = fb.op1(O::Lengths, &[seg]);
+        let starts = fb.op1(O::AddScan.t(Ty::Int), &[lens, ctx.seg]);
+        let start = fb.op1(O::Dist.t(Ty::Int), &[starts, rseg]);
+        let len = fb.op1(O::Dist.t(Ty::Int), &[lens, rseg]);
         Shape { rseg, j, start, len }
     }
 
     fn regather(&mut self, fb: &mut FunBuilder, sh: &Shape, data: &Val, local: Slot) -> Val {
-        let idx = fb.op1("+ INT", &[sh.start, local]);
+        let idx = fb.op1(O::Add.t(Ty::Int), &[sh.start, local]);
         let d = self.gather(fb, data, idx);
         Val::mk_seq(sh.rseg, d)
     }
@@ -59,26 +60,26 @@ impl Compiler<'_> {
     /// once, at the offset of its instance's result plus the lengths of the sequences
     /// before its own plus its position.
     pub(crate) fn seq_concat(&mut self, fb: &mut FunBuilder, ctx: Ctx, vs: &[Val]) -> Val {
-        let lens: Vec<Slot> = vs.iter().map(|v| fb.op1("LENGTHS", &[v.seq().0])).collect();
+        let lens: Vec<Slot> = vs.iter().map(|v| fb.op1(O::Lengths, &[v.seq().0])).collect();
         let mut l = lens[0];
         for &x in &lens[1..] {
-            l = fb.op1("+ INT", &[l, x]);
+            l = fb.op1(O::Add.t(Ty::Int), &[l, x]);
         }
-        let rseg = fb.op1("MAKE_SEGDES", &[l]);
-        let mut off = fb.op1("+_SCAN INT", &[l, ctx.seg]);
+        let rseg = fb.op1(O::MakeSegdes, &[l]);
+        let mut off = fb.op1(O::AddScan.t(Ty::Int), &[l, ctx.seg]);
         let one = self.int_in(fb, ctx, 1);
         let mut parts = Vec::with_capacity(vs.len());
         let mut tot = None;
         for (i, (v, &len)) in vs.iter().zip(&lens).enumerate() {
             let (seg, data) = v.seq();
-            let dest = fb.op1("INDEX", &[off, one, seg]);
+            let dest = fb.op1(O::Index, &[off, one, seg]);
             if i + 1 < vs.len() {
-                off = fb.op1("+ INT", &[off, len]);
+                off = fb.op1(O::Add.t(Ty::Int), &[off, len]);
             }
-            let n = fb.op1("+_REDUCE INT", &[len, ctx.seg]);
+            let n = fb.op1(O::AddReduce.t(Ty::Int), &[len, ctx.seg]);
             tot = Some(match tot {
                 None => n,
-                Some(t) => fb.op1("+ INT", &[t, n]),
+                Some(t) => fb.op1(O::Add.t(Ty::Int), &[t, n]),
             });
             parts.push(Part { v: data, dest, n });
         }
@@ -128,15 +129,15 @@ impl Compiler<'_> {
 
     /// An INT scalar replicated to the length of the INT vector `like`.
     fn dist_scalar(&self, fb: &mut FunBuilder, x: Slot, like: Slot) -> Slot {
-        let n = fb.op1("LENGTH INT", &[like]);
-        let s = fb.op1("MAKE_SEGDES", &[n]);
-        fb.op1("DIST INT", &[x, s])
+        let n = fb.op1(O::Length.t(Ty::Int), &[like]);
+        let s = fb.op1(O::MakeSegdes, &[n]);
+        fb.op1(O::Dist.t(Ty::Int), &[x, s])
     }
 
     /// A one-element sequence per instance.
     fn singleton(&mut self, fb: &mut FunBuilder, ctx: Ctx, x: &Val) -> Val {
         let one = self.int_in(fb, ctx, 1);
-        let seg = fb.op1("MAKE_SEGDES", &[one]);
+        let seg = fb.op1(O::MakeSegdes, &[one]);
         Val::mk_seq(seg, x.clone())
     }
 
@@ -145,21 +146,21 @@ impl Compiler<'_> {
     pub(crate) fn make_seq(&mut self, fb: &mut FunBuilder, ctx: Ctx, vals: &[Val], el: &Lay) -> Val {
         let n = vals.len() as i64;
         let nn = self.int_in(fb, ctx, n);
-        let seg = fb.op1("MAKE_SEGDES", &[nn]);
+        let seg = fb.op1(O::MakeSegdes, &[nn]);
         let data = match vals {
             [] => self.empty(fb, el),
             [v] => v.clone(),
             _ => {
                 let nc = if ctx.unit { self.cint(fb, 1) } else { self.count(fb, ctx.seg) };
-                let sc = fb.op1("MAKE_SEGDES", &[nc]);
+                let sc = fb.op1(O::MakeSegdes, &[nc]);
                 let nk = self.cint(fb, n);
-                let tot = fb.op1("* INT", &[nc, nk]);
+                let tot = fb.op1(O::Mul.t(Ty::Int), &[nc, nk]);
                 let parts: Vec<Part> = vals
                     .iter()
                     .enumerate()
                     .map(|(k, v)| {
                         let c = self.cint(fb, k as i64);
-                        let dest = fb.op1("INDEX", &[c, nk, sc]);
+                        let dest = fb.op1(O::Index, &[c, nk, sc]);
                         Part { v: v.clone(), dest, n: nc }
                     })
                     .collect();
@@ -179,17 +180,17 @@ impl Compiler<'_> {
             let rseg = match rseg {
                 Some(r) => r,
                 None => {
-                    let fi = fb.op1("B_TO_I", &[flags]);
-                    let newlens = fb.op1("+_REDUCE INT", &[fi, seg]);
-                    fb.op1("MAKE_SEGDES", &[newlens])
+                    let fi = fb.op1(O::BToI, &[flags]);
+                    let newlens = fb.op1(O::AddReduce.t(Ty::Int), &[fi, seg]);
+                    fb.op1(O::MakeSegdes, &[newlens])
                 }
             };
             return Val::mk_seq(rseg, d);
         }
-        let n = fb.op1("LENGTH BOOL", &[flags]);
-        let all = fb.op1("MAKE_SEGDES", &[n]);
+        let n = fb.op1(O::Length.t(Ty::Bool), &[flags]);
+        let all = fb.op1(O::MakeSegdes, &[n]);
         let io = self.iota(fb, all);
-        let p = fb.op("PACK INT", &[io, flags, seg], 2);
+        let p = fb.op(O::Pack.t(Ty::Int), &[io, flags, seg]);
         let d = self.gather(fb, &data, p[0]);
         Val::mk_seq(p[1], d)
     }
@@ -206,21 +207,21 @@ impl Compiler<'_> {
             None => {
                 // Element-wise, so that the optimiser fuses the comparisons.
                 let z = self.int_in(fb, ctx, 0);
-                let ok1 = fb.op1(">= INT", &[i, z]);
-                let ok2 = fb.op1("< INT", &[i, len]);
-                let ok = fb.op1("AND BOOL", &[ok1, ok2]);
-                let all = fb.op1("AND_REDUCE BOOL", &[ok, ctx.seg]);
-                fb.op1("NOT BOOL", &[all])
+                let ok1 = fb.op1(O::Ge.t(Ty::Int), &[i, z]);
+                let ok2 = fb.op1(O::Lt.t(Ty::Int), &[i, len]);
+                let ok = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
+                let all = fb.op1(O::AndReduce.t(Ty::Bool), &[ok, ctx.seg]);
+                fb.op1(O::Not.t(Ty::Bool), &[all])
             }
             Some(s) => {
                 // An empty segment reduces to the identities (MIN: large, MAX: negative).
-                let mn = fb.op1("MIN_REDUCE INT", &[i, s]);
-                let mx = fb.op1("MAX_REDUCE INT", &[i, s]);
+                let mn = fb.op1(O::MinReduce.t(Ty::Int), &[i, s]);
+                let mx = fb.op1(O::MaxReduce.t(Ty::Int), &[i, s]);
                 let zk = self.int_in(fb, ctx, 0);
-                let b1 = fb.op1("< INT", &[mn, zk]);
-                let b2 = fb.op1(">= INT", &[mx, len]);
-                let b = fb.op1("OR BOOL", &[b1, b2]);
-                fb.op1("OR_REDUCE BOOL", &[b, ctx.seg])
+                let b1 = fb.op1(O::Lt.t(Ty::Int), &[mn, zk]);
+                let b2 = fb.op1(O::Ge.t(Ty::Int), &[mx, len]);
+                let b = fb.op1(O::Or.t(Ty::Bool), &[b1, b2]);
+                fb.op1(O::OrReduce.t(Ty::Bool), &[b, ctx.seg])
             }
         };
         self.fail_if(fb, bad, msg);
@@ -229,14 +230,14 @@ impl Compiler<'_> {
     /// `v[i]` per instance, with the bounds check.
     fn elt(&mut self, fb: &mut FunBuilder, ctx: Ctx, v: &Val, i: Slot, msg: &str) -> Val {
         let (seg, data) = v.seq();
-        let lens = fb.op1("LENGTHS", &[seg]);
+        let lens = fb.op1(O::Lengths, &[seg]);
         self.check_index(fb, ctx, i, lens, None, msg);
         // Base elements: one EXTRACT reads the element of every segment in place.
         if let (Lay::Base(k), None) = (&data.lay, &data.lazy) {
-            return Val::base(fb.op1(&format!("EXTRACT {}", k.keyword()), &[data.one(), i, seg]), *k);
+            return Val::base(fb.op1(O::Extract.t(k.ty()), &[data.one(), i, seg]), *k);
         }
-        let starts = fb.op1("+_SCAN INT", &[lens, ctx.seg]);
-        let idx = fb.op1("+ INT", &[starts, i]);
+        let starts = fb.op1(O::AddScan.t(Ty::Int), &[lens, ctx.seg]);
+        let idx = fb.op1(O::Add.t(Ty::Int), &[starts, i]);
         self.gather(fb, &data, idx)
     }
 
@@ -244,51 +245,51 @@ impl Compiler<'_> {
     fn subseq_raw(&mut self, fb: &mut FunBuilder, ctx: Ctx, v: &Val, s: Slot, n: Slot) -> Val {
         let (seg, data) = v.seq();
         let sh = self.shape(fb, ctx, seg, n);
-        let sd = fb.op1("DIST INT", &[s, sh.rseg]);
-        let local = fb.op1("+ INT", &[sd, sh.j]);
+        let sd = fb.op1(O::Dist.t(Ty::Int), &[s, sh.rseg]);
+        let local = fb.op1(O::Add.t(Ty::Int), &[sd, sh.j]);
         self.regather(fb, &sh, &data, local)
     }
 
     /// Structural equality of two lifted values (BOOL per instance of `ctx`).
     fn eql(&mut self, fb: &mut FunBuilder, ctx: Ctx, a: &Val, b: &Val) -> Slot {
         match &a.lay {
-            Lay::Unit | Lay::Fun(_) => self.const_in(fb, ctx, SlotKind::Bool, "T"),
+            Lay::Unit | Lay::Fun(_) => self.const_in(fb, ctx, Const::bool(true)),
             Lay::Base(SlotKind::Bool) => {
-                let x = fb.op1("XOR BOOL", &[a.one(), b.one()]);
-                fb.op1("NOT BOOL", &[x])
+                let x = fb.op1(O::Xor.t(Ty::Bool), &[a.one(), b.one()]);
+                fb.op1(O::Not.t(Ty::Bool), &[x])
             }
-            Lay::Base(k) => fb.op1(&format!("= {}", k.keyword()), &[a.one(), b.one()]),
+            Lay::Base(k) => fb.op1(O::Eq.t(k.ty()), &[a.one(), b.one()]),
             Lay::Pair(..) => {
                 let (a1, a2) = a.split();
                 let (b1, b2) = b.split();
                 let x = self.eql(fb, ctx, &a1, &b1);
                 let y = self.eql(fb, ctx, &a2, &b2);
-                fb.op1("AND BOOL", &[x, y])
+                fb.op1(O::And.t(Ty::Bool), &[x, y])
             }
             Lay::Seq(_) => {
                 // Compare elements only where the lengths agree: the instances with
                 // equal lengths are packed, compared element-wise and scattered back.
                 let (sa, _) = a.seq();
                 let (sb, _) = b.seq();
-                let la = fb.op1("LENGTHS", &[sa]);
-                let lb = fb.op1("LENGTHS", &[sb]);
-                let same = fb.op1("= INT", &[la, lb]);
+                let la = fb.op1(O::Lengths, &[sa]);
+                let lb = fb.op1(O::Lengths, &[sb]);
+                let same = fb.op1(O::Eq.t(Ty::Int), &[la, lb]);
                 let io = self.iota(fb, ctx.seg);
-                let p = fb.op("PACK INT", &[io, same, ctx.seg], 2);
+                let p = fb.op(O::Pack.t(Ty::Int), &[io, same, ctx.seg]);
                 let (idx, pseg) = (p[0], p[1]);
                 let pa = self.gather(fb, a, idx);
                 let pb = self.gather(fb, b, idx);
                 let (psa, da) = pa.seq();
                 let (_, db) = pb.seq();
-                let pl = fb.op1("LENGTHS", &[psa]);
-                let tot = fb.op1("+_REDUCE INT", &[pl, pseg]);
-                let ectx = Ctx { seg: fb.op1("MAKE_SEGDES", &[tot]), unit: false };
+                let pl = fb.op1(O::Lengths, &[psa]);
+                let tot = fb.op1(O::AddReduce.t(Ty::Int), &[pl, pseg]);
+                let ectx = Ctx { seg: fb.op1(O::MakeSegdes, &[tot]), unit: false };
                 let e = self.eql(fb, ectx, &da, &db);
-                let per = fb.op1("AND_REDUCE BOOL", &[e, psa]);
+                let per = fb.op1(O::AndReduce.t(Ty::Bool), &[e, psa]);
                 // Scatter back into a vector of F.
-                let f = fb.konst("BOOL F");
-                let dflt = fb.op1("DIST BOOL", &[f, ctx.seg]);
-                fb.op1("DPERMUTE BOOL", &[per, idx, dflt, pseg, ctx.seg])
+                let f = fb.konst(Const::bool(false));
+                let dflt = fb.op1(O::Dist.t(Ty::Bool), &[f, ctx.seg]);
+                fb.op1(O::DPermute.t(Ty::Bool), &[per, idx, dflt, pseg, ctx.seg])
             }
         }
     }
@@ -317,43 +318,43 @@ impl Compiler<'_> {
         }
         let rlay = self.lay(rty, span)?;
         let (seg, data) = l.0.seq();
-        let lens = fb.op1("LENGTHS", &[seg]);
+        let lens = fb.op1(O::Lengths, &[seg]);
         let ln = self.gather(fb, &Val::base(lens, SlotKind::Int), l.1).one();
         let Some(ie) = other else {
             return Ok(Some(Val::new(vec![ln], rlay)));
         };
-        let n = fb.op1("LENGTH INT", &[lens]);
-        let sn = fb.op1("MAKE_SEGDES", &[n]);
-        let starts = fb.op1("+_SCAN INT", &[lens, sn]);
+        let n = fb.op1(O::Length.t(Ty::Int), &[lens]);
+        let sn = fb.op1(O::MakeSegdes, &[n]);
+        let starts = fb.op1(O::AddScan.t(Ty::Int), &[lens, sn]);
         let st = self.gather(fb, &Val::base(starts, SlotKind::Int), l.1).one();
         let iv = self.expr(fb, env, ctx, ie)?;
         if name == "elt" {
             let i = iv.one();
             self.check_index(fb, ctx, i, ln, None, "Sequence reference (a[i]) out of bounds.");
-            let idx = fb.op1("+ INT", &[st, i]);
+            let idx = fb.op1(O::Add.t(Ty::Int), &[st, i]);
             let d = self.gather(fb, &data, idx);
             return Ok(Some(Val::new(d.s, rlay)));
         }
         let (si, di) = iv.seq();
         self.check_index(fb, ctx, di.one(), ln, Some(si), "Index out of bounds for function ->.");
-        let sd = fb.op1("DIST INT", &[st, si]);
-        let idx = fb.op1("+ INT", &[sd, di.one()]);
+        let sd = fb.op1(O::Dist.t(Ty::Int), &[st, si]);
+        let idx = fb.op1(O::Add.t(Ty::Int), &[sd, di.one()]);
         let d = self.gather(fb, &data, idx);
         Ok(Some(Val::new(Val::mk_seq(si, d).s, rlay)))
     }
 
     /// A builtin constant (`pi`, `max_int`, ...) or a builtin function used as a value.
     pub(crate) fn builtin_const(&mut self, fb: &mut FunBuilder, ctx: Ctx, name: &str, ty: &Type, span: Span) -> R<Val> {
-        let (k, text) = match name {
-            "pi" => (SlotKind::Float, float_text(std::f64::consts::PI)),
-            "max_int" => (SlotKind::Int, "2147483647".into()),
-            "min_int" => (SlotKind::Int, "-2147483648".into()),
-            "space" => (SlotKind::Int, "32".into()),
-            "newline" => (SlotKind::Int, "10".into()),
-            "tab" => (SlotKind::Int, "9".into()),
-            "nullstr" => (SlotKind::Int, "-1".into()),
-            "stdin" => (SlotKind::Int, "0".into()),
-            "stdout" | "stderr" => (SlotKind::Int, "2".into()),
+        let (k, c) = match name {
+            "pi" => (SlotKind::Float, Const::float(std::f64::consts::PI)),
+            "max_int" => (SlotKind::Int, Const::int(2147483647)),
+            "min_int" => (SlotKind::Int, Const::int(-2147483648)),
+            "space" => (SlotKind::Int, Const::int(32)),
+            "newline" => (SlotKind::Int, Const::int(10)),
+            "tab" => (SlotKind::Int, Const::int(9)),
+            "nullstr" => (SlotKind::Int, Const::int(-1)),
+            "stdin" => (SlotKind::Int, Const::int(0)),
+            "stdout" | "stderr" => (SlotKind::Int, Const::int(2)),
             _ => {
                 if matches!(ty, Type::Fun(..)) {
                     return Ok(Val::new(Vec::new(), Lay::Unit));
@@ -361,7 +362,7 @@ impl Compiler<'_> {
                 return Err(err(span, format!("the builtin {name} is not supported yet")));
             }
         };
-        Ok(Val::base(self.const_in(fb, ctx, k, &text), k))
+        Ok(Val::base(self.const_in(fb, ctx, c), k))
     }
 
     /// Compiles a call of a builtin function on its (lifted) argument.
@@ -388,174 +389,179 @@ impl Compiler<'_> {
             Lay::Base(k) => *k,
             _ => SlotKind::Int,
         };
-        let kw = k1.keyword();
+        let kw = k1.ty();
         let base = |s: Slot| Ok(Val::new(vec![s], rlay.clone()));
         macro_rules! bin {
             ($op:expr) => {{
-                let s = fb.op1(&$op, &[a.one(), b.one()]);
+                let s = fb.op1($op, &[a.one(), b.one()]);
                 base(s)
             }};
         }
         macro_rules! un {
             ($op:expr) => {{
-                let s = fb.op1(&$op, &[arg.one()]);
+                let s = fb.op1($op, &[arg.one()]);
                 base(s)
             }};
         }
         match name {
             // ----- arithmetic, comparison, logic -----
-            "+" => bin!(format!("+ {kw}")),
-            "-" => bin!(format!("- {kw}")),
-            "*" => bin!(format!("* {kw}")),
+            "+" => bin!(O::Add.t(kw)),
+            "-" => bin!(O::Sub.t(kw)),
+            "*" => bin!(O::Mul.t(kw)),
             "/" => {
                 if self.arg_check {
-                    let z = self.const_in(fb, ctx, k1, if k1 == SlotKind::Float { "0.0" } else { "0" });
-                    let ok = fb.op1(&format!("!= {kw}"), &[b.one(), z]);
+                    let z = self.const_in(fb, ctx, num(k1, 0));
+                    let ok = fb.op1(O::Ne.t(kw), &[b.one(), z]);
                     self.check_all(fb, ok, ctx.seg, "Divide by zero.");
                 }
-                bin!(format!("/ {kw}"))
+                bin!(O::Div.t(kw))
             }
-            "==" => bin!(format!("= {kw}")),
-            "/=" => bin!(format!("!= {kw}")),
-            "<" | ">" | "<=" | ">=" => bin!(format!("{name} {kw}")),
-            "and" | "or" | "xor" => bin!(format!("{} {kw}", name.to_uppercase())),
+            "==" => bin!(O::Eq.t(kw)),
+            "/=" => bin!(O::Ne.t(kw)),
+            "<" | ">" | "<=" | ">=" => bin!(compare_op(name).t(kw)),
+            "and" | "or" | "xor" => bin!(match name {
+                "and" => O::And,
+                "or" => O::Or,
+                _ => O::Xor,
+            }
+            .t(kw)),
             "nand" | "nor" => {
-                let op = if name == "nand" { "AND" } else { "OR" };
-                let x = fb.op1(&format!("{op} {kw}"), &[a.one(), b.one()]);
-                base(fb.op1(&format!("NOT {kw}"), &[x]))
+                let op = if name == "nand" { O::And } else { O::Or };
+                let x = fb.op1(op.t(kw), &[a.one(), b.one()]);
+                base(fb.op1(O::Not.t(kw), &[x]))
             }
-            "not" => un!(format!("NOT {kw}")),
+            "not" => un!(O::Not.t(kw)),
             "negate" => {
-                let z = self.const_in(fb, ctx, k1, if k1 == SlotKind::Float { "0.0" } else { "0" });
-                base(fb.op1(&format!("- {kw}"), &[z, arg.one()]))
+                let z = self.const_in(fb, ctx, num(k1, 0));
+                base(fb.op1(O::Sub.t(kw), &[z, arg.one()]))
             }
             "abs" => {
-                let z = self.const_in(fb, ctx, k1, if k1 == SlotKind::Float { "0.0" } else { "0" });
-                let neg = fb.op1(&format!("- {kw}"), &[z, arg.one()]);
-                let lt = fb.op1(&format!("< {kw}"), &[arg.one(), z]);
-                base(fb.op1(&format!("SELECT {kw}"), &[lt, neg, arg.one()]))
+                let z = self.const_in(fb, ctx, num(k1, 0));
+                let neg = fb.op1(O::Sub.t(kw), &[z, arg.one()]);
+                let lt = fb.op1(O::Lt.t(kw), &[arg.one(), z]);
+                base(fb.op1(O::Select.t(kw), &[lt, neg, arg.one()]))
             }
             "diff" => {
-                let d = fb.op1(&format!("- {kw}"), &[a.one(), b.one()]);
-                let z = self.const_in(fb, ctx, k1, if k1 == SlotKind::Float { "0.0" } else { "0" });
-                let neg = fb.op1(&format!("- {kw}"), &[z, d]);
-                let lt = fb.op1(&format!("< {kw}"), &[d, z]);
-                base(fb.op1(&format!("SELECT {kw}"), &[lt, neg, d]))
+                let d = fb.op1(O::Sub.t(kw), &[a.one(), b.one()]);
+                let z = self.const_in(fb, ctx, num(k1, 0));
+                let neg = fb.op1(O::Sub.t(kw), &[z, d]);
+                let lt = fb.op1(O::Lt.t(kw), &[d, z]);
+                base(fb.op1(O::Select.t(kw), &[lt, neg, d]))
             }
             "max" | "min" => {
-                let c = fb.op1(&format!("{} {kw}", if name == "max" { ">=" } else { "<=" }), &[a.one(), b.one()]);
-                base(fb.op1(&format!("SELECT {kw}"), &[c, a.one(), b.one()]))
+                let c = fb.op1(if name == "max" { O::Ge } else { O::Le }.t(kw), &[a.one(), b.one()]);
+                base(fb.op1(O::Select.t(kw), &[c, a.one(), b.one()]))
             }
             "rem" | "mod" => {
                 if self.arg_check {
                     let z = self.int_in(fb, ctx, 0);
-                    let ok = fb.op1("!= INT", &[b.one(), z]);
+                    let ok = fb.op1(O::Ne.t(Ty::Int), &[b.one(), z]);
                     let msg = format!("Divide by zero in function {}.", name.to_uppercase());
                     self.check_all(fb, ok, ctx.seg, &msg);
                 }
-                let r = fb.op1("%", &[a.one(), b.one()]);
+                let r = fb.op1(O::Mod, &[a.one(), b.one()]);
                 if name == "rem" {
                     return base(r);
                 }
                 // mod: the sign of the divisor.
                 let z = self.int_in(fb, ctx, 0);
-                let nz = fb.op1("!= INT", &[r, z]);
-                let rn = fb.op1("< INT", &[r, z]);
-                let bn = fb.op1("< INT", &[b.one(), z]);
-                let diff = fb.op1("XOR BOOL", &[rn, bn]);
-                let fix = fb.op1("AND BOOL", &[nz, diff]);
-                let rb = fb.op1("+ INT", &[r, b.one()]);
-                base(fb.op1("SELECT INT", &[fix, rb, r]))
+                let nz = fb.op1(O::Ne.t(Ty::Int), &[r, z]);
+                let rn = fb.op1(O::Lt.t(Ty::Int), &[r, z]);
+                let bn = fb.op1(O::Lt.t(Ty::Int), &[b.one(), z]);
+                let diff = fb.op1(O::Xor.t(Ty::Bool), &[rn, bn]);
+                let fix = fb.op1(O::And.t(Ty::Bool), &[nz, diff]);
+                let rb = fb.op1(O::Add.t(Ty::Int), &[r, b.one()]);
+                base(fb.op1(O::Select.t(Ty::Int), &[fix, rb, r]))
             }
-            "lshift" => bin!("LSHIFT".to_string()),
-            "rshift" => bin!("RSHIFT".to_string()),
+            "lshift" => bin!(O::Lshift),
+            "rshift" => bin!(O::Rshift),
             "plusp" | "minusp" | "zerop" => {
-                let z = self.const_in(fb, ctx, k1, if k1 == SlotKind::Float { "0.0" } else { "0" });
+                let z = self.const_in(fb, ctx, num(k1, 0));
                 let op = match name {
-                    "plusp" => ">",
-                    "minusp" => "<",
-                    _ => "=",
+                    "plusp" => O::Gt,
+                    "minusp" => O::Lt,
+                    _ => O::Eq,
                 };
-                base(fb.op1(&format!("{op} {kw}"), &[arg.one(), z]))
+                base(fb.op1(op.t(kw), &[arg.one(), z]))
             }
             "oddp" | "evenp" => {
                 let one = self.int_in(fb, ctx, 1);
-                let x = fb.op1("AND INT", &[arg.one(), one]);
-                base(fb.op1(if name == "oddp" { "= INT" } else { "!= INT" }, &[x, one]))
+                let x = fb.op1(O::And.t(Ty::Int), &[arg.one(), one]);
+                base(fb.op1(if name == "oddp" { O::Eq } else { O::Ne }.t(Ty::Int), &[x, one]))
             }
-            "btoi" => un!("B_TO_I".to_string()),
-            "float" => un!("I_TO_F".to_string()),
+            "btoi" => un!(O::BToI),
+            "float" => un!(O::IToF),
             "code_char" | "char_code" => Ok(Val::new(arg.s.clone(), rlay)),
-            "floor" | "ceil" | "trunc" | "round" => un!(name.to_uppercase()),
+            "floor" | "ceil" | "trunc" | "round" => un!(unary_op(name)),
             "sqrt" | "ln" => {
                 if self.arg_check {
-                    let z = self.const_in(fb, ctx, SlotKind::Float, "0.0");
-                    let ok = fb.op1(">= FLOAT", &[arg.one(), z]);
+                    let z = self.const_in(fb, ctx, Const::float(0.0));
+                    let ok = fb.op1(O::Ge.t(Ty::Float), &[arg.one(), z]);
                     let msg = if name == "sqrt" { "Sqrt of negative number." } else { "Ln of negative number." };
                     self.check_all(fb, ok, ctx.seg, msg);
                 }
-                un!(if name == "sqrt" { "SQRT".to_string() } else { "LOG".to_string() })
+                un!(if name == "sqrt" { O::Sqrt } else { O::Log })
             }
             "exp" | "sin" | "cos" | "tan" | "asin" | "acos" | "atan" | "sinh" | "cosh" | "tanh" => {
-                un!(name.to_uppercase())
+                un!(unary_op(name))
             }
             "log" => {
-                let x = fb.op1("LOG", &[a.one()]);
-                let y = fb.op1("LOG", &[b.one()]);
-                base(fb.op1("/ FLOAT", &[x, y]))
+                let x = fb.op1(O::Log, &[a.one()]);
+                let y = fb.op1(O::Log, &[b.one()]);
+                base(fb.op1(O::Div.t(Ty::Float), &[x, y]))
             }
             "expt" => {
-                let x = fb.op1("LOG", &[a.one()]);
-                let y = fb.op1("* FLOAT", &[x, b.one()]);
-                base(fb.op1("EXP", &[y]))
+                let x = fb.op1(O::Log, &[a.one()]);
+                let y = fb.op1(O::Mul.t(Ty::Float), &[x, b.one()]);
+                base(fb.op1(O::Exp, &[y]))
             }
             "reciprocal" => {
-                let one = self.const_in(fb, ctx, SlotKind::Float, "1.0");
-                base(fb.op1("/ FLOAT", &[one, arg.one()]))
+                let one = self.const_in(fb, ctx, Const::float(1.0));
+                base(fb.op1(O::Div.t(Ty::Float), &[one, arg.one()]))
             }
             "isqrt" => {
-                let f = fb.op1("I_TO_F", &[arg.one()]);
-                let s = fb.op1("SQRT", &[f]);
-                base(fb.op1("FLOOR", &[s]))
+                let f = fb.op1(O::IToF, &[arg.one()]);
+                let s = fb.op1(O::Sqrt, &[f]);
+                base(fb.op1(O::Floor, &[s]))
             }
             "^" => {
                 if self.arg_check {
                     let z = self.int_in(fb, ctx, 0);
-                    let ok = fb.op1(">= INT", &[b.one(), z]);
+                    let ok = fb.op1(O::Ge.t(Ty::Int), &[b.one(), z]);
                     self.check_all(fb, ok, ctx.seg, "The power must be nonnegative for ^ .");
                 }
-                let one = self.const_in(fb, ctx, k1, if k1 == SlotKind::Float { "1.0" } else { "1" });
+                let one = self.const_in(fb, ctx, num(k1, 1));
                 let f = self.pow_fn(k1);
-                let s = fb.op1(&format!("CALL {f}"), &[one, a.one(), b.one(), ctx.seg]);
+                let s = fb.call(&f, &[one, a.one(), b.one(), ctx.seg], 1)[0];
                 base(s)
             }
             "gcd" => {
                 let f = self.gcd_fn();
                 let z = self.int_in(fb, ctx, 0);
                 let abs = |fb: &mut FunBuilder, x: Slot| {
-                    let n = fb.op1("- INT", &[z, x]);
-                    let lt = fb.op1("< INT", &[x, z]);
-                    fb.op1("SELECT INT", &[lt, n, x])
+                    let n = fb.op1(O::Sub.t(Ty::Int), &[z, x]);
+                    let lt = fb.op1(O::Lt.t(Ty::Int), &[x, z]);
+                    fb.op1(O::Select.t(Ty::Int), &[lt, n, x])
                 };
                 let x = abs(fb, a.one());
                 let y = abs(fb, b.one());
-                base(fb.op1(&format!("CALL {f}"), &[x, y, ctx.seg]))
+                base(fb.call(&f, &[x, y, ctx.seg], 1)[0])
             }
             "rand" => {
                 if self.arg_check {
-                    let z = self.const_in(fb, ctx, k1, if k1 == SlotKind::Float { "0.0" } else { "0" });
-                    let ok = fb.op1(&format!("> {kw}"), &[arg.one(), z]);
+                    let z = self.const_in(fb, ctx, num(k1, 0));
+                    let ok = fb.op1(O::Gt.t(kw), &[arg.one(), z]);
                     self.check_all(fb, ok, ctx.seg, "Rand only works with positive numbers.");
                 }
                 if k1 == SlotKind::Float {
                     let big = self.int_in(fb, ctx, 1 << 30);
-                    let r = fb.op1("RAND", &[big]);
-                    let rf = fb.op1("I_TO_F", &[r]);
-                    let x = fb.op1("* FLOAT", &[arg.one(), rf]);
-                    let d = self.const_in(fb, ctx, SlotKind::Float, &float_text((1u64 << 30) as f64));
-                    base(fb.op1("/ FLOAT", &[x, d]))
+                    let r = fb.op1(O::Rand, &[big]);
+                    let rf = fb.op1(O::IToF, &[r]);
+                    let x = fb.op1(O::Mul.t(Ty::Float), &[arg.one(), rf]);
+                    let d = self.const_in(fb, ctx, Const::float((1u64 << 30) as f64));
+                    base(fb.op1(O::Div.t(Ty::Float), &[x, d]))
                 } else {
-                    un!("RAND".to_string())
+                    un!(O::Rand)
                 }
             }
             "select" => {
@@ -572,33 +578,33 @@ impl Compiler<'_> {
                 let l = self.int_in(fb, ctx, lo);
                 let h = self.int_in(fb, ctx, hi);
                 let dd = self.int_in(fb, ctx, d);
-                let c1 = fb.op1(">= INT", &[arg.one(), l]);
-                let c2 = fb.op1("<= INT", &[arg.one(), h]);
-                let c = fb.op1("AND BOOL", &[c1, c2]);
-                let m = fb.op1("+ INT", &[arg.one(), dd]);
-                base(fb.op1("SELECT INT", &[c, m, arg.one()]))
+                let c1 = fb.op1(O::Ge.t(Ty::Int), &[arg.one(), l]);
+                let c2 = fb.op1(O::Le.t(Ty::Int), &[arg.one(), h]);
+                let c = fb.op1(O::And.t(Ty::Bool), &[c1, c2]);
+                let m = fb.op1(O::Add.t(Ty::Int), &[arg.one(), dd]);
+                base(fb.op1(O::Select.t(Ty::Int), &[c, m, arg.one()]))
             }
             "digitp" => {
                 let l = self.int_in(fb, ctx, 48);
                 let h = self.int_in(fb, ctx, 57);
-                let c1 = fb.op1(">= INT", &[arg.one(), l]);
-                let c2 = fb.op1("<= INT", &[arg.one(), h]);
-                base(fb.op1("AND BOOL", &[c1, c2]))
+                let c1 = fb.op1(O::Ge.t(Ty::Int), &[arg.one(), l]);
+                let c2 = fb.op1(O::Le.t(Ty::Int), &[arg.one(), h]);
+                base(fb.op1(O::And.t(Ty::Bool), &[c1, c2]))
             }
 
             // ----- basic sequence functions -----
             "length" => {
                 let (seg, _) = arg.seq();
-                base(fb.op1("LENGTHS", &[seg]))
+                base(fb.op1(O::Lengths, &[seg]))
             }
             "elt" => {
                 let r = self.elt(fb, ctx, &a, b.one(), "Sequence reference (a[i]) out of bounds.");
                 Ok(Val::new(r.s, rlay))
             }
             "dist" => {
-                let seg = fb.op1("MAKE_SEGDES", &[b.one()]);
+                let seg = fb.op1(O::MakeSegdes, &[b.one()]);
                 let d = match &a.lay {
-                    Lay::Base(k) => Val::base(fb.op1(&format!("DIST {}", k.keyword()), &[a.one(), seg]), *k),
+                    Lay::Base(k) => Val::base(fb.op1(O::Dist.t(k.ty()), &[a.one(), seg]), *k),
                     _ => {
                         let si = self.seg_index(fb, ctx, seg);
                         self.gather(fb, &a, si)
@@ -607,7 +613,7 @@ impl Compiler<'_> {
                 Ok(Val::new(Val::mk_seq(seg, d).s, rlay))
             }
             "index" => {
-                let seg = fb.op1("MAKE_SEGDES", &[arg.one()]);
+                let seg = fb.op1(O::MakeSegdes, &[arg.one()]);
                 let d = self.local_index(fb, ctx, seg);
                 Ok(Val::new(vec![seg, d], rlay))
             }
@@ -616,40 +622,40 @@ impl Compiler<'_> {
                 let s = a.one();
                 if self.arg_check {
                     let one = self.int_in(fb, ctx, 1);
-                    let ok1 = fb.op1(">= INT", &[d.one(), one]);
-                    let ok2 = fb.op1("<= INT", &[s, e.one()]);
-                    let ok = fb.op1("AND BOOL", &[ok1, ok2]);
+                    let ok1 = fb.op1(O::Ge.t(Ty::Int), &[d.one(), one]);
+                    let ok2 = fb.op1(O::Le.t(Ty::Int), &[s, e.one()]);
+                    let ok = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
                     self.check_all(fb, ok, ctx.seg, "In [s:e:l], e must be >= to s, and l must be positive.");
                 }
-                let x = fb.op1("- INT", &[e.one(), s]);
-                let y = fb.op1("+ INT", &[x, d.one()]);
+                let x = fb.op1(O::Sub.t(Ty::Int), &[e.one(), s]);
+                let y = fb.op1(O::Add.t(Ty::Int), &[x, d.one()]);
                 let one = self.int_in(fb, ctx, 1);
-                let z = fb.op1("- INT", &[y, one]);
-                let len = fb.op1("/ INT", &[z, d.one()]);
-                let seg = fb.op1("MAKE_SEGDES", &[len]);
-                let data = fb.op1("INDEX", &[s, d.one(), seg]);
+                let z = fb.op1(O::Sub.t(Ty::Int), &[y, one]);
+                let len = fb.op1(O::Div.t(Ty::Int), &[z, d.one()]);
+                let seg = fb.op1(O::MakeSegdes, &[len]);
+                let data = fb.op1(O::Index, &[s, d.one(), seg]);
                 Ok(Val::new(vec![seg, data], rlay))
             }
             "rep" => {
                 let (v, i) = b.split();
                 let (seg, data) = a.seq();
-                let lens = fb.op1("LENGTHS", &[seg]);
+                let lens = fb.op1(O::Lengths, &[seg]);
                 if self.arg_check {
                     let z = self.int_in(fb, ctx, 0);
-                    let ok1 = fb.op1(">= INT", &[i.one(), z]);
-                    let ok2 = fb.op1("< INT", &[i.one(), lens]);
-                    let ok = fb.op1("AND BOOL", &[ok1, ok2]);
+                    let ok1 = fb.op1(O::Ge.t(Ty::Int), &[i.one(), z]);
+                    let ok2 = fb.op1(O::Lt.t(Ty::Int), &[i.one(), lens]);
+                    let ok = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
                     self.check_all(fb, ok, ctx.seg, "Sequence reference (a[i]) out of bounds.");
                 }
                 let sh = self.shape(fb, ctx, seg, lens);
-                let id = fb.op1("DIST INT", &[i.one(), sh.rseg]);
-                let hit = fb.op1("= INT", &[sh.j, id]);
-                let own = fb.op1("+ INT", &[sh.start, sh.j]);
-                let m = fb.op1("LENGTH INT", &[own]);
+                let id = fb.op1(O::Dist.t(Ty::Int), &[i.one(), sh.rseg]);
+                let hit = fb.op1(O::Eq.t(Ty::Int), &[sh.j, id]);
+                let own = fb.op1(O::Add.t(Ty::Int), &[sh.start, sh.j]);
+                let m = fb.op1(O::Length.t(Ty::Int), &[own]);
                 let si = self.seg_index(fb, ctx, sh.rseg);
                 let md = self.dist_scalar(fb, m, si);
-                let from_v = fb.op1("+ INT", &[md, si]);
-                let g = fb.op1("SELECT INT", &[hit, from_v, own]);
+                let from_v = fb.op1(O::Add.t(Ty::Int), &[md, si]);
+                let g = fb.op1(O::Select.t(Ty::Int), &[hit, from_v, own]);
                 let _ = m;
                 let cat = self.append(fb, &data, &v);
                 let d = self.gather(fb, &cat, g);
@@ -664,11 +670,11 @@ impl Compiler<'_> {
                 };
                 let (seg0, _) = parts[0].seq();
                 if self.arg_check {
-                    let l0 = fb.op1("LENGTHS", &[seg0]);
+                    let l0 = fb.op1(O::Lengths, &[seg0]);
                     for p in &parts[1..] {
                         let (sg, _) = p.seq();
-                        let l = fb.op1("LENGTHS", &[sg]);
-                        let ok = fb.op1("= INT", &[l0, l]);
+                        let l = fb.op1(O::Lengths, &[sg]);
+                        let ok = fb.op1(O::Eq.t(Ty::Int), &[l0, l]);
                         self.check_all(fb, ok, ctx.seg, "Length mismatch in function ZIP.");
                     }
                 }
@@ -715,66 +721,66 @@ impl Compiler<'_> {
             | "enumerate" => {
                 let (seg, data) = arg.seq();
                 let (op, k, d) = match name {
-                    "enumerate" => ("+_SCAN", SlotKind::Int, fb.op1("B_TO_I", &[data.one()])),
+                    "enumerate" => (O::AddScan, SlotKind::Int, fb.op1(O::BToI, &[data.one()])),
                     _ => {
                         let p = name.trim_end_matches("_scan");
                         let op = match p {
-                            "plus" => "+_SCAN",
-                            "mult" => "*_SCAN",
-                            "max" => "MAX_SCAN",
-                            "min" => "MIN_SCAN",
-                            "or" => "OR_SCAN",
-                            "and" => "AND_SCAN",
-                            _ => "XOR_SCAN",
+                            "plus" => O::AddScan,
+                            "mult" => O::MulScan,
+                            "max" => O::MaxScan,
+                            "min" => O::MinScan,
+                            "or" => O::OrScan,
+                            "and" => O::AndScan,
+                            _ => O::XorScan,
                         };
                         (op, data.kind(), data.one())
                     }
                 };
-                let r = fb.op1(&format!("{op} {}", k.keyword()), &[d, seg]);
+                let r = fb.op1(op.t(k.ty()), &[d, seg]);
                 Ok(Val::new(vec![seg, r], rlay))
             }
             "sum" | "product" | "max_val" | "min_val" | "any" | "all" | "parity" | "count" => {
                 let (seg, data) = arg.seq();
                 let (op, k, d) = match name {
-                    "count" => ("+_REDUCE", SlotKind::Int, fb.op1("B_TO_I", &[data.one()])),
+                    "count" => (O::AddReduce, SlotKind::Int, fb.op1(O::BToI, &[data.one()])),
                     _ => {
                         let op = match name {
-                            "sum" => "+_REDUCE",
-                            "product" => "*_REDUCE",
-                            "max_val" => "MAX_REDUCE",
-                            "min_val" => "MIN_REDUCE",
-                            "any" => "OR_REDUCE",
-                            "all" => "AND_REDUCE",
-                            _ => "XOR_REDUCE",
+                            "sum" => O::AddReduce,
+                            "product" => O::MulReduce,
+                            "max_val" => O::MaxReduce,
+                            "min_val" => O::MinReduce,
+                            "any" => O::OrReduce,
+                            "all" => O::AndReduce,
+                            _ => O::XorReduce,
                         };
                         (op, data.kind(), data.one())
                     }
                 };
-                base(fb.op1(&format!("{op} {}", k.keyword()), &[d, seg]))
+                base(fb.op1(op.t(k.ty()), &[d, seg]))
             }
             "max_index" | "min_index" => {
                 let (seg, data) = arg.seq();
                 let k = data.kind();
-                let op = if name == "max_index" { "MAX_REDUCE" } else { "MIN_REDUCE" };
-                let m = fb.op1(&format!("{op} {}", k.keyword()), &[data.one(), seg]);
-                let md = fb.op1(&format!("DIST {}", k.keyword()), &[m, seg]);
-                let eq = fb.op1(&format!("= {}", k.keyword()), &[data.one(), md]);
+                let op = if name == "max_index" { O::MaxReduce } else { O::MinReduce };
+                let m = fb.op1(op.t(k.ty()), &[data.one(), seg]);
+                let md = fb.op1(O::Dist.t(k.ty()), &[m, seg]);
+                let eq = fb.op1(O::Eq.t(k.ty()), &[data.one(), md]);
                 // The first position holding the extreme: the positions that hold it, packed
                 // per segment, reduced by MIN (an empty segment gives MIN's identity).
                 let j = self.local_index(fb, ctx, seg);
-                let p = fb.op("PACK INT", &[j, eq, seg], 2);
-                base(fb.op1("MIN_REDUCE INT", &[p[0], p[1]]))
+                let p = fb.op(O::Pack.t(Ty::Int), &[j, eq, seg]);
+                base(fb.op1(O::MinReduce.t(Ty::Int), &[p[0], p[1]]))
             }
 
             // ----- reordering -----
             "->" | "read" => {
                 let (sa, da) = a.seq();
                 let (si, di) = b.seq();
-                let la = fb.op1("LENGTHS", &[sa]);
-                let sta = fb.op1("+_SCAN INT", &[la, ctx.seg]);
-                let sd = fb.op1("DIST INT", &[sta, si]);
+                let la = fb.op1(O::Lengths, &[sa]);
+                let sta = fb.op1(O::AddScan.t(Ty::Int), &[la, ctx.seg]);
+                let sd = fb.op1(O::Dist.t(Ty::Int), &[sta, si]);
                 self.check_index(fb, ctx, di.one(), la, Some(si), "Index out of bounds for function ->.");
-                let idx = fb.op1("+ INT", &[sd, di.one()]);
+                let idx = fb.op1(O::Add.t(Ty::Int), &[sd, di.one()]);
                 let d = self.gather(fb, &da, idx);
                 Ok(Val::new(Val::mk_seq(si, d).s, rlay))
             }
@@ -800,46 +806,46 @@ impl Compiler<'_> {
             "permute" => {
                 let (sv, dv) = a.seq();
                 let (si, di) = b.seq();
-                let lv = fb.op1("LENGTHS", &[sv]);
+                let lv = fb.op1(O::Lengths, &[sv]);
                 if self.arg_check {
-                    let li = fb.op1("LENGTHS", &[si]);
-                    let ok = fb.op1("= INT", &[lv, li]);
+                    let li = fb.op1(O::Lengths, &[si]);
+                    let ok = fb.op1(O::Eq.t(Ty::Int), &[lv, li]);
                     self.check_all(fb, ok, ctx.seg, "Bad arguments to function PERMUTE.");
-                    let ld = fb.op1("DIST INT", &[lv, si]);
+                    let ld = fb.op1(O::Dist.t(Ty::Int), &[lv, si]);
                     let z = self.int_like(fb, 0, di.one());
-                    let ok1 = fb.op1(">= INT", &[di.one(), z]);
-                    let ok2 = fb.op1("< INT", &[di.one(), ld]);
-                    let ok = fb.op1("AND BOOL", &[ok1, ok2]);
-                    let n = fb.op1("LENGTH BOOL", &[ok]);
-                    let s1 = fb.op1("MAKE_SEGDES", &[n]);
+                    let ok1 = fb.op1(O::Ge.t(Ty::Int), &[di.one(), z]);
+                    let ok2 = fb.op1(O::Lt.t(Ty::Int), &[di.one(), ld]);
+                    let ok = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
+                    let n = fb.op1(O::Length.t(Ty::Bool), &[ok]);
+                    let s1 = fb.op1(O::MakeSegdes, &[n]);
                     self.check_all(fb, ok, s1, "Bad arguments to function PERMUTE.");
                 }
-                let n = fb.op1("LENGTH INT", &[di.one()]);
-                let s1 = fb.op1("MAKE_SEGDES", &[n]);
+                let n = fb.op1(O::Length.t(Ty::Int), &[di.one()]);
+                let s1 = fb.op1(O::MakeSegdes, &[n]);
                 let src = self.iota(fb, s1);
-                let p = fb.op1("PERMUTE INT", &[src, di.one(), sv]);
+                let p = fb.op1(O::Permute.t(Ty::Int), &[src, di.one(), sv]);
                 let d = self.gather(fb, &dv, p);
                 Ok(Val::new(Val::mk_seq(sv, d).s, rlay))
             }
             "rotate" => {
                 let (seg, data) = a.seq();
-                let lens = fb.op1("LENGTHS", &[seg]);
+                let lens = fb.op1(O::Lengths, &[seg]);
                 let sh = self.shape(fb, ctx, seg, lens);
-                let kd = fb.op1("DIST INT", &[b.one(), sh.rseg]);
-                let x = fb.op1("- INT", &[sh.j, kd]);
-                let y = fb.op1("%", &[x, sh.len]);
-                let z = fb.op1("+ INT", &[y, sh.len]);
-                let local = fb.op1("%", &[z, sh.len]);
+                let kd = fb.op1(O::Dist.t(Ty::Int), &[b.one(), sh.rseg]);
+                let x = fb.op1(O::Sub.t(Ty::Int), &[sh.j, kd]);
+                let y = fb.op1(O::Mod, &[x, sh.len]);
+                let z = fb.op1(O::Add.t(Ty::Int), &[y, sh.len]);
+                let local = fb.op1(O::Mod, &[z, sh.len]);
                 let r = self.regather(fb, &sh, &data, local);
                 Ok(Val::new(r.s, rlay))
             }
             "reverse" => {
                 let (seg, data) = arg.seq();
-                let lens = fb.op1("LENGTHS", &[seg]);
+                let lens = fb.op1(O::Lengths, &[seg]);
                 let sh = self.shape(fb, ctx, seg, lens);
                 let one = self.int_like(fb, 1, sh.j);
-                let x = fb.op1("- INT", &[sh.len, one]);
-                let local = fb.op1("- INT", &[x, sh.j]);
+                let x = fb.op1(O::Sub.t(Ty::Int), &[sh.len, one]);
+                let local = fb.op1(O::Sub.t(Ty::Int), &[x, sh.j]);
                 let r = self.regather(fb, &sh, &data, local);
                 Ok(Val::new(r.s, rlay))
             }
@@ -850,20 +856,20 @@ impl Compiler<'_> {
                 let (s2, d2) = v2.seq();
                 let (_, i1) = p1.seq();
                 let (_, i2) = p2.seq();
-                let l1 = fb.op1("LENGTHS", &[s1]);
-                let l2 = fb.op1("LENGTHS", &[s2]);
-                let l = fb.op1("+ INT", &[l1, l2]);
-                let rseg = fb.op1("MAKE_SEGDES", &[l]);
-                let st = fb.op1("+_SCAN INT", &[l, ctx.seg]);
-                let st1 = fb.op1("DIST INT", &[st, s1]);
-                let st2 = fb.op1("DIST INT", &[st, s2]);
-                let g1 = fb.op1("+ INT", &[st1, i1.one()]);
-                let g2 = fb.op1("+ INT", &[st2, i2.one()]);
+                let l1 = fb.op1(O::Lengths, &[s1]);
+                let l2 = fb.op1(O::Lengths, &[s2]);
+                let l = fb.op1(O::Add.t(Ty::Int), &[l1, l2]);
+                let rseg = fb.op1(O::MakeSegdes, &[l]);
+                let st = fb.op1(O::AddScan.t(Ty::Int), &[l, ctx.seg]);
+                let st1 = fb.op1(O::Dist.t(Ty::Int), &[st, s1]);
+                let st2 = fb.op1(O::Dist.t(Ty::Int), &[st, s2]);
+                let g1 = fb.op1(O::Add.t(Ty::Int), &[st1, i1.one()]);
+                let g2 = fb.op1(O::Add.t(Ty::Int), &[st2, i2.one()]);
                 let dest = self.append_slots(fb, g1, g2);
-                let n = fb.op1("LENGTH INT", &[dest]);
-                let sn = fb.op1("MAKE_SEGDES", &[n]);
+                let n = fb.op1(O::Length.t(Ty::Int), &[dest]);
+                let sn = fb.op1(O::MakeSegdes, &[n]);
                 let src = self.iota(fb, sn);
-                let p = fb.op1("PERMUTE INT", &[src, dest, sn]);
+                let p = fb.op1(O::Permute.t(Ty::Int), &[src, dest, sn]);
                 let cat = self.append(fb, &d1, &d2);
                 let d = self.gather(fb, &cat, p);
                 Ok(Val::new(Val::mk_seq(rseg, d).s, rlay))
@@ -878,26 +884,26 @@ impl Compiler<'_> {
             }
             "take" | "drop" => {
                 let (seg, _) = a.seq();
-                let lens = fb.op1("LENGTHS", &[seg]);
+                let lens = fb.op1(O::Lengths, &[seg]);
                 let n = b.one();
                 let z = self.int_in(fb, ctx, 0);
                 if self.arg_check {
-                    let neg = fb.op1("- INT", &[z, n]);
-                    let ok1 = fb.op1("<= INT", &[n, lens]);
-                    let ok2 = fb.op1("<= INT", &[neg, lens]);
-                    let ok = fb.op1("AND BOOL", &[ok1, ok2]);
+                    let neg = fb.op1(O::Sub.t(Ty::Int), &[z, n]);
+                    let ok1 = fb.op1(O::Le.t(Ty::Int), &[n, lens]);
+                    let ok2 = fb.op1(O::Le.t(Ty::Int), &[neg, lens]);
+                    let ok = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
                     let msg = format!("Bounds error for function {}.", name.to_uppercase());
                     self.check_all(fb, ok, ctx.seg, &msg);
                 }
-                let pos = fb.op1(">= INT", &[n, z]);
-                let neg = fb.op1("- INT", &[z, n]);
-                let absn = fb.op1("SELECT INT", &[pos, n, neg]);
-                let rest = fb.op1("- INT", &[lens, absn]);
+                let pos = fb.op1(O::Ge.t(Ty::Int), &[n, z]);
+                let neg = fb.op1(O::Sub.t(Ty::Int), &[z, n]);
+                let absn = fb.op1(O::Select.t(Ty::Int), &[pos, n, neg]);
+                let rest = fb.op1(O::Sub.t(Ty::Int), &[lens, absn]);
                 // take n>=0: (0, n); take n<0: (len-|n|, |n|); drop n>=0: (n, len-n); drop n<0: (0, len-|n|)
                 let (s, cnt) = if name == "take" {
-                    (fb.op1("SELECT INT", &[pos, z, rest]), absn)
+                    (fb.op1(O::Select.t(Ty::Int), &[pos, z, rest]), absn)
                 } else {
-                    (fb.op1("SELECT INT", &[pos, absn, z]), rest)
+                    (fb.op1(O::Select.t(Ty::Int), &[pos, absn, z]), rest)
                 };
                 let r = self.subseq_raw(fb, ctx, &a, s, cnt);
                 Ok(Val::new(r.s, rlay))
@@ -906,36 +912,36 @@ impl Compiler<'_> {
                 let (s, e) = b.split();
                 if self.arg_check {
                     let (seg, _) = a.seq();
-                    let lens = fb.op1("LENGTHS", &[seg]);
+                    let lens = fb.op1(O::Lengths, &[seg]);
                     let z = self.int_in(fb, ctx, 0);
-                    let ok1 = fb.op1(">= INT", &[s.one(), z]);
-                    let ok2 = fb.op1("<= INT", &[s.one(), e.one()]);
-                    let ok3 = fb.op1("<= INT", &[e.one(), lens]);
-                    let x = fb.op1("AND BOOL", &[ok1, ok2]);
-                    let ok = fb.op1("AND BOOL", &[x, ok3]);
+                    let ok1 = fb.op1(O::Ge.t(Ty::Int), &[s.one(), z]);
+                    let ok2 = fb.op1(O::Le.t(Ty::Int), &[s.one(), e.one()]);
+                    let ok3 = fb.op1(O::Le.t(Ty::Int), &[e.one(), lens]);
+                    let x = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
+                    let ok = fb.op1(O::And.t(Ty::Bool), &[x, ok3]);
                     self.check_all(fb, ok, ctx.seg, "Bounds error for function SUBSEQ.");
                 }
-                let cnt = fb.op1("- INT", &[e.one(), s.one()]);
+                let cnt = fb.op1(O::Sub.t(Ty::Int), &[e.one(), s.one()]);
                 let r = self.subseq_raw(fb, ctx, &a, s.one(), cnt);
                 Ok(Val::new(r.s, rlay))
             }
             "odd_elts" | "even_elts" => {
                 let (seg, data) = arg.seq();
-                let lens = fb.op1("LENGTHS", &[seg]);
+                let lens = fb.op1(O::Lengths, &[seg]);
                 let two = self.int_in(fb, ctx, 2);
                 let one = self.int_in(fb, ctx, 1);
                 let nl = if name == "even_elts" {
-                    let x = fb.op1("+ INT", &[lens, one]);
-                    fb.op1("/ INT", &[x, two])
+                    let x = fb.op1(O::Add.t(Ty::Int), &[lens, one]);
+                    fb.op1(O::Div.t(Ty::Int), &[x, two])
                 } else {
-                    fb.op1("/ INT", &[lens, two])
+                    fb.op1(O::Div.t(Ty::Int), &[lens, two])
                 };
                 let sh = self.shape(fb, ctx, seg, nl);
                 let two_e = self.int_like(fb, 2, sh.j);
-                let x = fb.op1("* INT", &[sh.j, two_e]);
+                let x = fb.op1(O::Mul.t(Ty::Int), &[sh.j, two_e]);
                 let local = if name == "odd_elts" {
                     let one_e = self.int_like(fb, 1, sh.j);
-                    fb.op1("+ INT", &[x, one_e])
+                    fb.op1(O::Add.t(Ty::Int), &[x, one_e])
                 } else {
                     x
                 };
@@ -945,47 +951,47 @@ impl Compiler<'_> {
             "interleave" => {
                 let (sa, da) = a.seq();
                 let (sb, db) = b.seq();
-                let la = fb.op1("LENGTHS", &[sa]);
-                let lb = fb.op1("LENGTHS", &[sb]);
+                let la = fb.op1(O::Lengths, &[sa]);
+                let lb = fb.op1(O::Lengths, &[sb]);
                 if self.arg_check {
-                    let d = fb.op1("- INT", &[la, lb]);
+                    let d = fb.op1(O::Sub.t(Ty::Int), &[la, lb]);
                     let one = self.int_in(fb, ctx, 1);
                     let mone = self.int_in(fb, ctx, -1);
-                    let ok1 = fb.op1("<= INT", &[d, one]);
-                    let ok2 = fb.op1(">= INT", &[d, mone]);
-                    let ok = fb.op1("AND BOOL", &[ok1, ok2]);
+                    let ok1 = fb.op1(O::Le.t(Ty::Int), &[d, one]);
+                    let ok2 = fb.op1(O::Ge.t(Ty::Int), &[d, mone]);
+                    let ok = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
                     self.check_all(fb, ok, ctx.seg, "Length mismatch for function INTERLEAVE.");
                 }
-                let l = fb.op1("+ INT", &[la, lb]);
-                let rseg = fb.op1("MAKE_SEGDES", &[l]);
+                let l = fb.op1(O::Add.t(Ty::Int), &[la, lb]);
+                let rseg = fb.op1(O::MakeSegdes, &[l]);
                 let j = self.local_index(fb, ctx, rseg);
-                let sta = fb.op1("+_SCAN INT", &[la, ctx.seg]);
-                let stb = fb.op1("+_SCAN INT", &[lb, ctx.seg]);
-                let ma = fb.op1("+_REDUCE INT", &[la, ctx.seg]);
-                let sta_d = fb.op1("DIST INT", &[sta, rseg]);
-                let stb_d = fb.op1("DIST INT", &[stb, rseg]);
-                let la_d = fb.op1("DIST INT", &[la, rseg]);
-                let lb_d = fb.op1("DIST INT", &[lb, rseg]);
+                let sta = fb.op1(O::AddScan.t(Ty::Int), &[la, ctx.seg]);
+                let stb = fb.op1(O::AddScan.t(Ty::Int), &[lb, ctx.seg]);
+                let ma = fb.op1(O::AddReduce.t(Ty::Int), &[la, ctx.seg]);
+                let sta_d = fb.op1(O::Dist.t(Ty::Int), &[sta, rseg]);
+                let stb_d = fb.op1(O::Dist.t(Ty::Int), &[stb, rseg]);
+                let la_d = fb.op1(O::Dist.t(Ty::Int), &[la, rseg]);
+                let lb_d = fb.op1(O::Dist.t(Ty::Int), &[lb, rseg]);
                 let ma_d = self.dist_scalar(fb, ma, j);
                 let two = self.int_like(fb, 2, j);
-                let half = fb.op1("/ INT", &[j, two]);
-                let odd = fb.op1("%", &[j, two]);
+                let half = fb.op1(O::Div.t(Ty::Int), &[j, two]);
+                let odd = fb.op1(O::Mod, &[j, two]);
                 let one = self.int_like(fb, 1, j);
-                let is_odd = fb.op1("= INT", &[odd, one]);
-                let agt = fb.op1("> INT", &[la_d, lb_d]);
-                let m = fb.op1("SELECT INT", &[agt, lb_d, la_d]);
-                let m2 = fb.op1("* INT", &[m, two]);
-                let in_pairs = fb.op1("< INT", &[j, m2]);
-                let tail = fb.op1("- INT", &[j, m]);
+                let is_odd = fb.op1(O::Eq.t(Ty::Int), &[odd, one]);
+                let agt = fb.op1(O::Gt.t(Ty::Int), &[la_d, lb_d]);
+                let m = fb.op1(O::Select.t(Ty::Int), &[agt, lb_d, la_d]);
+                let m2 = fb.op1(O::Mul.t(Ty::Int), &[m, two]);
+                let in_pairs = fb.op1(O::Lt.t(Ty::Int), &[j, m2]);
+                let tail = fb.op1(O::Sub.t(Ty::Int), &[j, m]);
                 // (from b?, local index)
                 let from_b_pairs = is_odd;
-                let nagt = fb.op1("NOT BOOL", &[agt]);
-                let from_b = fb.op1("SELECT BOOL", &[in_pairs, from_b_pairs, nagt]);
-                let local = fb.op1("SELECT INT", &[in_pairs, half, tail]);
-                let ia = fb.op1("+ INT", &[sta_d, local]);
-                let ib0 = fb.op1("+ INT", &[stb_d, local]);
-                let ib = fb.op1("+ INT", &[ib0, ma_d]);
-                let g = fb.op1("SELECT INT", &[from_b, ib, ia]);
+                let nagt = fb.op1(O::Not.t(Ty::Bool), &[agt]);
+                let from_b = fb.op1(O::Select.t(Ty::Bool), &[in_pairs, from_b_pairs, nagt]);
+                let local = fb.op1(O::Select.t(Ty::Int), &[in_pairs, half, tail]);
+                let ia = fb.op1(O::Add.t(Ty::Int), &[sta_d, local]);
+                let ib0 = fb.op1(O::Add.t(Ty::Int), &[stb_d, local]);
+                let ib = fb.op1(O::Add.t(Ty::Int), &[ib0, ma_d]);
+                let g = fb.op1(O::Select.t(Ty::Int), &[from_b, ib, ia]);
                 let cat = self.append(fb, &da, &db);
                 let d = self.gather(fb, &cat, g);
                 Ok(Val::new(Val::mk_seq(rseg, d).s, rlay))
@@ -993,7 +999,7 @@ impl Compiler<'_> {
             "pack_index" => {
                 let (seg, f) = arg.seq();
                 let j = self.local_index(fb, ctx, seg);
-                let p = fb.op("PACK INT", &[j, f.one(), seg], 2);
+                let p = fb.op(O::Pack.t(Ty::Int), &[j, f.one(), seg]);
                 Ok(Val::new(vec![p[1], p[0]], rlay))
             }
             "length_from_flags" => {
@@ -1001,47 +1007,47 @@ impl Compiler<'_> {
                 let (seg, f) = arg.seq();
                 let j = self.local_index(fb, ctx, seg);
                 let z = self.int_like(fb, 0, j);
-                let first = fb.op1("= INT", &[j, z]);
-                let starts = fb.op1("OR BOOL", &[f.one(), first]);
-                let p = fb.op("PACK INT", &[j, starts, seg], 2);
+                let first = fb.op1(O::Eq.t(Ty::Int), &[j, z]);
+                let starts = fb.op1(O::Or.t(Ty::Bool), &[f.one(), first]);
+                let p = fb.op(O::Pack.t(Ty::Int), &[j, starts, seg]);
                 let (pos, pseg) = (p[0], p[1]);
                 // length of run k = next start (or len) - start
-                let lens = fb.op1("LENGTHS", &[seg]);
-                let lend = fb.op1("DIST INT", &[lens, pseg]);
-                let pl = fb.op1("LENGTHS", &[pseg]);
+                let lens = fb.op1(O::Lengths, &[seg]);
+                let lend = fb.op1(O::Dist.t(Ty::Int), &[lens, pseg]);
+                let pl = fb.op1(O::Lengths, &[pseg]);
                 let nxt = {
                     // next start within the segment: shift left by one, filling with len
-                    let pst = fb.op1("+_SCAN INT", &[pl, ctx.seg]);
-                    let pstd = fb.op1("DIST INT", &[pst, pseg]);
+                    let pst = fb.op1(O::AddScan.t(Ty::Int), &[pl, ctx.seg]);
+                    let pstd = fb.op1(O::Dist.t(Ty::Int), &[pst, pseg]);
                     let k = self.local_index(fb, ctx, pseg);
                     let one = self.int_like(fb, 1, k);
-                    let k1 = fb.op1("+ INT", &[k, one]);
-                    let pld = fb.op1("DIST INT", &[pl, pseg]);
-                    let last = fb.op1(">= INT", &[k1, pld]);
-                    let gi0 = fb.op1("+ INT", &[pstd, k1]);
-                    let gi = fb.op1("SELECT INT", &[last, pstd, gi0]);
+                    let k1 = fb.op1(O::Add.t(Ty::Int), &[k, one]);
+                    let pld = fb.op1(O::Dist.t(Ty::Int), &[pl, pseg]);
+                    let last = fb.op1(O::Ge.t(Ty::Int), &[k1, pld]);
+                    let gi0 = fb.op1(O::Add.t(Ty::Int), &[pstd, k1]);
+                    let gi = fb.op1(O::Select.t(Ty::Int), &[last, pstd, gi0]);
                     let g = self.gather(fb, &Val::base(pos, SlotKind::Int), gi);
-                    fb.op1("SELECT INT", &[last, lend, g.one()])
+                    fb.op1(O::Select.t(Ty::Int), &[last, lend, g.one()])
                 };
-                let r = fb.op1("- INT", &[nxt, pos]);
+                let r = fb.op1(O::Sub.t(Ty::Int), &[nxt, pos]);
                 Ok(Val::new(vec![pseg, r], rlay))
             }
             "unpack" => {
                 let (sv, dv) = a.seq();
                 let (sf, f) = b.seq();
-                let fi = fb.op1("B_TO_I", &[f.one()]);
-                let rank = fb.op1("+_SCAN INT", &[fi, sf]);
-                let lv = fb.op1("LENGTHS", &[sv]);
-                let stv = fb.op1("+_SCAN INT", &[lv, ctx.seg]);
-                let std = fb.op1("DIST INT", &[stv, sf]);
-                let src = fb.op1("+ INT", &[std, rank]);
-                let m = fb.op1("LENGTH INT", &[src]);
+                let fi = fb.op1(O::BToI, &[f.one()]);
+                let rank = fb.op1(O::AddScan.t(Ty::Int), &[fi, sf]);
+                let lv = fb.op1(O::Lengths, &[sv]);
+                let stv = fb.op1(O::AddScan.t(Ty::Int), &[lv, ctx.seg]);
+                let std = fb.op1(O::Dist.t(Ty::Int), &[stv, sf]);
+                let src = fb.op1(O::Add.t(Ty::Int), &[std, rank]);
+                let m = fb.op1(O::Length.t(Ty::Int), &[src]);
                 let _ = m;
                 let mv = self.total_len(fb, sv, ctx);
                 let mvd = self.dist_scalar(fb, mv, src);
-                let g = fb.op1("SELECT INT", &[f.one(), src, mvd]);
+                let g = fb.op1(O::Select.t(Ty::Int), &[f.one(), src, mvd]);
                 let one = self.cint(fb, 1);
-                let s1 = fb.op1("MAKE_SEGDES", &[one]);
+                let s1 = fb.op1(O::MakeSegdes, &[one]);
                 let z = self.zeros(fb, &dv.lay, s1);
                 let cat = self.append(fb, &dv, &z);
                 let d = self.gather(fb, &cat, g);
@@ -1052,68 +1058,68 @@ impl Compiler<'_> {
                 let (sf, f) = a.seq();
                 let (s1, d1) = v1.seq();
                 let (s2, d2) = v2.seq();
-                let fi = fb.op1("B_TO_I", &[f.one()]);
-                let rt = fb.op1("+_SCAN INT", &[fi, sf]);
+                let fi = fb.op1(O::BToI, &[f.one()]);
+                let rt = fb.op1(O::AddScan.t(Ty::Int), &[fi, sf]);
                 let j = self.local_index(fb, ctx, sf);
-                let rf = fb.op1("- INT", &[j, rt]);
-                let l1 = fb.op1("LENGTHS", &[s1]);
-                let l2 = fb.op1("LENGTHS", &[s2]);
-                let st1 = fb.op1("+_SCAN INT", &[l1, ctx.seg]);
-                let st2 = fb.op1("+_SCAN INT", &[l2, ctx.seg]);
-                let st1d = fb.op1("DIST INT", &[st1, sf]);
-                let st2d = fb.op1("DIST INT", &[st2, sf]);
+                let rf = fb.op1(O::Sub.t(Ty::Int), &[j, rt]);
+                let l1 = fb.op1(O::Lengths, &[s1]);
+                let l2 = fb.op1(O::Lengths, &[s2]);
+                let st1 = fb.op1(O::AddScan.t(Ty::Int), &[l1, ctx.seg]);
+                let st2 = fb.op1(O::AddScan.t(Ty::Int), &[l2, ctx.seg]);
+                let st1d = fb.op1(O::Dist.t(Ty::Int), &[st1, sf]);
+                let st2d = fb.op1(O::Dist.t(Ty::Int), &[st2, sf]);
                 let m1 = self.total_len(fb, s1, ctx);
                 let m1d = self.dist_scalar(fb, m1, j);
-                let i1 = fb.op1("+ INT", &[st1d, rf]);
-                let i20 = fb.op1("+ INT", &[st2d, rt]);
-                let i2 = fb.op1("+ INT", &[i20, m1d]);
-                let g = fb.op1("SELECT INT", &[f.one(), i2, i1]);
+                let i1 = fb.op1(O::Add.t(Ty::Int), &[st1d, rf]);
+                let i20 = fb.op1(O::Add.t(Ty::Int), &[st2d, rt]);
+                let i2 = fb.op1(O::Add.t(Ty::Int), &[i20, m1d]);
+                let g = fb.op1(O::Select.t(Ty::Int), &[f.one(), i2, i1]);
                 let cat = self.append(fb, &d1, &d2);
                 let d = self.gather(fb, &cat, g);
                 Ok(Val::new(Val::mk_seq(sf, d).s, rlay))
             }
             "next" | "previous" => {
                 let (seg, data) = a.seq();
-                let lens = fb.op1("LENGTHS", &[seg]);
+                let lens = fb.op1(O::Lengths, &[seg]);
                 let sh = self.shape(fb, ctx, seg, lens);
                 let one = self.int_like(fb, 1, sh.j);
                 let (src, out) = if name == "next" {
-                    let s = fb.op1("+ INT", &[sh.j, one]);
-                    let o = fb.op1(">= INT", &[s, sh.len]);
+                    let s = fb.op1(O::Add.t(Ty::Int), &[sh.j, one]);
+                    let o = fb.op1(O::Ge.t(Ty::Int), &[s, sh.len]);
                     (s, o)
                 } else {
-                    let s = fb.op1("- INT", &[sh.j, one]);
+                    let s = fb.op1(O::Sub.t(Ty::Int), &[sh.j, one]);
                     let z = self.int_like(fb, 0, sh.j);
-                    let o = fb.op1("< INT", &[s, z]);
+                    let o = fb.op1(O::Lt.t(Ty::Int), &[s, z]);
                     (s, o)
                 };
-                let own = fb.op1("+ INT", &[sh.start, src]);
+                let own = fb.op1(O::Add.t(Ty::Int), &[sh.start, src]);
                 let m = self.total_len(fb, seg, ctx);
                 let si = self.seg_index(fb, ctx, sh.rseg);
                 let md = self.dist_scalar(fb, m, si);
-                let fill = fb.op1("+ INT", &[md, si]);
-                let g = fb.op1("SELECT INT", &[out, fill, own]);
+                let fill = fb.op1(O::Add.t(Ty::Int), &[md, si]);
+                let g = fb.op1(O::Select.t(Ty::Int), &[out, fill, own]);
                 let cat = self.append(fb, &data, &b);
                 let d = self.gather(fb, &cat, g);
                 Ok(Val::new(Val::mk_seq(sh.rseg, d).s, rlay))
             }
             "group_by" => {
                 let (seg, data) = a.seq();
-                let lens = fb.op1("LENGTHS", &[seg]);
+                let lens = fb.op1(O::Lengths, &[seg]);
                 let n = b.one();
                 let one = self.int_in(fb, ctx, 1);
-                let x = fb.op1("+ INT", &[lens, n]);
-                let y = fb.op1("- INT", &[x, one]);
-                let groups = fb.op1("/ INT", &[y, n]);
-                let gseg = fb.op1("MAKE_SEGDES", &[groups]);
+                let x = fb.op1(O::Add.t(Ty::Int), &[lens, n]);
+                let y = fb.op1(O::Sub.t(Ty::Int), &[x, one]);
+                let groups = fb.op1(O::Div.t(Ty::Int), &[y, n]);
+                let gseg = fb.op1(O::MakeSegdes, &[groups]);
                 let q = self.local_index(fb, ctx, gseg);
-                let nd = fb.op1("DIST INT", &[n, gseg]);
-                let ld = fb.op1("DIST INT", &[lens, gseg]);
-                let qn = fb.op1("* INT", &[q, nd]);
-                let left = fb.op1("- INT", &[ld, qn]);
-                let lt = fb.op1("< INT", &[left, nd]);
-                let inner = fb.op1("SELECT INT", &[lt, left, nd]);
-                let iseg = fb.op1("MAKE_SEGDES", &[inner]);
+                let nd = fb.op1(O::Dist.t(Ty::Int), &[n, gseg]);
+                let ld = fb.op1(O::Dist.t(Ty::Int), &[lens, gseg]);
+                let qn = fb.op1(O::Mul.t(Ty::Int), &[q, nd]);
+                let left = fb.op1(O::Sub.t(Ty::Int), &[ld, qn]);
+                let lt = fb.op1(O::Lt.t(Ty::Int), &[left, nd]);
+                let inner = fb.op1(O::Select.t(Ty::Int), &[lt, left, nd]);
+                let iseg = fb.op1(O::MakeSegdes, &[inner]);
                 Ok(Val::new(Val::mk_seq(gseg, Val::mk_seq(iseg, data)).s, rlay))
             }
 
@@ -1121,26 +1127,26 @@ impl Compiler<'_> {
             "flatten" => {
                 let (so, inner) = arg.seq();
                 let (si, data) = inner.seq();
-                let li = fb.op1("LENGTHS", &[si]);
-                let l = fb.op1("+_REDUCE INT", &[li, so]);
-                let seg = fb.op1("MAKE_SEGDES", &[l]);
+                let li = fb.op1(O::Lengths, &[si]);
+                let l = fb.op1(O::AddReduce.t(Ty::Int), &[li, so]);
+                let seg = fb.op1(O::MakeSegdes, &[l]);
                 Ok(Val::new(Val::mk_seq(seg, data).s, rlay))
             }
             "partition" => {
                 let (sv, data) = a.seq();
                 let (sc, c) = b.seq();
                 if self.arg_check {
-                    let tot = fb.op1("+_REDUCE INT", &[c.one(), sc]);
-                    let lv = fb.op1("LENGTHS", &[sv]);
-                    let ok = fb.op1("= INT", &[tot, lv]);
+                    let tot = fb.op1(O::AddReduce.t(Ty::Int), &[c.one(), sc]);
+                    let lv = fb.op1(O::Lengths, &[sv]);
+                    let ok = fb.op1(O::Eq.t(Ty::Int), &[tot, lv]);
                     self.check_all(fb, ok, ctx.seg, "Length mismatch in function PARTITION.");
                 }
-                let iseg = fb.op1("MAKE_SEGDES", &[c.one()]);
+                let iseg = fb.op1(O::MakeSegdes, &[c.one()]);
                 Ok(Val::new(Val::mk_seq(sc, Val::mk_seq(iseg, data)).s, rlay))
             }
             "split" => {
                 let (_, f) = b.seq();
-                let nf = fb.op1("NOT BOOL", &[f.one()]);
+                let nf = fb.op1(O::Not.t(Ty::Bool), &[f.one()]);
                 let x = self.seq_pack(fb, &a, nf);
                 let y = self.seq_pack(fb, &a, f.one());
                 let r = self.make_seq(fb, ctx, &[x, y], &a.lay);
@@ -1148,12 +1154,12 @@ impl Compiler<'_> {
             }
             "bottop" => {
                 let (seg, _) = arg.seq();
-                let lens = fb.op1("LENGTHS", &[seg]);
+                let lens = fb.op1(O::Lengths, &[seg]);
                 let one = self.int_in(fb, ctx, 1);
                 let two = self.int_in(fb, ctx, 2);
-                let x = fb.op1("+ INT", &[lens, one]);
-                let h = fb.op1("/ INT", &[x, two]);
-                let rest = fb.op1("- INT", &[lens, h]);
+                let x = fb.op1(O::Add.t(Ty::Int), &[lens, one]);
+                let h = fb.op1(O::Div.t(Ty::Int), &[x, two]);
+                let rest = fb.op1(O::Sub.t(Ty::Int), &[lens, h]);
                 let z = self.int_in(fb, ctx, 0);
                 let top = self.subseq_raw(fb, ctx, &arg, z, h);
                 let bot = self.subseq_raw(fb, ctx, &arg, h, rest);
@@ -1162,9 +1168,9 @@ impl Compiler<'_> {
             }
             "head_rest" | "rest_tail" => {
                 let (seg, _) = arg.seq();
-                let lens = fb.op1("LENGTHS", &[seg]);
+                let lens = fb.op1(O::Lengths, &[seg]);
                 let one = self.int_in(fb, ctx, 1);
-                let rest = fb.op1("- INT", &[lens, one]);
+                let rest = fb.op1(O::Sub.t(Ty::Int), &[lens, one]);
                 let msg = "Sequence reference (a[i]) out of bounds.";
                 let r = if name == "head_rest" {
                     let z = self.int_in(fb, ctx, 0);
@@ -1182,34 +1188,34 @@ impl Compiler<'_> {
             "transpose" => {
                 let (so, inner) = arg.seq();
                 let (si, data) = inner.seq();
-                let r = fb.op1("LENGTHS", &[so]);
-                let li = fb.op1("LENGTHS", &[si]);
-                let mx = fb.op1("MAX_REDUCE INT", &[li, so]);
-                let mn = fb.op1("MIN_REDUCE INT", &[li, so]);
+                let r = fb.op1(O::Lengths, &[so]);
+                let li = fb.op1(O::Lengths, &[si]);
+                let mx = fb.op1(O::MaxReduce.t(Ty::Int), &[li, so]);
+                let mn = fb.op1(O::MinReduce.t(Ty::Int), &[li, so]);
                 let z = self.int_in(fb, ctx, 0);
-                let empty = fb.op1("= INT", &[r, z]);
+                let empty = fb.op1(O::Eq.t(Ty::Int), &[r, z]);
                 if self.arg_check {
-                    let eq = fb.op1("= INT", &[mx, mn]);
-                    let ok = fb.op1("OR BOOL", &[eq, empty]);
+                    let eq = fb.op1(O::Eq.t(Ty::Int), &[mx, mn]);
+                    let ok = fb.op1(O::Or.t(Ty::Bool), &[eq, empty]);
                     self.check_all(fb, ok, ctx.seg, "Lengths of subsequences are not equal in function TRANSPOSE.");
                 }
-                let c = fb.op1("SELECT INT", &[empty, z, mx]);
-                let oseg = fb.op1("MAKE_SEGDES", &[c]);
-                let rd = fb.op1("DIST INT", &[r, oseg]);
-                let iseg = fb.op1("MAKE_SEGDES", &[rd]);
+                let c = fb.op1(O::Select.t(Ty::Int), &[empty, z, mx]);
+                let oseg = fb.op1(O::MakeSegdes, &[c]);
+                let rd = fb.op1(O::Dist.t(Ty::Int), &[r, oseg]);
+                let iseg = fb.op1(O::MakeSegdes, &[rd]);
                 // element (jcol, irow) of the result comes from start + irow*c + jcol
-                let tot = fb.op1("* INT", &[r, c]);
-                let eseg = fb.op1("MAKE_SEGDES", &[tot]);
+                let tot = fb.op1(O::Mul.t(Ty::Int), &[r, c]);
+                let eseg = fb.op1(O::MakeSegdes, &[tot]);
                 let q = self.local_index(fb, ctx, eseg);
-                let rq = fb.op1("DIST INT", &[r, eseg]);
-                let cq = fb.op1("DIST INT", &[c, eseg]);
-                let jcol = fb.op1("/ INT", &[q, rq]);
-                let irow = fb.op1("%", &[q, rq]);
-                let st = fb.op1("+_SCAN INT", &[tot, ctx.seg]);
-                let stq = fb.op1("DIST INT", &[st, eseg]);
-                let x = fb.op1("* INT", &[irow, cq]);
-                let y = fb.op1("+ INT", &[x, jcol]);
-                let g = fb.op1("+ INT", &[stq, y]);
+                let rq = fb.op1(O::Dist.t(Ty::Int), &[r, eseg]);
+                let cq = fb.op1(O::Dist.t(Ty::Int), &[c, eseg]);
+                let jcol = fb.op1(O::Div.t(Ty::Int), &[q, rq]);
+                let irow = fb.op1(O::Mod, &[q, rq]);
+                let st = fb.op1(O::AddScan.t(Ty::Int), &[tot, ctx.seg]);
+                let stq = fb.op1(O::Dist.t(Ty::Int), &[st, eseg]);
+                let x = fb.op1(O::Mul.t(Ty::Int), &[irow, cq]);
+                let y = fb.op1(O::Add.t(Ty::Int), &[x, jcol]);
+                let g = fb.op1(O::Add.t(Ty::Int), &[stq, y]);
                 let d = self.gather(fb, &data, g);
                 Ok(Val::new(Val::mk_seq(oseg, Val::mk_seq(iseg, d)).s, rlay))
             }
@@ -1217,17 +1223,17 @@ impl Compiler<'_> {
             // ----- other sequence functions -----
             "rank" | "rank_down" | "char_rank" => {
                 let (seg, data) = arg.seq();
-                let op = if name == "rank_down" { "RANK_DOWN" } else { "RANK_UP" };
-                let r = fb.op1(&format!("{op} {}", data.kind().keyword()), &[data.one(), seg]);
+                let op = if name == "rank_down" { O::RankDown } else { O::RankUp };
+                let r = fb.op1(op.t(data.kind().ty()), &[data.one(), seg]);
                 Ok(Val::new(vec![seg, r], rlay))
             }
             "sort" => {
                 let (seg, data) = arg.seq();
-                let r = fb.op1(&format!("RANK_UP {}", data.kind().keyword()), &[data.one(), seg]);
-                let n = fb.op1("LENGTH INT", &[r]);
-                let s1 = fb.op1("MAKE_SEGDES", &[n]);
+                let r = fb.op1(O::RankUp.t(data.kind().ty()), &[data.one(), seg]);
+                let n = fb.op1(O::Length.t(Ty::Int), &[r]);
+                let s1 = fb.op1(O::MakeSegdes, &[n]);
                 let src = self.iota(fb, s1);
-                let p = fb.op1("PERMUTE INT", &[src, r, seg]);
+                let p = fb.op1(O::Permute.t(Ty::Int), &[src, r, seg]);
                 let d = self.gather(fb, &data, p);
                 Ok(Val::new(Val::mk_seq(seg, d).s, rlay))
             }
@@ -1235,19 +1241,19 @@ impl Compiler<'_> {
                 let (seg, data) = b.seq();
                 let si = self.seg_index(fb, ctx, seg);
                 let e = self.gather(fb, &a, si);
-                let n = fb.op1("LENGTH INT", &[si]);
-                let ectx = Ctx { seg: fb.op1("MAKE_SEGDES", &[n]), unit: false };
+                let n = fb.op1(O::Length.t(Ty::Int), &[si]);
+                let ectx = Ctx { seg: fb.op1(O::MakeSegdes, &[n]), unit: false };
                 let eq = self.eql(fb, ectx, &e, &data);
                 let j = self.local_index(fb, ctx, seg);
                 let big = self.int_like(fb, i64::MAX, j);
-                let c = fb.op1("SELECT INT", &[eq, j, big]);
-                let m = fb.op1("MIN_REDUCE INT", &[c, seg]);
+                let c = fb.op1(O::Select.t(Ty::Int), &[eq, j, big]);
+                let m = fb.op1(O::MinReduce.t(Ty::Int), &[c, seg]);
                 // Not found: no index below the length (an empty segment reduces to the
                 // MIN identity, which is not i64::MAX).
-                let lens = fb.op1("LENGTHS", &[seg]);
-                let none = fb.op1(">= INT", &[m, lens]);
+                let lens = fb.op1(O::Lengths, &[seg]);
+                let none = fb.op1(O::Ge.t(Ty::Int), &[m, lens]);
                 let mone = self.int_in(fb, ctx, -1);
-                base(fb.op1("SELECT INT", &[none, mone, m]))
+                base(fb.op1(O::Select.t(Ty::Int), &[none, mone, m]))
             }
             "print_string" | "print_line" | "print_char" => {
                 let data = match name {
@@ -1256,11 +1262,11 @@ impl Compiler<'_> {
                 };
                 fb.copy_write(data);
                 if name == "print_line" {
-                    fb.emit("CONST CHAR \"\n\"");
-                    fb.emit("WRITE CHAR");
-                    fb.emit("POP 2 0");
+                    fb.emit(Instr::konst(Const::Char("\n".into())));
+                    fb.emit(O::Write.t(Ty::Char));
+                    fb.emit(Instr::pop(2, 0));
                 }
-                base(self.const_in(fb, ctx, SlotKind::Bool, "T"))
+                base(self.const_in(fb, ctx, Const::bool(true)))
             }
             _ => Err(err(span, format!("the builtin function {name} is not supported yet"))),
         }
@@ -1268,8 +1274,8 @@ impl Compiler<'_> {
 
     /// Total number of elements described by a descriptor with one segment per instance.
     fn total_len(&self, fb: &mut FunBuilder, seg: Slot, ctx: Ctx) -> Slot {
-        let l = fb.op1("LENGTHS", &[seg]);
-        fb.op1("+_REDUCE INT", &[l, ctx.seg])
+        let l = fb.op1(O::Lengths, &[seg]);
+        fb.op1(O::AddReduce.t(Ty::Int), &[l, ctx.seg])
     }
 
     /// Concatenation of two INT vectors.
@@ -1282,7 +1288,7 @@ impl Compiler<'_> {
     fn select_val(&mut self, fb: &mut FunBuilder, ctx: Ctx, f: Slot, a: &Val, b: &Val) -> R<Val> {
         match &a.lay {
             Lay::Unit | Lay::Fun(_) => Ok(a.clone()),
-            Lay::Base(k) => Ok(Val::base(fb.op1(&format!("SELECT {}", k.keyword()), &[f, a.one(), b.one()]), *k)),
+            Lay::Base(k) => Ok(Val::base(fb.op1(O::Select.t(k.ty()), &[f, a.one(), b.one()]), *k)),
             Lay::Pair(..) => {
                 let (a1, a2) = a.split();
                 let (b1, b2) = b.split();
@@ -1293,9 +1299,9 @@ impl Compiler<'_> {
             Lay::Seq(_) => {
                 let io = self.iota(fb, ctx.seg);
                 let n = self.count(fb, ctx.seg);
-                let nd = fb.op1("DIST INT", &[n, ctx.seg]);
-                let ib = fb.op1("+ INT", &[io, nd]);
-                let g = fb.op1("SELECT INT", &[f, io, ib]);
+                let nd = fb.op1(O::Dist.t(Ty::Int), &[n, ctx.seg]);
+                let ib = fb.op1(O::Add.t(Ty::Int), &[io, nd]);
+                let g = fb.op1(O::Select.t(Ty::Int), &[f, io, ib]);
                 let cat = self.append(fb, a, b);
                 Ok(self.gather(fb, &cat, g))
             }
@@ -1319,47 +1325,47 @@ impl Compiler<'_> {
         rlay: &Lay,
     ) -> R<Val> {
         let (sd, dd) = d.seq();
-        let ld = fb.op1("LENGTHS", &[sd]);
+        let ld = fb.op1(O::Lengths, &[sd]);
         if self.arg_check {
-            let ldv = fb.op1("DIST INT", &[ld, sv]);
+            let ldv = fb.op1(O::Dist.t(Ty::Int), &[ld, sv]);
             let z = self.int_like(fb, 0, ix);
-            let ok1 = fb.op1(">= INT", &[ix, z]);
-            let ok2 = fb.op1("< INT", &[ix, ldv]);
-            let ok = fb.op1("AND BOOL", &[ok1, ok2]);
+            let ok1 = fb.op1(O::Ge.t(Ty::Int), &[ix, z]);
+            let ok2 = fb.op1(O::Lt.t(Ty::Int), &[ix, ldv]);
+            let ok = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
             let ok = match flags {
                 Some(f) => {
-                    let nf = fb.op1("NOT BOOL", &[f]);
-                    fb.op1("OR BOOL", &[ok, nf])
+                    let nf = fb.op1(O::Not.t(Ty::Bool), &[f]);
+                    fb.op1(O::Or.t(Ty::Bool), &[ok, nf])
                 }
                 None => ok,
             };
-            let n = fb.op1("LENGTH BOOL", &[ok]);
-            let s1 = fb.op1("MAKE_SEGDES", &[n]);
+            let n = fb.op1(O::Length.t(Ty::Bool), &[ok]);
+            let s1 = fb.op1(O::MakeSegdes, &[n]);
             self.check_all(fb, ok, s1, msg);
         }
         // Source ids (global positions of the values), scattered into a vector of -1.
-        let nv = fb.op1("LENGTH INT", &[ix]);
-        let snv = fb.op1("MAKE_SEGDES", &[nv]);
+        let nv = fb.op1(O::Length.t(Ty::Int), &[ix]);
+        let snv = fb.op1(O::MakeSegdes, &[nv]);
         let src = self.iota(fb, snv);
         let mone = self.cint(fb, -1);
         let tot = self.total_len(fb, sd, ctx);
-        let st = fb.op1("MAKE_SEGDES", &[tot]);
-        let dflt = fb.op1("DIST INT", &[mone, st]);
+        let st = fb.op1(O::MakeSegdes, &[tot]);
+        let dflt = fb.op1(O::Dist.t(Ty::Int), &[mone, st]);
         let (src, ix2, sv2) = match flags {
             Some(f) => {
-                let p1 = fb.op("PACK INT", &[src, f, sv], 2);
-                let p2 = fb.op("PACK INT", &[ix, f, sv], 2);
+                let p1 = fb.op(O::Pack.t(Ty::Int), &[src, f, sv]);
+                let p2 = fb.op(O::Pack.t(Ty::Int), &[ix, f, sv]);
                 (p1[0], p2[0], p2[1])
             }
             None => (src, ix, sv),
         };
-        let w = fb.op1("DPERMUTE INT", &[src, ix2, dflt, sv2, sd]);
+        let w = fb.op1(O::DPermute.t(Ty::Int), &[src, ix2, dflt, sv2, sd]);
         let z = self.int_like(fb, 0, w);
-        let hit = fb.op1(">= INT", &[w, z]);
+        let hit = fb.op1(O::Ge.t(Ty::Int), &[w, z]);
         let own = self.iota(fb, st);
-        let totd = fb.op1("DIST INT", &[tot, st]);
-        let from_v = fb.op1("+ INT", &[w, totd]);
-        let g = fb.op1("SELECT INT", &[hit, from_v, own]);
+        let totd = fb.op1(O::Dist.t(Ty::Int), &[tot, st]);
+        let from_v = fb.op1(O::Add.t(Ty::Int), &[w, totd]);
+        let g = fb.op1(O::Select.t(Ty::Int), &[hit, from_v, own]);
         let cat = self.append(fb, &dd, vals);
         let r = self.gather(fb, &cat, g);
         Ok(Val::new(Val::mk_seq(sd, r).s, rlay.clone()))
@@ -1373,23 +1379,23 @@ impl Compiler<'_> {
             return key;
         }
         self.helpers.insert(key.clone(), key.clone());
-        let kw = k.keyword();
+        let kw = k.ty();
         let (mut fb, a) = FunBuilder::new(4);
         let (r, x, p, ctx) = (a[0], a[1], a[2], a[3]);
         let c = Ctx { seg: ctx, unit: false };
         let z = self.int_in(&mut fb, c, 0);
-        let pos = fb.op1("> INT", &[p, z]);
-        let any = fb.op1("OR_REDUCE BOOL", &[pos, ctx]);
+        let pos = fb.op1(O::Gt.t(Ty::Int), &[p, z]);
+        let any = fb.op1(O::OrReduce.t(Ty::Bool), &[pos, ctx]);
         let mut m = fb.begin_if(any);
         let one = self.int_in(&mut fb, c, 1);
         let two = self.int_in(&mut fb, c, 2);
-        let lo = fb.op1("AND INT", &[p, one]);
-        let odd = fb.op1("= INT", &[lo, one]);
-        let rx = fb.op1(&format!("* {kw}"), &[r, x]);
-        let r2 = fb.op1(&format!("SELECT {kw}"), &[odd, rx, r]);
-        let x2 = fb.op1(&format!("* {kw}"), &[x, x]);
-        let p2 = fb.op1("/ INT", &[p, two]);
-        let res = fb.op1(&format!("CALL {key}"), &[r2, x2, p2, ctx]);
+        let lo = fb.op1(O::And.t(Ty::Int), &[p, one]);
+        let odd = fb.op1(O::Eq.t(Ty::Int), &[lo, one]);
+        let rx = fb.op1(O::Mul.t(kw), &[r, x]);
+        let r2 = fb.op1(O::Select.t(kw), &[odd, rx, r]);
+        let x2 = fb.op1(O::Mul.t(kw), &[x, x]);
+        let p2 = fb.op1(O::Div.t(Ty::Int), &[p, two]);
+        let res = fb.call(&key, &[r2, x2, p2, ctx], 1)[0];
         fb.else_(&mut m, &[res]);
         let out = fb.end_if(m, &[r]);
         self.funcs.push(fb.finish(&key, &out));
@@ -1407,18 +1413,48 @@ impl Compiler<'_> {
         let (x, y, ctx) = (a[0], a[1], a[2]);
         let c = Ctx { seg: ctx, unit: false };
         let z = self.int_in(&mut fb, c, 0);
-        let nz = fb.op1("!= INT", &[y, z]);
-        let any = fb.op1("OR_REDUCE BOOL", &[nz, ctx]);
+        let nz = fb.op1(O::Ne.t(Ty::Int), &[y, z]);
+        let any = fb.op1(O::OrReduce.t(Ty::Bool), &[nz, ctx]);
         let mut m = fb.begin_if(any);
         let one = self.int_in(&mut fb, c, 1);
-        let ys = fb.op1("SELECT INT", &[nz, y, one]);
-        let r = fb.op1("%", &[x, ys]);
-        let x2 = fb.op1("SELECT INT", &[nz, y, x]);
-        let y2 = fb.op1("SELECT INT", &[nz, r, y]);
-        let res = fb.op1(&format!("CALL {key}"), &[x2, y2, ctx]);
+        let ys = fb.op1(O::Select.t(Ty::Int), &[nz, y, one]);
+        let r = fb.op1(O::Mod, &[x, ys]);
+        let x2 = fb.op1(O::Select.t(Ty::Int), &[nz, y, x]);
+        let y2 = fb.op1(O::Select.t(Ty::Int), &[nz, r, y]);
+        let res = fb.call(&key, &[x2, y2, ctx], 1)[0];
         fb.else_(&mut m, &[res]);
         let out = fb.end_if(m, &[x]);
         self.funcs.push(fb.finish(&key, &out));
         key
+    }
+}
+
+/// The comparison instruction of a NESL comparison operator (`<`, `>`, `<=`, `>=`).
+fn compare_op(name: &str) -> O {
+    match name {
+        "<" => O::Lt,
+        ">" => O::Gt,
+        "<=" => O::Le,
+        _ => O::Ge,
+    }
+}
+
+/// The unary float instruction of a NESL function of the same name (`floor`, `sin`, ...).
+fn unary_op(name: &str) -> O {
+    match name {
+        "floor" => O::Floor,
+        "ceil" => O::Ceil,
+        "trunc" => O::Trunc,
+        "round" => O::Round,
+        "exp" => O::Exp,
+        "sin" => O::Sin,
+        "cos" => O::Cos,
+        "tan" => O::Tan,
+        "asin" => O::Asin,
+        "acos" => O::Acos,
+        "atan" => O::Atan,
+        "sinh" => O::Sinh,
+        "cosh" => O::Cosh,
+        _ => O::Tanh,
     }
 }

@@ -11,6 +11,7 @@
 //! sequence. The result is always lifted like every other value, so `@` works at any
 //! depth of apply-to-each.
 
+use vcode::{Opcode as O, Ty};
 use super::builder::FunBuilder;
 use super::gen::{err, Compiler, Ctx, Origin, Val, R};
 use super::layout::Lay;
@@ -44,7 +45,7 @@ impl Compiler<'_> {
                 if self.arg_check {
                     let (_, d) = arg.split();
                     let eight = self.int_in(fb, ctx, 8);
-                    let ok = fb.op1("<= INT", &[d.one(), eight]);
+                    let ok = fb.op1(O::Le.t(Ty::Int), &[d.one(), eight]);
                     self.check_all(
                         fb,
                         ok,
@@ -106,10 +107,10 @@ impl Compiler<'_> {
             Type::Seq(e) => {
                 let (seg, data) = v.seq();
                 // The elements of all instances form one context of their own.
-                let lens = fb.op1("LENGTHS", &[seg]);
-                let total = fb.op1("+_REDUCE INT", &[lens, ctx.seg]);
+                let lens = fb.op1(O::Lengths, &[seg]);
+                let total = fb.op1(O::AddReduce.t(Ty::Int), &[lens, ctx.seg]);
                 let ectx = Ctx {
-                    seg: fb.op1("MAKE_SEGDES", &[total]),
+                    seg: fb.op1(O::MakeSegdes, &[total]),
                     unit: false,
                 };
                 let texts = self.text_of(fb, ectx, &data, e, span)?;

@@ -7,7 +7,7 @@ use super::{ExecResult, Executor, HostValue};
 use crate::ast::{Command, CommandKind, Expr, Pattern, PatternKind, Span, TopLevel as Form};
 use crate::check::{builtin_description, builtin_scheme, format_scheme, format_type, ItemInfo, Session};
 use crate::diag::{DiagKind, Diagnostic, LineIndex};
-use crate::flatten::{compile_expr_external, CompileOptions, GlobalValue, Globals};
+use crate::flatten::{compile_expr, CompileOptions, GlobalValue, Globals};
 use crate::parser::parse_items;
 use crate::ty::Type;
 use std::io::{self, Write};
@@ -234,7 +234,7 @@ impl TopLevel {
                 };
                 let ok = self.print_value(t, "it", &ty, &slots)?;
                 if ok {
-                    self.globals.insert("it".to_string(), GlobalValue { ty, slots });
+                    self.globals.insert("it".to_string(), GlobalValue { ty, slots: slots.into_iter().map(vcode::Const::from).collect() });
                 } else {
                     self.restore(previous);
                 }
@@ -299,7 +299,7 @@ impl TopLevel {
     /// Compiles and runs a top-level expression; `None` when an error was printed.
     fn run(&mut self, expr: &Expr, ty: &Type, file: &str, src: &str, t: &mut Out<'_>) -> io::Result<Option<Vec<HostValue>>> {
         let opts = CompileOptions { arg_check: self.settings.arg_check };
-        let code = match compile_expr_external(&self.session, expr, &self.globals, &opts) {
+        let code = match compile_expr(&self.session, expr, &self.globals, &opts) {
             Ok(code) => code,
             Err(diags) => {
                 self.report(t, file, src, &diags)?;
@@ -307,7 +307,7 @@ impl TopLevel {
             }
         };
         let before = t.written();
-        let result = self.executor.execute_with_consts(&code.text, code.consts, &mut t.program_output());
+        let result = self.executor.execute(code, &mut t.program_output());
         t.flush()?;
         match result {
             Ok(ExecResult::Finished(slots)) => {
@@ -376,7 +376,7 @@ impl TopLevel {
                 let end = *pos + n;
                 let part = slots.get(*pos..end).ok_or("the value has fewer stack slots than its pattern needs")?;
                 *pos = end;
-                out.push((id.name.clone(), GlobalValue { ty, slots: part.to_vec() }));
+                out.push((id.name.clone(), GlobalValue { ty, slots: part.iter().cloned().map(vcode::Const::from).collect() }));
                 Ok(())
             }
             (PatternKind::Pair(a, b), Type::Pair(ta, tb)) => {

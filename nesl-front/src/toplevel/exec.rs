@@ -83,21 +83,7 @@ fn verified(program: &vcode::Program, what: &str) -> Result<(), String> {
 }
 
 impl<C: Cvl> Executor for VcodeExecutor<C> {
-    fn execute(&mut self, vcode_text: &str, out: &mut dyn std::io::Write) -> Result<ExecResult, String> {
-        self.execute_with_consts(vcode_text, Vec::new(), out)
-    }
-
-    fn execute_with_consts(
-        &mut self,
-        vcode_text: &str,
-        consts: Vec<(u32, vcode::HostValue)>,
-        out: &mut dyn std::io::Write,
-    ) -> Result<ExecResult, String> {
-        let mut program = vcode::parse(vcode_text).map_err(|errors| {
-            let first = errors.first().map(|e| e.to_string()).unwrap_or_default();
-            format!("internal error: the compiled VCODE does not parse: {first}")
-        })?;
-        super::fill_consts(&mut program, consts).map_err(|e| format!("internal error: {e}"))?;
+    fn execute(&mut self, program: vcode::Program, out: &mut dyn std::io::Write) -> Result<ExecResult, String> {
         if self.verify {
             verified(&program, "compiled VCODE")?;
         }

@@ -20,7 +20,7 @@ struct Scripted {
 }
 
 impl Executor for Scripted {
-    fn execute(&mut self, _code: &str, out: &mut dyn Write) -> Result<ExecResult, String> {
+    fn execute(&mut self, _code: vcode::Program, out: &mut dyn Write) -> Result<ExecResult, String> {
         let (text, result) = self.steps.pop_front().unwrap_or(("", Err("no more scripted results".into())));
         out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
         result

@@ -41,7 +41,8 @@ pub fn run_opts(src: &str, opts: CompileOptions) -> Vec<Outcome> {
             Ok(c) => c,
             Err(d) => panic!("compile error: {d:?}"),
         };
-        let prog = vcode::parse(&code).unwrap_or_else(|e| panic!("parse of VCODE failed: {e:?}\n{code}"));
+        let prog = vcode::parse(&code.to_string()).unwrap_or_else(|e| panic!("parse of VCODE failed: {e:?}\n{code}"));
+        assert!(prog.same_code(&code), "the printed VCODE reads back differently:\n{code}");
         if let Err(e) = vcode::verify(&prog) {
             panic!("verify failed: {e:?}\n{code}");
         }
@@ -53,7 +54,7 @@ pub fn run_opts(src: &str, opts: CompileOptions) -> Vec<Outcome> {
                 if let Some(p) = pat {
                     if let nesl_front::ast::PatternKind::Var(id) = &p.kind {
                         let ty = expr.ty.clone().expect("typed");
-                        globals.insert(id.name.clone(), GlobalValue { ty, slots: stack.clone() });
+                        globals.insert(id.name.clone(), GlobalValue { ty, slots: stack.iter().cloned().map(vcode::Const::from).collect() });
                     }
                 }
                 out.push(Outcome::Stack(vcode::format_vinterp(&stack)));
