@@ -47,6 +47,29 @@ impl Diagnostic {
     }
 }
 
+/// One NESL source text the session has read: its name (a path as the user gave it,
+/// `<prelude>`, or what the REPL calls typed input), the text, and its line index.
+#[derive(Clone, Debug)]
+pub struct Source {
+    /// The name used in messages.
+    pub name: std::sync::Arc<str>,
+    /// The text.
+    pub text: std::sync::Arc<str>,
+    /// Line starts of `text`.
+    pub index: LineIndex,
+}
+
+impl Source {
+    /// A source named `name` holding `text`.
+    pub fn new(name: &str, text: &str) -> Self {
+        Source { name: name.into(), text: text.into(), index: LineIndex::new(text) }
+    }
+    /// 1-based (line, column) of a byte offset.
+    pub fn line_col(&self, offset: usize) -> (usize, usize) {
+        self.index.line_col(offset)
+    }
+}
+
 /// Maps byte offsets of one source text to 1-based line and column numbers.
 #[derive(Clone, Debug)]
 pub struct LineIndex {

@@ -36,6 +36,7 @@ pub fn main(file: &Path, output: Option<&Path>) -> anyhow::Result<ExitCode> {
     let src = String::from_utf8_lossy(&bytes);
     let name = file.display().to_string();
     let mut session = Session::new();
+    session.set_source(&name, &src);
     let mut items = Vec::new();
     let mut failed = false;
     for item in parse_items(&src) {
@@ -59,7 +60,14 @@ pub fn main(file: &Path, output: Option<&Path>) -> anyhow::Result<ExitCode> {
     };
     match output {
         Some(p) => std::fs::write(p, code.to_string()).with_context(|| format!("cannot write {}", p.display()))?,
-        None => print!("{code}"),
+        None => {
+            // A closed pipe (`nesl compile f.nesl | head`) is not an error.
+            use std::io::Write;
+            match std::io::stdout().lock().write_all(code.to_string().as_bytes()) {
+                Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
+                r => r.context("cannot write the VCODE to standard output")?,
+            }
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

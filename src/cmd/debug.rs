@@ -97,6 +97,7 @@ fn load(file: &Path, opt: u8) -> anyhow::Result<Option<Loaded>> {
     let mut instances: HashMap<String, Vec<String>> = HashMap::new();
     let program = if is_nesl {
         let mut session = Session::new();
+        session.set_source(&name, &src);
         let mut items = Vec::new();
         let mut failed = false;
         for item in parse_items(&src) {

@@ -42,6 +42,9 @@ pub struct FunInfo {
     pub scheme: Scheme,
     /// The typed definition (`body` is `None` for a declaration without a body).
     pub def: FunDef,
+    /// The source text it was defined in (an index into [`Session::sources`]), when the
+    /// session was told ([`Session::set_source`]).
+    pub source: Option<usize>,
 }
 
 /// Everything known about a datatype.
@@ -107,6 +110,10 @@ pub struct Session {
     next_var: u32,
     /// User functions that call a serial-only function (directly or indirectly).
     serial_functions: HashSet<String>,
+    /// The source texts items were checked from, in order ([`Session::set_source`]).
+    pub sources: Vec<std::sync::Arc<crate::diag::Source>>,
+    /// The source the items checked now come from (an index into `sources`).
+    pub current_source: Option<usize>,
 }
 
 impl Default for Session {
@@ -139,7 +146,31 @@ impl Session {
             prelude_mode: false,
             next_var: 0,
             serial_functions: HashSet::new(),
+            sources: Vec::new(),
+            current_source: None,
         }
+    }
+
+    /// Says that the items checked from now on come from the text `text` named `name`
+    /// (spans are byte offsets into it); returns the previous current source, for
+    /// [`Session::restore_source`] when a nested `load` ends.
+    pub fn set_source(&mut self, name: &str, text: &str) -> Option<usize> {
+        let found = self.sources.iter().rposition(|s| &*s.name == name && &*s.text == text);
+        let i = found.unwrap_or_else(|| {
+            self.sources.push(std::sync::Arc::new(crate::diag::Source::new(name, text)));
+            self.sources.len() - 1
+        });
+        self.current_source.replace(i)
+    }
+
+    /// Makes `previous` (what [`Session::set_source`] returned) current again.
+    pub fn restore_source(&mut self, previous: Option<usize>) {
+        self.current_source = previous;
+    }
+
+    /// The current source text, if any.
+    pub fn source(&self) -> Option<&std::sync::Arc<crate::diag::Source>> {
+        self.sources.get(self.current_source?)
     }
 
     /// Resolves names and infers types of one top-level item, in place; on success the
@@ -160,6 +191,7 @@ impl Session {
                     FunInfo {
                         scheme: scheme.clone(),
                         def: def.clone(),
+                        source: self.current_source,
                     },
                 );
             }

@@ -21,7 +21,9 @@ use super::{GlobalValue, Globals};
 use crate::ast::{Expr, ExprKind, FunDef, Pattern, PatternKind, Res, Span};
 use crate::diag::{DiagKind, Diagnostic};
 use crate::ty::Type;
+use crate::diag::Source;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// Result of code generation steps.
 pub(crate) type R<T> = Result<T, Diagnostic>;
@@ -32,6 +34,10 @@ pub(crate) trait ProgInfo: DataTypes {
     fn function(&self, name: &str) -> Option<&FunDef>;
     /// The typed definition of a prelude function implementing builtin `name`.
     fn prelude(&self, name: &str) -> Option<&FunDef>;
+    /// The source text a function comes from (`None` when unknown).
+    fn source_of(&self, origin: Origin, name: &str) -> Option<Arc<Source>>;
+    /// The source text of the forms being compiled (`None` when unknown).
+    fn current_source(&self) -> Option<Arc<Source>>;
 }
 
 /// A compiled value: its slots and its layout.
@@ -134,6 +140,12 @@ pub(crate) struct Compiler<'a> {
     pub arg_check: bool,
     /// Finished functions other than the entry, in order of completion.
     pub funcs: Vec<vcode::Function>,
+    /// The NESL scopes (file, function) instructions come from, for `vcode::Origin`.
+    scopes: Vec<vcode::Scope>,
+    scope_ids: HashMap<(Arc<str>, Option<String>), u32>,
+    /// The source text of the code being compiled now and its scope number.
+    src: Option<Arc<Source>>,
+    scope: u32,
     /// Generated helper functions by key.
     pub helpers: HashMap<String, String>,
     /// Function instances by (origin, name, argument type, argument layout). The layout
@@ -365,11 +377,15 @@ fn label(name: &str) -> String {
 
 impl<'a> Compiler<'a> {
     pub(crate) fn new(info: &'a dyn ProgInfo, globals: &'a Globals, arg_check: bool) -> Self {
-        Compiler {
+        let mut c = Compiler {
             info,
             globals,
             arg_check,
             funcs: Vec::new(),
+            scopes: Vec::new(),
+            scope_ids: HashMap::new(),
+            src: None,
+            scope: 0,
             helpers: HashMap::new(),
             instances: HashMap::new(),
             pending: Vec::new(),
@@ -383,7 +399,10 @@ impl<'a> Compiler<'a> {
             user_defs: Vec::new(),
             epoch_limits: vec![0],
             epoch: 0,
-        }
+        };
+        c.src = info.current_source();
+        c.scope = c.scope_id(None);
+        c
     }
 
     /// A fresh number for naming functions.
@@ -405,12 +424,37 @@ impl<'a> Compiler<'a> {
         lay_of(t, self.info).map_err(|m| err(span, m))
     }
 
+    /// The scope number of `function` in the current source (0 when the source is
+    /// unknown).
+    fn scope_id(&mut self, function: Option<&str>) -> u32 {
+        let Some(src) = &self.src else { return 0 };
+        let key = (src.name.clone(), function.map(str::to_string));
+        if let Some(&k) = self.scope_ids.get(&key) {
+            return k;
+        }
+        self.scopes.push(vcode::Scope { file: src.name.clone(), function: key.1.clone() });
+        let k = self.scopes.len() as u32;
+        self.scope_ids.insert(key, k);
+        k
+    }
+
+    /// The origin of code compiled for a NESL expression at `span` of the current source.
+    fn origin_at(&self, span: Span) -> vcode::Origin {
+        match &self.src {
+            Some(src) if (span.start as usize) <= src.text.len() => {
+                let (line, col) = src.line_col(span.start as usize);
+                vcode::Origin { pos: vcode::Pos { line: line as u32, col: col as u32 }, scope: self.scope, inlined_at: 0 }
+            }
+            _ => vcode::Origin::default(),
+        }
+    }
+
     /// The whole program: `main` (the entry) first, then the finished functions.
     pub(crate) fn into_program(self, main: vcode::Function) -> vcode::Program {
         let mut functions = Vec::with_capacity(self.funcs.len() + 1);
         functions.push(main);
         functions.extend(self.funcs);
-        vcode::Program { functions, superops: Vec::new(), scopes: Vec::new(), inline_sites: Vec::new() }
+        vcode::Program { functions, superops: Vec::new(), scopes: self.scopes, inline_sites: Vec::new() }
     }
 
     // ----- small emitters -----
@@ -644,8 +688,13 @@ impl<'a> Compiler<'a> {
                 None => return Err(err(Span::default(), format!("function {name} is not defined"))),
             };
             let saved = std::mem::replace(&mut self.origin, origin);
+            let saved_src = std::mem::replace(&mut self.src, info.source_of(origin, &name));
+            let saved_scope = self.scope;
+            self.scope = self.scope_id(Some(&name));
             let r = self.compile_fun(def, &arg, &lay, &versions, &vname);
             self.origin = saved;
+            self.src = saved_src;
+            self.scope = saved_scope;
             self.epoch = saved_epoch;
             r?;
         }
@@ -744,7 +793,15 @@ impl<'a> Compiler<'a> {
     // ----- expressions -----
 
     /// Compiles `e` in context `ctx`, leaving its lifted value on the stack.
+    /// Compiles an expression; the code it makes has the expression's origin.
     pub(crate) fn expr(&mut self, fb: &mut FunBuilder, env: &mut Env, ctx: Ctx, e: &Expr) -> R<Val> {
+        let saved = fb.set_origin(self.origin_at(e.span));
+        let r = self.expr_here(fb, env, ctx, e);
+        fb.set_origin(saved);
+        r
+    }
+
+    fn expr_here(&mut self, fb: &mut FunBuilder, env: &mut Env, ctx: Ctx, e: &Expr) -> R<Val> {
         let hoist = matches!(
             e.kind,
             ExprKind::Call { .. }

@@ -87,6 +87,21 @@ impl ProgInfo for Info<'_> {
     fn prelude(&self, name: &str) -> Option<&FunDef> {
         self.prelude?.functions.get(name).map(|f| &f.def)
     }
+    fn source_of(&self, origin: gen::Origin, name: &str) -> Option<std::sync::Arc<crate::diag::Source>> {
+        let s = match origin {
+            gen::Origin::User => self.session,
+            gen::Origin::Prelude => self.prelude?,
+        };
+        match s.functions.get(name).and_then(|f| f.source) {
+            Some(i) => s.sources.get(i).cloned(),
+            // Whole-file compilation: the functions come from the current source.
+            None if origin == gen::Origin::User => s.source().cloned(),
+            None => None,
+        }
+    }
+    fn current_source(&self) -> Option<std::sync::Arc<crate::diag::Source>> {
+        self.session.source().cloned()
+    }
 }
 
 /// The flat layout of a type: the kinds of its VCODE slots, bottom first (vcode.md

@@ -20,6 +20,7 @@ pub fn prelude() -> Result<&'static Session, &'static Vec<Diagnostic>> {
         .get_or_init(|| {
             let mut s = Session::new();
             s.prelude_mode = true;
+            s.set_source("<prelude>", PRELUDE_SRC);
             let (items, diags) = crate::parser::parse_program(PRELUDE_SRC);
             if !diags.is_empty() {
                 return Err(diags);

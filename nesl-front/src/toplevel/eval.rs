@@ -160,6 +160,13 @@ impl TopLevel {
     }
 
     fn eval_forms(&mut self, file: &str, src: &str, t: &mut Out<'_>, summary: &mut EvalSummary) -> io::Result<()> {
+        let previous = self.session.set_source(file, src);
+        let r = self.eval_forms_in(file, src, t, summary);
+        self.session.restore_source(previous);
+        r
+    }
+
+    fn eval_forms_in(&mut self, file: &str, src: &str, t: &mut Out<'_>, summary: &mut EvalSummary) -> io::Result<()> {
         for item in parse_items(src) {
             summary.forms += 1;
             let ok = match item {
