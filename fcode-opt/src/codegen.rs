@@ -18,7 +18,7 @@
 use crate::lir::{Block, LFunc, LProgram, Rhs, Stmt, Tree, Var};
 use crate::OptError;
 use std::collections::HashSet;
-use vcode::{Function, Imm, Instr, Opcode, Program};
+use vcode::{Function, Imm, Instr, Opcode, Origin, Program};
 
 fn counts(op: Opcode, n: usize, d: usize) -> Instr {
     Instr { op, ty: None, imm: Imm::Counts(n as u32, d as u32) }
@@ -28,13 +28,17 @@ fn counts(op: Opcode, n: usize, d: usize) -> Instr {
 enum Act {
     /// Bring this variable to the top.
     Push(Var),
-    /// Emit an instruction that pops `pops` operand slots and pushes `pushes` results.
-    Emit(Instr, usize, usize),
+    /// Emit an instruction that pops `pops` operand slots and pushes `pushes` results;
+    /// it gets this origin.
+    Emit(Instr, usize, usize, Origin),
 }
 
 struct Gen<'a> {
     prog: &'a LProgram,
-    out: Vec<Instr>,
+    /// The code, each instruction with its origin.
+    out: Vec<(Instr, Origin)>,
+    /// The origin given to shuffles: that of the statement they serve.
+    at: Origin,
     stack: Vec<Var>,
     /// Temporaries of expression trees (never read outside their statement).
     next_tmp: Var,
@@ -51,20 +55,22 @@ fn commutative(ins: &Instr) -> bool {
     matches!(ins.op.info().exec, vcode::op::Exec::Binary(Add | Mul | Eq | Ne | And | Or | Xor | Max | Min))
 }
 
-fn tree_acts(t: &Tree, acts: &mut Vec<Act>) {
+/// The actions of a tree in postfix order; each operation keeps its own origin, constants
+/// get `at` (the statement's).
+fn tree_acts(t: &Tree, acts: &mut Vec<Act>, at: Origin) {
     match t {
         Tree::Var(v) => acts.push(Act::Push(*v)),
-        Tree::Const(k) => acts.push(Act::Emit(k.clone(), 0, 1)),
+        Tree::Const(k) => acts.push(Act::Emit(k.clone(), 0, 1, at)),
         Tree::Dist { konst, dist, seg } => {
-            acts.push(Act::Emit(konst.clone(), 0, 1));
+            acts.push(Act::Emit(konst.clone(), 0, 1, at));
             acts.push(Act::Push(*seg));
-            acts.push(Act::Emit(dist.clone(), 2, 1));
+            acts.push(Act::Emit(dist.clone(), 2, 1, at));
         }
-        Tree::Op { ins, args } => {
+        Tree::Op { ins, args, origin } => {
             for a in args {
-                tree_acts(a, acts);
+                tree_acts(a, acts, at);
             }
-            acts.push(Act::Emit(ins.clone(), args.len(), 1));
+            acts.push(Act::Emit(ins.clone(), args.len(), 1, *origin));
         }
     }
 }
@@ -171,8 +177,9 @@ fn apply(stack: &mut Vec<Var>, ins: &Instr) {
 }
 
 impl Gen<'_> {
+    /// Emits `ins` with the current statement's origin.
     fn emit(&mut self, ins: Instr) {
-        self.out.push(ins);
+        self.out.push((ins, self.at));
     }
 
     /// Pops every slot whose variable is not in `live`, and duplicate slots of live
@@ -272,7 +279,7 @@ impl Gen<'_> {
                         self.emit(counts(Opcode::Copy, 1, d));
                     }
                 }
-                Act::Emit(ins, pops, pushes) => {
+                Act::Emit(ins, pops, pushes, origin) => {
                     if self.stack.len() < region + pops {
                         return Err(internal(self.func, format!("`{ins}` would reach below its operands")));
                     }
@@ -288,7 +295,7 @@ impl Gen<'_> {
                             self.stack.push(self.next_tmp);
                         }
                     }
-                    self.emit(ins.clone());
+                    self.out.push((ins.clone(), *origin));
                 }
             }
         }
@@ -323,23 +330,26 @@ impl Gen<'_> {
     }
 
     fn stmt(&mut self, s: &Stmt, live_after: &HashSet<Var>) -> Result<bool, OptError> {
+        let at = s.origin;
+        self.at = at;
         match &s.rhs {
             Rhs::Prim { ins, args } => {
                 let mut acts: Vec<Act> = args.iter().map(|v| Act::Push(*v)).collect();
-                acts.push(Act::Emit(ins.clone(), args.len(), s.defs.len()));
-                let swapped = (commutative(ins) && args.len() == 2)
-                    .then(|| vec![Act::Push(args[1]), Act::Push(args[0]), Act::Emit(ins.clone(), 2, s.defs.len())]);
+                acts.push(Act::Emit(ins.clone(), args.len(), s.defs.len(), at));
+                let swapped = (commutative(ins) && args.len() == 2).then(|| {
+                    vec![Act::Push(args[1]), Act::Push(args[0]), Act::Emit(ins.clone(), 2, s.defs.len(), at)]
+                });
                 self.run_best(&acts, swapped.as_deref(), &s.defs, live_after)?;
             }
             Rhs::Tree(t) => {
                 let mut acts = Vec::new();
-                tree_acts(t, &mut acts);
+                tree_acts(t, &mut acts, at);
                 let swapped = match t {
-                    Tree::Op { ins, args } if commutative(ins) && args.len() == 2 => {
+                    Tree::Op { ins, args, origin } if commutative(ins) && args.len() == 2 => {
                         let mut v = Vec::new();
-                        tree_acts(&args[1], &mut v);
-                        tree_acts(&args[0], &mut v);
-                        v.push(Act::Emit(ins.clone(), 2, 1));
+                        tree_acts(&args[1], &mut v, at);
+                        tree_acts(&args[0], &mut v, at);
+                        v.push(Act::Emit(ins.clone(), 2, 1, *origin));
                         Some(v)
                     }
                     _ => None,
@@ -349,19 +359,19 @@ impl Gen<'_> {
             Rhs::Call { name, args } => {
                 let mut acts: Vec<Act> = args.iter().map(|v| Act::Push(*v)).collect();
                 let ins = Instr { op: Opcode::Call, ty: None, imm: Imm::Label(name.clone()) };
-                acts.push(Act::Emit(ins, args.len(), s.defs.len()));
+                acts.push(Act::Emit(ins, args.len(), s.defs.len(), at));
                 self.run_acts(&acts, &s.defs, live_after)?;
                 let diverges = self.prog.funcs.iter().rfind(|f| &f.name == name).is_some_and(|f| f.body.diverges);
                 return Ok(diverges);
             }
             Rhs::Exit { top } => {
                 let mut acts: Vec<Act> = top.iter().map(|v| Act::Push(*v)).collect();
-                acts.push(Act::Emit(vcode::Instr::plain(Opcode::Exit), 0, 0));
+                acts.push(Act::Emit(vcode::Instr::plain(Opcode::Exit), 0, 0, at));
                 self.run_acts(&acts, &[], live_after)?;
                 return Ok(true);
             }
             Rhs::If { cond, then, els } => {
-                let acts = [Act::Push(*cond), Act::Emit(Instr::plain(Opcode::If), 1, 0)];
+                let acts = [Act::Push(*cond), Act::Emit(Instr::plain(Opcode::If), 1, 0, at)];
                 self.run_acts(&acts, &[], live_after)?;
                 // The IF instruction itself is emitted below, around the branches.
                 self.out.pop();
@@ -370,11 +380,12 @@ impl Gen<'_> {
                     self.stack.iter().copied().filter(|v| live_after.contains(v) && seen.insert(*v)).collect();
                 let start = self.stack.clone();
                 let saved = std::mem::take(&mut self.out);
-                let then_div = self.block(then, &kept, live_after)?;
+                let then_div = self.block(then, &kept, live_after, at)?;
                 let then_code = std::mem::take(&mut self.out);
                 self.stack = start;
-                let else_div = self.block(els, &kept, live_after)?;
+                let else_div = self.block(els, &kept, live_after, at)?;
                 let else_code = std::mem::replace(&mut self.out, saved);
+                self.at = at;
                 self.emit(Instr::plain(Opcode::If));
                 self.out.extend(then_code);
                 if !else_code.is_empty() {
@@ -391,8 +402,9 @@ impl Gen<'_> {
     }
 
     /// Generates a block; on return (unless it diverges) the stack is `kept` followed by
-    /// the block's results. Returns whether the block diverges.
-    fn block(&mut self, b: &Block, kept: &[Var], live_out: &HashSet<Var>) -> Result<bool, OptError> {
+    /// the block's results. Returns whether the block diverges. `end` is the origin of
+    /// the code that arranges the results (and of pops before the first statement).
+    fn block(&mut self, b: &Block, kept: &[Var], live_out: &HashSet<Var>, end: Origin) -> Result<bool, OptError> {
         // live[i] = variables needed after statement i.
         let mut live_after: Vec<HashSet<Var>> = vec![HashSet::new(); b.stmts.len()];
         let mut live: HashSet<Var> = live_out.clone();
@@ -406,6 +418,7 @@ impl Gen<'_> {
                 live.insert(v);
             });
         }
+        self.at = b.stmts.first().map_or(end, |s| s.origin);
         self.drop_dead(&live);
         for (i, s) in b.stmts.iter().enumerate() {
             let div = self.stmt(s, &live_after[i])?;
@@ -417,6 +430,7 @@ impl Gen<'_> {
         if b.diverges {
             return Ok(true);
         }
+        self.at = end;
         let mut target = kept.to_vec();
         target.extend(&b.results);
         let code = arrange(&self.stack, &target)
@@ -461,16 +475,17 @@ fn apply_ids(st: &mut Vec<u32>, op: Opcode, n: usize, d: usize) {
 /// Merges two adjacent shuffles of the same kind into one when a single instruction has
 /// the same effect (`CPOP 1 3; CPOP 1 3` is `CPOP 2 2`, `COPY 1 1; COPY 1 1` is
 /// `COPY 2 0`, `POP 1 2; POP 1 2` is `POP 2 2`), and drops `CPOP n 0` and `n = 0` shuffles.
-fn peephole(code: &mut Vec<Instr>) {
+/// A merged shuffle keeps the origin of the first of the two.
+fn peephole(code: &mut Vec<(Instr, Origin)>) {
     let is_shuffle = |i: &Instr| matches!(i.op, Opcode::Copy | Opcode::Pop | Opcode::Cpop);
-    let mut out: Vec<Instr> = Vec::with_capacity(code.len());
-    for ins in code.drain(..) {
+    let mut out: Vec<(Instr, Origin)> = Vec::with_capacity(code.len());
+    for (ins, origin) in code.drain(..) {
         if let Imm::Counts(n, d) = ins.imm {
             if is_shuffle(&ins) && (n == 0 || (ins.op == Opcode::Cpop && d == 0)) {
                 continue;
             }
         }
-        if let (Some(prev), Imm::Counts(b, d2)) = (out.last(), &ins.imm) {
+        if let (Some((prev, prev_origin)), Imm::Counts(b, d2)) = (out.last(), &ins.imm) {
             if prev.op == ins.op && is_shuffle(&ins) {
                 if let Imm::Counts(a, d1) = prev.imm {
                     let depth = (a + b + d1.max(*d2) + 2) as usize;
@@ -482,24 +497,29 @@ fn peephole(code: &mut Vec<Instr>) {
                         (shuffle(&base, &cand) == two && two.is_some()).then_some(cand)
                     });
                     if let Some(m) = merged {
+                        let o = *prev_origin;
                         out.pop();
-                        out.push(m);
+                        out.push((m, o));
                         continue;
                     }
                 }
             }
         }
-        out.push(ins);
+        out.push((ins, origin));
     }
     *code = out;
 }
 
 fn function(p: &LProgram, f: &LFunc) -> Result<Function, OptError> {
-    let mut g = Gen { prog: p, out: Vec::new(), stack: f.params.clone(), next_tmp: Var::MAX, func: &f.name };
-    g.block(&f.body, &[], &HashSet::new())?;
+    let mut g =
+        Gen { prog: p, out: Vec::new(), at: f.end, stack: f.params.clone(), next_tmp: Var::MAX, func: &f.name };
+    g.block(&f.body, &[], &HashSet::new(), f.end)?;
     peephole(&mut g.out);
-    g.out.push(Instr::plain(Opcode::Ret));
-    let mut func = Function::new(f.name.clone(), g.out);
+    g.out.push((Instr::plain(Opcode::Ret), f.end));
+    let (body, origins) = g.out.into_iter().unzip();
+    let mut func = Function::new(f.name.clone(), body);
+    func.origins = origins;
+    func.pos = f.pos;
     func.sig = f.sig.clone();
     Ok(func)
 }
@@ -550,8 +570,12 @@ mod tests {
         ];
         let base: Vec<Var> = (0..8).collect();
         let want = run_all(&base, &code);
-        peephole(&mut code);
+        let line = |l| Origin::vcode(vcode::Pos { line: l, col: 1 });
+        let mut with: Vec<(Instr, Origin)> = code.into_iter().zip(1..).map(|(c, l)| (c, line(l))).collect();
+        peephole(&mut with);
+        let (code, origins): (Vec<Instr>, Vec<Origin>) = with.into_iter().unzip();
         assert_eq!(run_all(&base, &code), want);
         assert_eq!(code, vec![counts(Opcode::Cpop, 2, 2), counts(Opcode::Copy, 2, 0), counts(Opcode::Pop, 2, 2)]);
+        assert_eq!(origins, vec![line(1), line(3), line(6)], "a merged shuffle keeps the first one's origin");
     }
 }

@@ -6,7 +6,8 @@
 //! superoperator. A tree with no variable leaf takes the segment descriptor of one of its
 //! broadcasts as its only (`SEGDES`) parameter, which gives the result length. Identical
 //! superoperators share one table entry. The statement becomes `FUSED n` on the
-//! parameters' variables.
+//! parameters' variables; its origin becomes that of the first fused operation that can
+//! trap (integer `/` or `%`, in evaluation order), or else of the root operation.
 
 use crate::lir::{Block, LProgram, Rhs, Tree, Var};
 use crate::util::{exec_of, operand_types, scalar_const};
@@ -52,7 +53,7 @@ impl Lift {
                 }
                 Expr::Const(scalar_const(konst)?)
             }
-            Tree::Op { ins, args } => {
+            Tree::Op { ins, args, .. } => {
                 let tys = operand_types(ins);
                 let mut sub = Vec::with_capacity(args.len());
                 for (a, t) in args.iter().zip(&tys) {
@@ -167,6 +168,10 @@ fn fuse_block(b: &mut Block, table: &mut Vec<SuperOp>) {
                         }
                     };
                     let ins = Instr { op: Opcode::Fused, ty: None, imm: Imm::Index(k as u32) };
+                    // A run-time failure of the superoperator is one of its divisions.
+                    if let Some(o) = t.trap_origin().or_else(|| t.root_origin()) {
+                        s.origin = o;
+                    }
                     s.rhs = Rhs::Prim { ins, args };
                 }
             }

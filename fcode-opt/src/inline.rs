@@ -9,8 +9,9 @@
 //! from the entry are then dropped.
 
 use crate::OptError;
+use std::collections::HashMap;
 use vcode::op::Exec;
-use vcode::{Function, Imm, Program};
+use vcode::{Function, Imm, Origin, Program};
 
 /// Largest callee (in computational instructions) inlined at every call site.
 pub const INLINE_SIZE_LIMIT: usize = 24;
@@ -143,6 +144,7 @@ pub fn inline(p: &Program) -> Result<Program, OptError> {
         }
     }
     let mut funcs: Vec<Function> = p.functions.clone();
+    let mut sites: Vec<Origin> = p.inline_sites.clone();
     for comp in &comps {
         for &fi in comp {
             let f = &funcs[fi];
@@ -159,9 +161,14 @@ pub fn inline(p: &Program) -> Result<Program, OptError> {
                     if g != fi && !recursive[g] && (size(callee) <= INLINE_SIZE_LIMIT || call_sites[g] == 1) {
                         let k = callee.body.len().saturating_sub(1);
                         body.extend_from_slice(&callee.body[..k]);
-                        // The callee's instructions keep their own origins (where they
-                        // are in the callee's source), not the call site's.
-                        origins.extend((0..k).map(|j| callee.origin_of(j)));
+                        // The callee's instructions keep their own positions (in the
+                        // callee's source) and record the call they were inlined at.
+                        let site = new_site(&mut sites, f.origin_of(i));
+                        let mut chains = HashMap::new();
+                        origins.extend((0..k).map(|j| {
+                            let o = callee.origin_of(j);
+                            Origin { inlined_at: rebase(&mut sites, &mut chains, o.inlined_at, site), ..o }
+                        }));
                         changed = true;
                         continue;
                     }
@@ -175,7 +182,7 @@ pub fn inline(p: &Program) -> Result<Program, OptError> {
             }
         }
     }
-    let mut out = Program { functions: funcs, superops: p.superops.clone(), scopes: p.scopes.clone(), inline_sites: p.inline_sites.clone() };
+    let mut out = Program { functions: funcs, superops: p.superops.clone(), scopes: p.scopes.clone(), inline_sites: sites };
     let graph: Vec<Vec<usize>> = out.functions.iter().map(|f| callees(&out, f)).collect::<Result<_, _>>()?;
     let reach = reachable(&graph, out.entry());
     let mut k = 0;
@@ -184,6 +191,45 @@ pub fn inline(p: &Program) -> Result<Program, OptError> {
         reach[k - 1]
     });
     Ok(out)
+}
+
+/// Adds an inline site (the origin of a `CALL` being replaced by its callee's body) and
+/// returns its `Origin::inlined_at` number.
+fn new_site(sites: &mut Vec<Origin>, call: Origin) -> u32 {
+    sites.push(call);
+    sites.len() as u32
+}
+
+/// The `inlined_at` number, for an instruction copied into a caller at inline site
+/// `site`, of one whose `inlined_at` was `at` in the callee: `site` itself when `at` is 0;
+/// otherwise a copy of the chain `at` whose outermost link (the site with `inlined_at`
+/// 0, a call in the callee's own body) now points at `site`. The callee's chains are
+/// left alone (the callee may stay, called from elsewhere); `chains` memoises the copies
+/// made for this call site so that instructions sharing a chain share its copy.
+fn rebase(sites: &mut Vec<Origin>, chains: &mut HashMap<u32, u32>, at: u32, site: u32) -> u32 {
+    if at == 0 {
+        return site;
+    }
+    if let Some(&k) = chains.get(&at) {
+        return k;
+    }
+    // Walk the chain to its end, then copy it outermost-first so each copy can point at
+    // the copy of its successor.
+    let mut chain = Vec::new();
+    let mut k = at;
+    // (A number out of range, or a cycle, in a malformed table ends the chain.)
+    while k != 0 && k as usize <= sites.len() && !chains.contains_key(&k) && chain.len() <= sites.len() {
+        chain.push(k);
+        k = sites[k as usize - 1].inlined_at;
+    }
+    let mut next = chains.get(&k).copied().unwrap_or(site);
+    for &k in chain.iter().rev() {
+        let o = sites[k as usize - 1];
+        sites.push(Origin { inlined_at: next, ..o });
+        next = sites.len() as u32;
+        chains.insert(k, next);
+    }
+    next
 }
 
 fn reachable(graph: &[Vec<usize>], entry: usize) -> Vec<bool> {

@@ -16,7 +16,7 @@ use crate::util::{exec_of, instr_arity, scalar_const};
 use std::collections::{HashMap, HashSet};
 use std::fmt::{self, Write as _};
 use vcode::op::Exec;
-use vcode::{Instr, SuperOp, Ty};
+use vcode::{Instr, Origin, Pos, SuperOp, Ty};
 
 /// A variable of the let IR.
 pub type Var = u32;
@@ -47,6 +47,11 @@ pub struct LFunc {
     pub params: Vec<Var>,
     /// The body; its results are the function's results.
     pub body: Block,
+    /// Position of the input's `FUNC` keyword.
+    pub pos: Pos,
+    /// The origin of the input's `RET` (given to the code that arranges the results and
+    /// to the `RET` written back).
+    pub end: Origin,
 }
 
 impl LFunc {
@@ -78,6 +83,17 @@ pub struct Stmt {
     pub defs: Vec<Var>,
     /// The computation.
     pub rhs: Rhs,
+    /// Where it came from: the origin of the stack instruction it was made from (for a
+    /// rewritten statement, of the instruction it stands for; for a `FUSED` statement, of
+    /// the first fused operation that can trap, else of the root operation).
+    pub origin: Origin,
+}
+
+impl Stmt {
+    /// A statement.
+    pub fn new(defs: Vec<Var>, rhs: Rhs, origin: Origin) -> Self {
+        Stmt { defs, rhs, origin }
+    }
 }
 
 /// The right-hand side of a statement.
@@ -138,6 +154,8 @@ pub enum Tree {
         ins: Instr,
         /// Its operands, operand 1 first.
         args: Vec<Tree>,
+        /// The origin of the instruction it was made from.
+        origin: Origin,
     },
 }
 
@@ -162,8 +180,31 @@ impl Tree {
     /// True when evaluating the tree may trap on its values (integer `/` or `%`).
     pub fn may_trap(&self) -> bool {
         match self {
-            Tree::Op { ins, args } => may_trap(ins) || args.iter().any(Tree::may_trap),
+            Tree::Op { ins, args, .. } => may_trap(ins) || args.iter().any(Tree::may_trap),
             _ => false,
+        }
+    }
+    /// The origins of the tree's operations in evaluation (postfix) order.
+    pub fn op_origins(&self, out: &mut Vec<Origin>) {
+        if let Tree::Op { args, origin, .. } = self {
+            args.iter().for_each(|a| a.op_origins(out));
+            out.push(*origin);
+        }
+    }
+    /// The origin of the first operation (in evaluation order) that can trap, if any.
+    pub fn trap_origin(&self) -> Option<Origin> {
+        match self {
+            Tree::Op { ins, args, origin } => {
+                args.iter().find_map(Tree::trap_origin).or_else(|| may_trap(ins).then_some(*origin))
+            }
+            _ => None,
+        }
+    }
+    /// The origin of the root operation (`None` for a leaf).
+    pub fn root_origin(&self) -> Option<Origin> {
+        match self {
+            Tree::Op { origin, .. } => Some(*origin),
+            _ => None,
         }
     }
 }
@@ -343,7 +384,7 @@ impl fmt::Display for Tree {
             Tree::Var(v) => write!(f, "v{v}"),
             Tree::Const(i) => write!(f, "({i})"),
             Tree::Dist { konst, dist, seg } => write!(f, "({dist} ({konst}) v{seg})"),
-            Tree::Op { ins, args } => {
+            Tree::Op { ins, args, .. } => {
                 write!(f, "({ins}")?;
                 for a in args {
                     write!(f, " {a}")?;
@@ -548,7 +589,7 @@ impl Check<'_> {
                     self.err(format!("{what}: malformed constant broadcast"));
                 }
             }
-            Tree::Op { ins, args } => {
+            Tree::Op { ins, args, .. } => {
                 let ok = matches!(exec_of(ins), Exec::Binary(_) | Exec::Unary(_) | Exec::Select);
                 if !ok {
                     self.err(format!("{what}: `{ins}` is not element-wise"));

@@ -80,7 +80,11 @@ impl Reducer {
                         }
                     }
                     if is_elementwise(ins) {
-                        let t = Tree::Op { ins: ins.clone(), args: args.iter().map(|v| Tree::Var(*v)).collect() };
+                        let t = Tree::Op {
+                            ins: ins.clone(),
+                            args: args.iter().map(|v| Tree::Var(*v)).collect(),
+                            origin: s.origin,
+                        };
                         s.rhs = Rhs::Tree(t);
                     }
                 }
@@ -454,7 +458,7 @@ fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
                 _ => None,
             };
             if let Some(value) = known {
-                out.push(Stmt { defs: s.defs, rhs: Rhs::Prim { ins: const_instr(value), args: vec![] } });
+                out.push(Stmt::new(s.defs, Rhs::Prim { ins: const_instr(value), args: vec![] }, s.origin));
                 changed = true;
                 continue;
             }
@@ -462,7 +466,7 @@ fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
             // way round), segment by segment, empty ones included: the NOT joins the
             // element-wise tree computing x, when it is the reduction's only reader (only
             // when fusing: otherwise the NOT would be one more full-length operation).
-            if let (Rhs::Tree(Tree::Op { ins, args }), [r], true) = (&s.rhs, s.defs.as_slice(), fuse) {
+            if let (Rhs::Tree(Tree::Op { ins, args, origin }), [r], true) = (&s.rhs, s.defs.as_slice(), fuse) {
                 if let (Opcode::Not, Some(Ty::Bool), [Tree::Var(a)]) = (ins.op, ins.ty, args.as_slice()) {
                     let dual = match d.get(a) {
                         Some(x) if x.ty == Some(Ty::Bool) && f.uses.get(a) == Some(&1) => match x.op {
@@ -476,9 +480,9 @@ fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
                         let n = *next;
                         *next += 1;
                         let not = Instr::typed(Opcode::Not, Ty::Bool);
-                        out.push(Stmt { defs: vec![n], rhs: Rhs::Prim { ins: not, args: vec![rargs[0]] } });
+                        out.push(Stmt::new(vec![n], Rhs::Prim { ins: not, args: vec![rargs[0]] }, *origin));
                         let red = Instr::typed(red, Ty::Bool);
-                        out.push(Stmt { defs: vec![*r], rhs: Rhs::Prim { ins: red, args: vec![n, rargs[1]] } });
+                        out.push(Stmt::new(vec![*r], Rhs::Prim { ins: red, args: vec![n, rargs[1]] }, *origin));
                         changed = true;
                         continue;
                     }
@@ -526,8 +530,9 @@ fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
                     let lens = *next;
                     *next += 1;
                     let cmp = Instr::typed(if all_true { Opcode::Eq } else { Opcode::Ne }, Ty::Int);
-                    out.push(Stmt { defs: vec![lens], rhs: Rhs::Prim { ins: Instr::plain(Opcode::Lengths), args: vec![seg] } });
-                    out.push(Stmt { defs: vec![r], rhs: Rhs::Prim { ins: cmp, args: vec![lens, lens] } });
+                    let at = s.origin;
+                    out.push(Stmt::new(vec![lens], Rhs::Prim { ins: Instr::plain(Opcode::Lengths), args: vec![seg] }, at));
+                    out.push(Stmt::new(vec![r], Rhs::Prim { ins: cmp, args: vec![lens, lens] }, at));
                     changed = true;
                 }
                 None => out.push(s),

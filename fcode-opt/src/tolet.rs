@@ -78,16 +78,16 @@ impl Conv<'_> {
                                 Some(o) => {
                                     let defs: Vec<Var> = (0..o).map(|_| self.fresh()).collect();
                                     stack.extend(&defs);
-                                    stmts.push(Stmt { defs, rhs: Rhs::Call { name: l.clone(), args } });
+                                    stmts.push(Stmt::new(defs, Rhs::Call { name: l.clone(), args }, self.func.origin_of(i)));
                                 }
                                 None => {
-                                    stmts.push(Stmt { defs: Vec::new(), rhs: Rhs::Call { name: l.clone(), args } });
+                                    stmts.push(Stmt::new(Vec::new(), Rhs::Call { name: l.clone(), args }, self.func.origin_of(i)));
                                     return Ok((stmts, true));
                                 }
                             }
                         }
                         (Exec::Exit, _) => {
-                            stmts.push(Stmt { defs: Vec::new(), rhs: Rhs::Exit { top: stack.last().copied() } });
+                            stmts.push(Stmt::new(Vec::new(), Rhs::Exit { top: stack.last().copied() }, self.func.origin_of(i)));
                             return Ok((stmts, true));
                         }
                         _ => {
@@ -96,7 +96,7 @@ impl Conv<'_> {
                             let args = self.pop_n(stack, n, i)?;
                             let defs: Vec<Var> = (0..m).map(|_| self.fresh()).collect();
                             stack.extend(&defs);
-                            stmts.push(Stmt { defs, rhs: Rhs::Prim { ins: ins.clone(), args } });
+                            stmts.push(Stmt::new(defs, Rhs::Prim { ins: ins.clone(), args }, self.func.origin_of(i)));
                         }
                     }
                 }
@@ -110,7 +110,7 @@ impl Conv<'_> {
                     let mut then_b = Block { stmts: then_stmts, results: Vec::new(), diverges: then_div };
                     let mut else_b = Block { stmts: else_stmts, results: Vec::new(), diverges: else_div };
                     if then_div && else_div {
-                        stmts.push(Stmt { defs: Vec::new(), rhs: Rhs::If { cond, then: then_b, els: else_b } });
+                        stmts.push(Stmt::new(Vec::new(), Rhs::If { cond, then: then_b, els: else_b }, self.func.origin_of(*at)));
                         return Ok((stmts, true));
                     }
                     let common = |a: &[Var], b: &[Var]| a.iter().zip(b).take_while(|(x, y)| x == y).count();
@@ -136,7 +136,7 @@ impl Conv<'_> {
                     let defs: Vec<Var> = (c..len).map(|_| self.fresh()).collect();
                     *stack = kept;
                     stack.extend(&defs);
-                    stmts.push(Stmt { defs, rhs: Rhs::If { cond, then: then_b, els: else_b } });
+                    stmts.push(Stmt::new(defs, Rhs::If { cond, then: then_b, els: else_b }, self.func.origin_of(*at)));
                 }
             }
         }
@@ -167,6 +167,8 @@ pub fn to_let(p: &Program, sigs: &[Sig]) -> Result<LProgram, OptError> {
             sig: f.sig.clone(),
             params,
             body: Block { stmts, results, diverges },
+            pos: f.pos,
+            end: f.origin_of(f.body.len().saturating_sub(1)),
         });
     }
     Ok(LProgram { funcs, superops: p.superops.clone(), next_var: next, scopes: p.scopes.clone(), inline_sites: p.inline_sites.clone() })

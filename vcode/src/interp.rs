@@ -660,17 +660,37 @@ impl<'a, C: Cvl> Machine<'a, C> {
     }
 }
 
-/// The place of decoded instruction `pc`, for a trap.
+/// The place of decoded instruction `pc`, for a trap, with no call stack.
 pub(crate) fn site_of(p: &Program, code: &Code, pc: usize) -> TrapSite {
     let (fi, ii) = code.sites.get(pc).copied().unwrap_or((0, 0));
     let f = &p.functions[fi];
-    let pos = f.pos_of(ii);
+    let origin = f.origin_of(ii);
     TrapSite {
         instr: f.body.get(ii).map(|i| i.to_string()).unwrap_or_default(),
         function: f.name.clone(),
-        line: pos.line,
-        col: pos.col,
+        line: origin.pos.line,
+        col: origin.pos.col,
+        origin,
+        stack: Vec::new(),
     }
+}
+
+/// The place of decoded instruction `pc` with the call stack `calls` (return addresses,
+/// outermost first, as the run loop keeps them): computed only when a trap or `EXIT`
+/// happens. At most [`crate::trap::MAX_FRAMES`] innermost frames are kept.
+pub(crate) fn site_with_stack(p: &Program, code: &Code, pc: usize, calls: &[usize]) -> TrapSite {
+    let mut site = site_of(p, code, pc);
+    site.stack = calls
+        .iter()
+        .rev()
+        .take(crate::trap::MAX_FRAMES)
+        .map(|&r| {
+            let (fi, ii) = code.sites.get(r.wrapping_sub(1)).copied().unwrap_or((0, 0));
+            let f = &p.functions[fi];
+            crate::trap::Frame { function: f.name.clone(), call: f.origin_of(ii) }
+        })
+        .collect();
+    site
 }
 
 /// Runs `p` on `cvl`; see [`crate::run`].
@@ -686,8 +706,8 @@ pub(crate) fn run<C: Cvl>(
     let mut pc = code.entry;
     let mut calls: Vec<usize> = Vec::new();
     let mut steps: u64 = 0;
-    let site = |pc: usize| site_of(p, &code, pc);
     let outcome = loop {
+        let site = |pc: usize| site_with_stack(p, &code, pc, &calls);
         let Some(d) = code.code.get(pc) else {
             return Err(Trap::new(TrapKind::Unsupported("ran past the end of the code".into())).at(|| site(pc.saturating_sub(1))));
         };
@@ -729,13 +749,17 @@ pub(crate) fn run<C: Cvl>(
                 Some(r) => pc = r,
                 None => break None,
             },
-            Flow::Exit(s) => break Some(s),
+            Flow::Exit(s) => break Some((s, site(pc))),
         }
     };
     m.files.flush();
     let _ = out.flush();
+    let mut exit_site = None;
     let outcome = match outcome {
-        Some(s) => RunOutcome::Exited(s),
+        Some((s, at)) => {
+            exit_site = Some(at);
+            RunOutcome::Exited(s)
+        }
         None => {
             let mut vals = Vec::with_capacity(m.stack.len());
             for v in &m.stack {
@@ -744,7 +768,7 @@ pub(crate) fn run<C: Cvl>(
             RunOutcome::Finished(vals)
         }
     };
-    Ok(RunReport { outcome, stats: m.stats })
+    Ok(RunReport { outcome, stats: m.stats, exit_site })
 }
 
 /// Whether `--stats` counts this kind of instruction (vector work, not stack shuffles).

@@ -46,7 +46,7 @@ pub use op::{Opcode, Ty};
 pub use parse::{parse, ParseError};
 pub use print::{c_exp, float_literal, format_value, format_vinterp};
 pub use step::{Location, SlotInfo, StepEvent, Stepper};
-pub use trap::{Trap, TrapKind, TrapSite};
+pub use trap::{Frame, Trap, TrapKind, TrapSite};
 pub use verify::{verify, VerifyError};
 
 /// Options of [`run`].
@@ -102,6 +102,10 @@ pub struct RunReport {
     pub outcome: RunOutcome,
     /// Operation counts (empty unless [`RunOptions::stats`]).
     pub stats: OpStats,
+    /// When the run stopped by `EXIT`: the place of that `EXIT` instruction, with the
+    /// call stack (compiled NESL checks print their message and then `EXIT`, so this
+    /// says where the check failed). `None` when the entry function returned.
+    pub exit_site: Option<TrapSite>,
 }
 
 /// Runs a parsed program on the vector library `cvl` from its entry function (the one

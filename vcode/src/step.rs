@@ -19,7 +19,7 @@
 //! ```
 
 use crate::cvl::{Cvl, VType};
-use crate::interp::{decode, site_of, to_host_value, Arg, Code, Flow, Machine, Value};
+use crate::interp::{decode, site_of, site_with_stack, to_host_value, Arg, Code, Flow, Machine, Value};
 use crate::op::Exec;
 use crate::trap::{Trap, TrapKind};
 use crate::{HostValue, Program, RunOptions};
@@ -180,7 +180,7 @@ impl<'a, C: Cvl> Stepper<'a, C> {
             Ok(f) => f,
             Err(t) => {
                 self.state = State::Trapped;
-                return Err(t.at(|| site_of(prog, &self.code, pc)));
+                return Err(t.at(|| site_with_stack(prog, &self.code, pc, &self.calls)));
             }
         };
         let event = match flow {
@@ -195,7 +195,7 @@ impl<'a, C: Cvl> Stepper<'a, C> {
             Flow::Call(t) => {
                 if self.calls.len() >= self.max_call_depth {
                     self.state = State::Trapped;
-                    let site = site_of(prog, &self.code, pc);
+                    let site = site_with_stack(prog, &self.code, pc, &self.calls);
                     return Err(Trap::new(TrapKind::CallStackOverflow(self.max_call_depth)).at(|| site));
                 }
                 self.calls.push(pc + 1);

@@ -1,6 +1,7 @@
 //! Run-time failures of VCODE programs: a small enum of trap kinds plus the place where
 //! the trap happened (filled in by the interpreter; vector libraries leave it empty).
 
+use crate::ir::Origin;
 use std::fmt;
 
 /// What went wrong at run time. Every variant is a clean failure, never a panic.
@@ -57,17 +58,40 @@ pub enum TrapKind {
     Backend(String),
 }
 
-/// Where a trap happened: the instruction, its function and its source position.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Where a trap happened: the instruction, its function, its source position, its
+/// [`Origin`] and the run-time call stack that led to it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct TrapSite {
     /// The instruction as written (e.g. `PERMUTE INT`).
     pub instr: String,
     /// The enclosing function.
     pub function: String,
-    /// 1-based source line.
+    /// 1-based source line (`origin.pos.line`).
     pub line: u32,
-    /// 1-based source column.
+    /// 1-based source column (`origin.pos.col`).
     pub col: u32,
+    /// Where the instruction came from (its position, scope and inline chain; expand
+    /// `origin.inlined_at` through [`Program::inline_sites`](crate::Program::inline_sites)).
+    pub origin: Origin,
+    /// The active calls at the time, innermost first: for each, the function that made
+    /// the call and the origin of its `CALL` instruction. Empty in the entry function;
+    /// at most [`MAX_FRAMES`] frames.
+    /// These are run-time frames only; calls the optimiser inlined show up in the
+    /// `inlined_at` chains of `origin` and of each frame's `call`.
+    pub stack: Vec<Frame>,
+}
+
+/// Most frames a [`TrapSite::stack`] keeps (the innermost ones): a runaway recursion
+/// does not build a million-frame report.
+pub const MAX_FRAMES: usize = 1000;
+
+/// One active call of a [`TrapSite::stack`].
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Frame {
+    /// The VCODE function that executed the `CALL` (the caller).
+    pub function: String,
+    /// The origin of that `CALL` instruction.
+    pub call: Origin,
 }
 
 /// A run-time failure: its kind and, once the interpreter has seen it, its site.

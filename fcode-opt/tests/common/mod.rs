@@ -23,7 +23,9 @@ pub fn run_text(p: &Program) -> (String, OpStats) {
             (text, rep.stats)
         }
         Err(t) => {
-            text.push_str(&format!("trap: {}\n", t.kind));
+            // The trap's place in the input text, which every level must keep.
+            let at = t.site.as_ref().map(|s| format!(" at {}:{}", s.origin.pos.line, s.origin.pos.col)).unwrap_or_default();
+            text.push_str(&format!("trap: {}{at}\n", t.kind));
             (text, OpStats::default())
         }
     }
@@ -71,6 +73,7 @@ pub fn check_levels(name: &str, p: &Program, expected: Option<&str>) -> [Program
     let l1 = opt(p, 1);
     let l2 = opt(p, 2);
     for (lvl, q) in [(1, &l1), (2, &l2)] {
+        check_origins(&format!("{name} (level {lvl})"), q);
         let text = q.to_string();
         let back =
             vcode::parse(&text).unwrap_or_else(|e| panic!("{name}: level {lvl} output does not parse: {e:?}\n{text}"));
@@ -96,4 +99,22 @@ pub fn fixtures(dir: &Path) -> Vec<(PathBuf, Option<String>)> {
             (p, exp)
         })
         .collect()
+}
+
+/// Every instruction of `q` has an origin with a line, and every inline chain ends.
+pub fn check_origins(name: &str, q: &Program) {
+    for f in &q.functions {
+        assert_eq!(f.origins.len(), f.body.len(), "{name}: function {} has no origin for some instructions", f.name);
+        for (ins, o) in f.body.iter().zip(&f.origins) {
+            assert!(o.pos.line > 0, "{name}: `{ins}` in {} has no line", f.name);
+            let mut k = o.inlined_at;
+            let mut n = 0;
+            while k != 0 {
+                assert!(k as usize <= q.inline_sites.len(), "{name}: `{ins}` in {}: inline site {k} out of range", f.name);
+                k = q.inline_sites[k as usize - 1].inlined_at;
+                n += 1;
+                assert!(n <= q.inline_sites.len(), "{name}: inline chain of `{ins}` in {} loops", f.name);
+            }
+        }
+    }
 }
