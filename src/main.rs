@@ -18,6 +18,10 @@ pub struct Cli {
     /// variable, else all cores). Results are identical at every thread count.
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=4096))]
     pub threads: Option<u64>,
+    /// Most nested calls before a run stops with a call stack overflow (runaway
+    /// recursion); default 1048576.
+    #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1u64 << 32))]
+    pub max_call_depth: Option<u64>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -187,6 +191,9 @@ fn main() -> ExitCode {
                 }
             }
         }
+    }
+    if let Some(n) = cli.max_call_depth {
+        vcode::set_default_max_call_depth(n as usize);
     }
     match cmd::dispatch(cli) {
         Ok(code) => code,

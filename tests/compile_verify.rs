@@ -294,7 +294,7 @@ fn the_executor_verifies_when_asked() {
     let mut out = Vec::new();
     let bad = vcode::parse(bad).expect("parses");
     let e = CpuExecutor::new().with_verify(true).execute(bad, &mut out).expect_err("refused");
-    assert!(e.contains("does not verify"), "{e}");
+    assert!(e.message.contains("does not verify"), "{e}");
     let good = "FUNC MAIN1_1\nCONST INT 1\nCONST INT 2\n+ INT\nRET\n";
     let good = vcode::parse(good).expect("parses");
     assert!(CpuExecutor::new().with_verify(true).execute(good, &mut out).is_ok());

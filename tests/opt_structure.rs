@@ -75,7 +75,7 @@ impl nesl_front::toplevel::Executor for Capture {
         &mut self,
         program: vcode::Program,
         out: &mut dyn std::io::Write,
-    ) -> Result<nesl_front::toplevel::ExecResult, String> {
+    ) -> Result<nesl_front::toplevel::ExecResult, nesl_front::toplevel::ExecError> {
         self.0.borrow_mut().push(program.to_string());
         let mut cpu = nesl_front::toplevel::CpuExecutor::new();
         nesl_front::toplevel::Executor::execute(&mut cpu, program, out)

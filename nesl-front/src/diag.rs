@@ -19,6 +19,22 @@ pub enum DiagKind {
     Type,
     /// Something the compiler (flattening, code generation) cannot handle.
     Compile,
+    /// A failure while the program runs (an index out of range, a division by zero...).
+    Runtime,
+}
+
+impl DiagKind {
+    /// The family in words (`type error`, ...), as plain renderings name it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            DiagKind::Lex => "lexical error",
+            DiagKind::Syntax => "syntax error",
+            DiagKind::Name => "name error",
+            DiagKind::Type => "type error",
+            DiagKind::Compile => "compile error",
+            DiagKind::Runtime => "runtime error",
+        }
+    }
 }
 
 /// One error (or warning) about a source file, with the span it concerns.
@@ -86,6 +102,15 @@ impl LineIndex {
             }
         }
         LineIndex { line_starts }
+    }
+
+    /// The byte offset of a 1-based (line, column) position (clamped to the text of
+    /// `len` bytes).
+    pub fn offset(&self, line: usize, col: usize, len: usize) -> usize {
+        match line.checked_sub(1).and_then(|l| self.line_starts.get(l)) {
+            Some(&start) => (start + col.saturating_sub(1)).min(len),
+            None => len,
+        }
     }
 
     /// 1-based (line, column) of a byte offset; the column counts bytes.

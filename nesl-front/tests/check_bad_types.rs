@@ -14,21 +14,12 @@ use nesl_front::diag::{DiagKind, Diagnostic, LineIndex};
 use nesl_front::parser::parse_items;
 use std::path::{Path, PathBuf};
 
-fn kind_name(kind: DiagKind) -> &'static str {
-    match kind {
-        DiagKind::Lex => "lexical error",
-        DiagKind::Syntax => "syntax error",
-        DiagKind::Name => "name error",
-        DiagKind::Type => "type error",
-        DiagKind::Compile => "compile error",
-    }
-}
 
 fn render(file: &str, index: &LineIndex, d: &Diagnostic) -> String {
     let (line, col) = index.line_col(d.span.start as usize);
     let mut out = format!(
         "error: {file}:{line}:{col}: {}: {}\n",
-        kind_name(d.kind),
+        d.kind.describe(),
         d.message
     );
     for (span, note) in &d.notes {

@@ -12,19 +12,10 @@ use nesl_front::lexer::source_from_bytes;
 use nesl_front::parser::parse_program;
 use std::path::{Path, PathBuf};
 
-fn kind_name(kind: DiagKind) -> &'static str {
-    match kind {
-        DiagKind::Lex => "lexical error",
-        DiagKind::Syntax => "syntax error",
-        DiagKind::Name => "name error",
-        DiagKind::Type => "type error",
-        DiagKind::Compile => "compile error",
-    }
-}
 
 fn render(file: &str, index: &LineIndex, d: &Diagnostic) -> String {
     let (line, col) = index.line_col(d.span.start as usize);
-    let mut out = format!("error: {file}:{line}:{col}: {}: {}\n", kind_name(d.kind), d.message);
+    let mut out = format!("error: {file}:{line}:{col}: {}: {}\n", d.kind.describe(), d.message);
     for (span, note) in &d.notes {
         match span {
             Some(s) => {

@@ -119,7 +119,7 @@ impl CudaExecutor {
 }
 
 impl Executor for CudaExecutor {
-    fn execute(&mut self, program: vcode::Program, out: &mut dyn std::io::Write) -> Result<ExecResult, String> {
+    fn execute(&mut self, program: vcode::Program, out: &mut dyn std::io::Write) -> Result<ExecResult, nesl_front::toplevel::ExecError> {
         self.inner.execute(program, out)
     }
 

@@ -46,7 +46,7 @@ Ctrl-D (or `exit;`) leaves.
 struct Switchable(Rc<RefCell<Box<dyn Executor>>>);
 
 impl Executor for Switchable {
-    fn execute(&mut self, program: vcode::Program, out: &mut dyn Write) -> Result<ExecResult, String> {
+    fn execute(&mut self, program: vcode::Program, out: &mut dyn Write) -> Result<ExecResult, nesl_front::toplevel::ExecError> {
         self.0.borrow_mut().execute(program, out)
     }
 }

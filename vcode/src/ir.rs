@@ -54,6 +54,20 @@ pub struct Scope {
     pub function: Option<String>,
 }
 
+/// One place of a backtrace ([`Program::backtrace`]): a source position and, for code
+/// compiled from NESL, the file and the NESL function it lies in.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Place {
+    /// The NESL file (`None`: the position is in the program's own VCODE text).
+    pub file: Option<Arc<str>>,
+    /// The NESL function (`None` at the top level or for VCODE text).
+    pub function: Option<String>,
+    /// The VCODE function the place is in (after inlining: the one that runs).
+    pub vcode_function: String,
+    /// The position (line 0 when unknown).
+    pub pos: Pos,
+}
+
 /// A whole VCODE or FCODE program.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Program {
@@ -87,6 +101,45 @@ impl Program {
                 .zip(&other.functions)
                 .all(|(a, b)| a.name == b.name && a.sig == b.sig && a.body == b.body)
     }
+    /// The place an origin denotes, in VCODE function `vfun`.
+    pub fn place(&self, o: Origin, vfun: &str) -> Place {
+        let scope = (o.scope as usize).checked_sub(1).and_then(|k| self.scopes.get(k));
+        Place {
+            file: scope.map(|s| s.file.clone()),
+            function: scope.and_then(|s| s.function.clone()),
+            vcode_function: vfun.to_string(),
+            pos: o.pos,
+        }
+    }
+
+    /// The places of an origin and of the calls the inliner removed on the way to it,
+    /// innermost first.
+    fn expand(&self, o: Origin, vfun: &str, out: &mut Vec<Place>) {
+        out.push(self.place(o, vfun));
+        let mut k = o.inlined_at;
+        let mut guard = 0;
+        while let Some(site) = (k as usize).checked_sub(1).and_then(|i| self.inline_sites.get(i)) {
+            out.push(self.place(*site, vfun));
+            k = site.inlined_at;
+            guard += 1;
+            if guard > self.inline_sites.len() {
+                break;
+            }
+        }
+    }
+
+    /// Where a trap (or an `EXIT`) happened and how the program got there: the place of
+    /// the instruction, then the place of each call on the way (calls the optimiser
+    /// inlined included), innermost first.
+    pub fn backtrace(&self, site: &crate::trap::TrapSite) -> Vec<Place> {
+        let mut out = Vec::new();
+        self.expand(site.origin, &site.function, &mut out);
+        for f in &site.stack {
+            self.expand(f.call, &f.function, &mut out);
+        }
+        out
+    }
+
     /// Number of instructions in all functions.
     pub fn instruction_count(&self) -> usize {
         self.functions.iter().map(|f| f.body.len()).sum()

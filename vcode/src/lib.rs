@@ -41,7 +41,7 @@ pub use cvl::cpu::threads::set_threads;
 pub use cvl::cpu::CpuCvl;
 pub use cvl::{Cvl, HostScalar, HostVector, OpStats, VType};
 pub use fused::{Expr, SuperOp};
-pub use ir::{Const, Function, Imm, Instr, Origin, Pos, Program, Scope};
+pub use ir::{Const, Function, Imm, Instr, Origin, Place, Pos, Program, Scope};
 pub use op::{Opcode, Ty};
 pub use parse::{parse, ParseError};
 pub use print::{c_exp, float_literal, format_value, format_vinterp};
@@ -67,9 +67,19 @@ pub struct RunOptions {
     pub file_access: bool,
 }
 
+/// The call depth limit of [`RunOptions::default`] (process-wide; the CLI's
+/// `--max-call-depth`).
+static DEFAULT_MAX_CALL_DEPTH: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(1 << 20);
+
+/// Sets the `max_call_depth` of [`RunOptions::default`] for the rest of the process.
+pub fn set_default_max_call_depth(n: usize) {
+    DEFAULT_MAX_CALL_DEPTH.store(n.max(1), std::sync::atomic::Ordering::Relaxed);
+}
+
 impl Default for RunOptions {
     fn default() -> Self {
-        RunOptions { stats: false, max_call_depth: 1 << 20, max_steps: None, stdin: None, file_access: true }
+        let max_call_depth = DEFAULT_MAX_CALL_DEPTH.load(std::sync::atomic::Ordering::Relaxed);
+        RunOptions { stats: false, max_call_depth, max_steps: None, stdin: None, file_access: true }
     }
 }
 

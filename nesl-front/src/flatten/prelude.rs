@@ -14,13 +14,16 @@ pub const PRELUDE_SRC: &str = concat!(include_str!("../prelude.nesl"), "\n", inc
 
 static PRELUDE: OnceLock<Result<Session, Vec<Diagnostic>>> = OnceLock::new();
 
+/// The name of the standard library's source in origins and messages.
+pub const PRELUDE_NAME: &str = "<prelude>";
+
 /// The checked prelude (built on first use, then cached).
 pub fn prelude() -> Result<&'static Session, &'static Vec<Diagnostic>> {
     PRELUDE
         .get_or_init(|| {
             let mut s = Session::new();
             s.prelude_mode = true;
-            s.set_source("<prelude>", PRELUDE_SRC);
+            s.set_source(PRELUDE_NAME, PRELUDE_SRC);
             let (items, diags) = crate::parser::parse_program(PRELUDE_SRC);
             if !diags.is_empty() {
                 return Err(diags);

@@ -3,7 +3,7 @@
 
 use super::output::Transcript;
 use super::value::{format_value, slot_count};
-use super::{ExecResult, Executor, HostValue};
+use super::{ExecError, ExecResult, Executor, HostValue};
 use crate::ast::{Command, CommandKind, Expr, Pattern, PatternKind, Span, TopLevel as Form};
 use crate::check::{builtin_description, builtin_scheme, format_scheme, format_type, ItemInfo, Session};
 use crate::diag::{DiagKind, Diagnostic, LineIndex};
@@ -25,7 +25,7 @@ pub fn plain_render(file: &str, src: &str, diags: &[Diagnostic]) -> String {
     let mut out = String::new();
     for d in diags {
         let (line, col) = index.line_col(d.span.start as usize);
-        out.push_str(&format!("error: {file}:{line}:{col}: {}: {}\n", kind_name(d.kind), d.message));
+        out.push_str(&format!("error: {file}:{line}:{col}: {}: {}\n", d.kind.describe(), d.message));
         for (span, note) in &d.notes {
             match span {
                 Some(s) => {
@@ -40,15 +40,6 @@ pub fn plain_render(file: &str, src: &str, diags: &[Diagnostic]) -> String {
     out
 }
 
-fn kind_name(kind: DiagKind) -> &'static str {
-    match kind {
-        DiagKind::Lex => "lexical error",
-        DiagKind::Syntax => "syntax error",
-        DiagKind::Name => "name error",
-        DiagKind::Type => "type error",
-        DiagKind::Compile => "compile error",
-    }
-}
 
 /// The settings the `set` command changes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -198,6 +189,70 @@ impl TopLevel {
         Ok(false)
     }
 
+    /// Prints a run-time error paragraph that says where in the NESL source it happened
+    /// when `backtrace` knows; returns `false` (failed).
+    fn located_runtime_error(&self, t: &mut Out<'_>, message: &str, backtrace: &[vcode::Place]) -> io::Result<bool> {
+        match self.render_runtime(message, backtrace) {
+            Some(text) => {
+                t.start_line()?;
+                t.write_all(text.trim_end().as_bytes())?;
+                writeln!(t)?;
+                t.end_paragraph()?;
+                Ok(false)
+            }
+            None => Self::runtime_error(t, message),
+        }
+    }
+
+    /// The source text named `file`: one this session read, or the standard library's.
+    fn source_named(&self, file: &str) -> Option<std::sync::Arc<crate::diag::Source>> {
+        let mine = self.session.sources.iter().rev().find(|s| &*s.name == file);
+        let prelude = || crate::flatten::prelude::prelude().ok()?.sources.iter().find(|s| &*s.name == file);
+        mine.or_else(prelude).cloned()
+    }
+
+    /// A runtime diagnostic rendered at the innermost NESL place of `backtrace`, with the
+    /// calls that led there as notes; `None` when no place is in a known NESL source.
+    fn render_runtime(&self, message: &str, backtrace: &[vcode::Place]) -> Option<String> {
+        let all: Vec<&vcode::Place> = backtrace.iter().filter(|p| p.file.is_some() && p.pos.line > 0).collect();
+        // Point at the user's code: the innermost place outside the standard library
+        // (the library frames above it become a note).
+        let k = all.iter().position(|p| p.file.as_deref() != Some(crate::flatten::prelude::PRELUDE_NAME)).unwrap_or(0);
+        let nesl = &all[k..];
+        let first = nesl.first()?;
+        let src = self.source_named(first.file.as_deref()?)?;
+        let at = src.index.offset(first.pos.line as usize, first.pos.col as usize, src.text.len());
+        let end = src.text[at..].find(|c: char| c.is_whitespace() || c == ';').map_or(src.text.len(), |k| at + k.max(1));
+        let mut d = Diagnostic::new(DiagKind::Runtime, Span::new(at, end), message);
+        let name = |p: &vcode::Place| match &p.function {
+            Some(f) => format!("function `{f}`"),
+            None => "the top level".to_string(),
+        };
+        d = d.with_note(None, format!("in {}", name(first)));
+        if k > 0 {
+            let lib = all[..k].iter().filter_map(|p| p.function.as_deref()).collect::<Vec<_>>();
+            d = d.with_note(None, format!("inside the standard library: {}", lib.join(", called from ")));
+        }
+        // The calls that led here, innermost first; a run of calls from one place (a
+        // recursion) is one line.
+        let mut i = 1;
+        while i < nesl.len() {
+            let p = nesl[i];
+            let mut n = 1;
+            while i + n < nesl.len() && nesl[i + n] == p {
+                n += 1;
+            }
+            let file = p.file.as_deref().unwrap_or("");
+            let times = if n > 1 { format!(" ({n} times)") } else { String::new() };
+            d = d.with_note(None, format!("called from {} at {file}:{}:{}{times}", name(p), p.pos.line, p.pos.col));
+            i += n;
+        }
+        if backtrace.len() >= vcode::trap::MAX_FRAMES {
+            d = d.with_note(None, format!("(only the innermost {} calls are shown)", vcode::trap::MAX_FRAMES));
+        }
+        Some((self.render)(&src.name, &src.text, &[d]))
+    }
+
     /// Prints a run-time error paragraph; returns `false` (failed).
     fn runtime_error(t: &mut Out<'_>, message: &str) -> io::Result<bool> {
         t.start_line()?;
@@ -332,16 +387,23 @@ impl TopLevel {
                     }
                 }
             }
-            Ok(ExecResult::Exited) => {
+            Ok(ExecResult::Exited(backtrace)) => {
                 if t.written() == before {
-                    Self::runtime_error(t, "the evaluation was aborted")?;
+                    self.located_runtime_error(t, "the evaluation was aborted", &backtrace)?;
                 } else {
+                    // The program printed its message (`RUNTIME ERROR: ...`): say where.
+                    if let Some(text) = self.render_runtime("", &backtrace) {
+                        t.start_line()?;
+                        let place = text.split_once('\n').map_or("", |(_, rest)| rest);
+                        t.write_all(place.trim_end().as_bytes())?;
+                        writeln!(t)?;
+                    }
                     t.end_paragraph()?;
                 }
                 Ok(None)
             }
-            Err(message) => {
-                Self::runtime_error(t, &message)?;
+            Err(ExecError { message, backtrace }) => {
+                self.located_runtime_error(t, &message, &backtrace)?;
                 Ok(None)
             }
         }

@@ -1,6 +1,6 @@
 //! Executors that run compiled top-level expressions on a VCODE vector library.
 
-use super::{ExecResult, Executor};
+use super::{ExecError, ExecResult, Executor};
 use vcode::{Cvl, OpStats, RunOptions, RunOutcome, Trap};
 
 /// A rewrite of the parsed program before it runs (the FCODE optimiser plugs in here).
@@ -69,6 +69,15 @@ pub fn trap_message(trap: &Trap) -> String {
     }
 }
 
+/// A trap as an [`ExecError`]: in code compiled from NESL, the trap's kind and the NESL
+/// places of the backtrace; otherwise [`trap_message`] (the VCODE function and line).
+fn trap_error(program: &vcode::Program, trap: &Trap) -> ExecError {
+    match &trap.site {
+        Some(s) if s.origin.scope != 0 => ExecError { message: trap.kind.to_string(), backtrace: program.backtrace(s) },
+        _ => ExecError::from(trap_message(trap)),
+    }
+}
+
 /// `Ok` when the VCODE verifier accepts `program`; otherwise an internal error naming
 /// `what` and the verifier's first complaint.
 fn verified(program: &vcode::Program, what: &str) -> Result<(), String> {
@@ -83,7 +92,7 @@ fn verified(program: &vcode::Program, what: &str) -> Result<(), String> {
 }
 
 impl<C: Cvl> Executor for VcodeExecutor<C> {
-    fn execute(&mut self, program: vcode::Program, out: &mut dyn std::io::Write) -> Result<ExecResult, String> {
+    fn execute(&mut self, program: vcode::Program, out: &mut dyn std::io::Write) -> Result<ExecResult, ExecError> {
         if self.verify {
             verified(&program, "compiled VCODE")?;
         }
@@ -100,7 +109,7 @@ impl<C: Cvl> Executor for VcodeExecutor<C> {
         // Every evaluation is a fresh VCODE process in the reference: the random
         // generator starts again from its initial state (spec section 4, "Random numbers").
         self.cvl.srand(0).map_err(|t| trap_message(&t))?;
-        let report = vcode::run(&program, &mut self.cvl, out, &self.options).map_err(|t| trap_message(&t))?;
+        let report = vcode::run(&program, &mut self.cvl, out, &self.options).map_err(|t| trap_error(&program, &t))?;
         if let Some(total) = &mut self.stats {
             for (kind, calls, elements) in &report.stats.rows {
                 match total.rows.iter_mut().find(|r| r.0 == *kind) {
@@ -114,7 +123,7 @@ impl<C: Cvl> Executor for VcodeExecutor<C> {
         }
         Ok(match report.outcome {
             RunOutcome::Finished(values) => ExecResult::Finished(values),
-            RunOutcome::Exited(_) => ExecResult::Exited,
+            RunOutcome::Exited(_) => ExecResult::Exited(report.exit_site.map(|s| program.backtrace(&s)).unwrap_or_default()),
         })
     }
 

@@ -22,6 +22,7 @@ mod tests;
 
 pub use eval::{pattern_text, plain_render, EvalSummary, Renderer, Settings, TopLevel};
 pub use exec::{trap_message, CpuExecutor, Transform, VcodeExecutor};
+
 pub use value::{format_float, format_value};
 pub use vcode::HostValue;
 
@@ -30,17 +31,47 @@ pub use vcode::HostValue;
 pub enum ExecResult {
     /// The program ran to its end; its final stack, bottom first.
     Finished(Vec<HostValue>),
-    /// The program stopped with `EXIT` (after writing its runtime error message).
-    Exited,
+    /// The program stopped with `EXIT` (after writing its runtime error message): where
+    /// the `EXIT` was and how the program got there, innermost first
+    /// ([`vcode::Program::backtrace`]; empty when unknown).
+    Exited(Vec<vcode::Place>),
+}
+
+/// A run that failed: a trap of the interpreter or a program that does not load.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ExecError {
+    /// What went wrong (no place in it).
+    pub message: String,
+    /// Where it went wrong and how the program got there, innermost first (empty when
+    /// unknown).
+    pub backtrace: Vec<vcode::Place>,
+}
+
+impl From<String> for ExecError {
+    fn from(message: String) -> Self {
+        ExecError { message, backtrace: Vec::new() }
+    }
+}
+
+impl std::fmt::Display for ExecError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl From<&str> for ExecError {
+    fn from(message: &str) -> Self {
+        ExecError::from(message.to_string())
+    }
 }
 
 /// Runs the VCODE text of one top-level expression. The top level does not know which
 /// vector library or optimisation level is used: the CLI chooses an executor.
 pub trait Executor {
     /// Runs a compiled program; `out` receives what the program writes
-    /// (`print_string` output, runtime error messages before `EXIT`). `Err` is the
-    /// message of an interpreter trap or of a program that does not load.
-    fn execute(&mut self, program: vcode::Program, out: &mut dyn std::io::Write) -> Result<ExecResult, String>;
+    /// (`print_string` output, runtime error messages before `EXIT`). `Err` is an
+    /// interpreter trap (with its place) or a program that does not load.
+    fn execute(&mut self, program: vcode::Program, out: &mut dyn std::io::Write) -> Result<ExecResult, ExecError>;
 
     /// Counts of the vector operations run so far (for `--stats`), when kept.
     fn stats(&self) -> Option<&vcode::OpStats> {

@@ -20,10 +20,10 @@ struct Scripted {
 }
 
 impl Executor for Scripted {
-    fn execute(&mut self, _code: vcode::Program, out: &mut dyn Write) -> Result<ExecResult, String> {
+    fn execute(&mut self, _code: vcode::Program, out: &mut dyn Write) -> Result<ExecResult, super::ExecError> {
         let (text, result) = self.steps.pop_front().unwrap_or(("", Err("no more scripted results".into())));
         out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
-        result
+        Ok(result?)
     }
 }
 
@@ -44,9 +44,9 @@ fn results_exits_and_traps() {
     let steps = vec![
         ("", Ok(ExecResult::Finished(vec![int(3)]))),
         ("hi", Ok(ExecResult::Finished(vec![HostValue::Segdes(vec![3]), HostValue::Int(vec![1, 2, 3])]))),
-        ("\nRUNTIME ERROR: Divide by zero.\n", Ok(ExecResult::Exited)),
+        ("\nRUNTIME ERROR: Divide by zero.\n", Ok(ExecResult::Exited(Vec::new()))),
         ("", Err("index 7 out of range for a segment of length 2".into())),
-        ("", Ok(ExecResult::Exited)),
+        ("", Ok(ExecResult::Exited(Vec::new()))),
     ];
     let (text, summary) = scripted(src, steps);
     assert_eq!(

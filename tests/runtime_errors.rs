@@ -1,0 +1,63 @@
+//! Snapshot tests of rendered runtime errors: every program in `tests/runtime-errors/`
+//! fails at run time, and `nesl run` must print the same transcript (error paragraph with
+//! the NESL file:line:col, a source snippet and the calls that led there) at `--opt 0`,
+//! `1` and `2`: the transcript in the `.expected` file beside it.
+//!
+//! `NESL_UPDATE_SNAPSHOTS=1 cargo test --test runtime_errors` rewrites the snapshots from
+//! `--opt 0` (review the diff).
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn cases() -> Vec<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/runtime-errors");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("tests/runtime-errors exists")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "nesl"))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The transcript of `nesl run --opt N` (stdout then stderr), run from the package root
+/// so the file names in it are relative.
+fn transcript(file: &Path, opt: u8) -> String {
+    let rel = file.strip_prefix(env!("CARGO_MANIFEST_DIR")).expect("inside the package");
+    let out = Command::new(env!("CARGO_BIN_EXE_nesl"))
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args(["--threads", "1", "--max-call-depth", "5000", "run", "--opt", &opt.to_string()])
+        .arg(rel)
+        .output()
+        .expect("nesl runs");
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    text.push_str(&String::from_utf8_lossy(&out.stderr));
+    text
+}
+
+#[test]
+fn runtime_errors_name_their_nesl_source_at_every_opt_level() {
+    let update = std::env::var("NESL_UPDATE_SNAPSHOTS").is_ok_and(|v| v == "1");
+    let cases = cases();
+    assert!(cases.len() >= 15, "at least 15 runtime error cases, found {}", cases.len());
+    let mut failures = Vec::new();
+    for case in &cases {
+        let expected_path = case.with_extension("expected");
+        if update {
+            std::fs::write(&expected_path, transcript(case, 0)).expect("writes the snapshot");
+        }
+        let expected = std::fs::read_to_string(&expected_path)
+            .unwrap_or_else(|e| panic!("{}: {e} (NESL_UPDATE_SNAPSHOTS=1 writes it)", expected_path.display()));
+        let name = case.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        // Each snapshot says where: the paragraph points into the NESL file.
+        assert!(expected.contains(&format!("--> tests/runtime-errors/{name}:")), "{name}: no NESL location in\n{expected}");
+        for opt in [0, 1, 2] {
+            let got = transcript(case, opt);
+            if got != expected {
+                failures.push(format!("{name} at --opt {opt}:\n--- expected\n{expected}\n--- got\n{got}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
