@@ -11,7 +11,6 @@
 use super::repl::{Line, Reader};
 use crate::Backend;
 use nesl_front::check::Session;
-use nesl_front::diag::LineIndex;
 use nesl_front::flatten::{compile_program, CompileOptions};
 use nesl_front::parser::parse_items;
 use nesl_front::toplevel::trap_message;
@@ -77,6 +76,8 @@ struct Loaded {
     origins: HashMap<String, String>,
     /// NESL function name -> the VCODE functions compiled from it.
     instances: HashMap<String, Vec<String>>,
+    /// The NESL source texts the program's origins point into (`.nesl` only).
+    sources: Vec<std::sync::Arc<nesl_front::diag::Source>>,
 }
 
 /// Reads, compiles (for `.nesl`), verifies and optionally optimises `file`; prints the
@@ -93,10 +94,8 @@ fn load(file: &Path, opt: u8) -> anyhow::Result<Option<Loaded>> {
     let src = String::from_utf8_lossy(&bytes).into_owned();
     let is_nesl = file.extension().is_some_and(|e| e == "nesl");
     let is_fcode = file.extension().is_some_and(|e| e == "fcode");
-    let mut origins = HashMap::new();
-    let mut instances: HashMap<String, Vec<String>> = HashMap::new();
+    let mut session = Session::new();
     let program = if is_nesl {
-        let mut session = Session::new();
         session.set_source(&name, &src);
         let mut items = Vec::new();
         let mut failed = false;
@@ -113,12 +112,7 @@ fn load(file: &Path, opt: u8) -> anyhow::Result<Option<Loaded>> {
             return Ok(None);
         }
         match compile_program(&session, &items, &CompileOptions::default()) {
-            Ok(code) => {
-                let (o, i) = source_map(&session, &name, &src, &code);
-                origins = o;
-                instances = i;
-                code
-            }
+            Ok(code) => code,
             Err(diags) => {
                 eprint!("{}", crate::diagnostics::render(&name, &src, &diags));
                 return Ok(None);
@@ -152,53 +146,49 @@ fn load(file: &Path, opt: u8) -> anyhow::Result<Option<Loaded>> {
     } else {
         program
     };
-    Ok(Some(Loaded { program, origins, instances }))
+    let (origins, instances) = nesl_map(&program, &session);
+    let mut sources = session.sources.clone();
+    if let Ok(p) = nesl_front::flatten::prelude::prelude() {
+        sources.extend(p.sources.iter().cloned());
+    }
+    Ok(Some(Loaded { program, origins, instances, sources }))
 }
 
-/// The flattener names the VCODE function of each instance of a NESL function `f`
-/// `F_k` (the name upper-cased, other characters `_`, then a number); the entry function
-/// is `MAIN1_1`; `GATHER_...`, `APPEND_...` and `POW_...` are the code generator's helpers.
-fn source_map(
-    session: &Session,
-    file: &str,
-    src: &str,
-    program: &vcode::Program,
-) -> (HashMap<String, String>, HashMap<String, Vec<String>>) {
-    fn label(name: &str) -> String {
-        name.chars()
-            .map(|c| if c.is_ascii_alphanumeric() || "-+*/%<>=!._".contains(c) { c.to_ascii_uppercase() } else { '_' })
-            .collect()
-    }
-    let index = LineIndex::new(src);
-    let mut by_label: HashMap<String, (String, String)> = HashMap::new();
-    if let Ok(prelude) = nesl_front::flatten::prelude::prelude() {
-        for name in prelude.functions.keys() {
-            by_label.insert(label(name), (name.clone(), format!("{name} (standard library)")));
-        }
-    }
-    for (name, f) in &session.functions {
-        let (line, col) = index.line_col(f.def.span.start as usize);
-        by_label.insert(label(name), (name.clone(), format!("{name} at {file}:{line}:{col}")));
-    }
+/// For each VCODE function, the NESL code it was compiled from, and for each NESL
+/// function its VCODE functions, read off the instructions' origins: a function belongs
+/// to the scope most of its own (not inlined) instructions come from.
+fn nesl_map(program: &Program, session: &Session) -> (HashMap<String, String>, HashMap<String, Vec<String>>) {
     let mut origins = HashMap::new();
     let mut instances: HashMap<String, Vec<String>> = HashMap::new();
+    if program.scopes.is_empty() {
+        return (origins, instances);
+    }
     for f in &program.functions {
-        let vname = f.name.as_str();
-        let stem = match vname.rsplit_once('_') {
-            Some((stem, k)) if !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()) => stem,
-            _ => vname,
-        };
-        let origin = if vname == "MAIN1_1" {
-            format!("the top-level forms of {file}")
-        } else if let Some((name, text)) = by_label.get(stem) {
-            instances.entry(name.clone()).or_default().push(vname.to_string());
-            text.clone()
-        } else if ["GATHER_", "APPEND_", "POW_"].iter().any(|p| vname.starts_with(p)) {
-            "a helper of the code generator".to_string()
-        } else {
+        let mut counts: HashMap<u32, usize> = HashMap::new();
+        for o in f.origins.iter().filter(|o| o.scope > 0 && o.inlined_at == 0) {
+            *counts.entry(o.scope).or_default() += 1;
+        }
+        let best = counts.into_iter().max_by_key(|&(scope, n)| (n, std::cmp::Reverse(scope))).map(|(s, _)| s);
+        let Some(scope) = best.and_then(|s| program.scopes.get(s as usize - 1)) else {
+            origins.insert(f.name.clone(), "a helper of the code generator".to_string());
             continue;
         };
-        origins.insert(vname.to_string(), origin);
+        let text = match &scope.function {
+            None => format!("the top-level forms of {}", scope.file),
+            Some(n) if &*scope.file == nesl_front::flatten::prelude::PRELUDE_NAME => format!("{n} (standard library)"),
+            Some(n) => {
+                let at = session.functions.get(n).and_then(|fi| {
+                    let src = session.sources.get(fi.source?)?;
+                    let (line, col) = src.line_col(fi.def.span.start as usize);
+                    Some(format!("{n} at {}:{line}:{col}", src.name))
+                });
+                at.unwrap_or_else(|| format!("{n} in {}", scope.file))
+            }
+        };
+        if let Some(n) = &scope.function {
+            instances.entry(n.clone()).or_default().push(f.name.clone());
+        }
+        origins.insert(f.name.clone(), text);
     }
     (origins, instances)
 }
@@ -360,10 +350,21 @@ impl<C: Cvl> Debugger<'_, C> {
             }
             Ok(StepEvent::Exited(s)) => {
                 writeln!(out, "the program ran EXIT with status {s}")?;
+                if let Some(line) = self.source_line(self.stepper.location()) {
+                    writeln!(out, "{line}")?;
+                }
                 format!("exited with status {s}")
             }
             Err(t) => {
                 writeln!(out, "RUNTIME ERROR: {}", trap_message(&t))?;
+                let at = t.site.as_ref().and_then(|s| {
+                    let f = self.program().lookup(&s.function)?;
+                    let instr = self.program().functions[f].origins.iter().position(|o| *o == s.origin)?;
+                    self.source_line(Location { function: f, instr })
+                });
+                if let Some(line) = at {
+                    writeln!(out, "{line}")?;
+                }
                 "stopped by a runtime error".to_string()
             }
         };
@@ -450,10 +451,26 @@ impl<C: Cvl> Debugger<'_, C> {
         format!("{} {}: {ins}", f.name, l.instr)
     }
 
-    /// `LABEL FUNC N: INSTR  [origin]` for the current location.
+    /// `LABEL FUNC N: INSTR  [origin]` for the current location, then the NESL source
+    /// line the instruction was compiled from (`.nesl` only).
     fn where_line(&self, out: &mut dyn Write, label: &str) -> std::io::Result<()> {
         let l = self.stepper.location();
-        writeln!(out, "{label} {}{}", self.describe(l), self.origin(l.function))
+        writeln!(out, "{label} {}{}", self.describe(l), self.origin(l.function))?;
+        if let Some(s) = self.source_line(l) {
+            writeln!(out, "{s}")?;
+        }
+        Ok(())
+    }
+
+    /// `    FILE:LINE:COL | the source line` of the NESL expression an instruction was
+    /// compiled from, when its origin is in a NESL source.
+    fn source_line(&self, l: Location) -> Option<String> {
+        let f = self.program().functions.get(l.function)?;
+        let o = f.origins.get(l.instr)?;
+        let scope = self.program().scopes.get((o.scope as usize).checked_sub(1)?)?;
+        let src = self.loaded.sources.iter().find(|s| s.name == scope.file)?;
+        let line = src.text.lines().nth((o.pos.line as usize).checked_sub(1)?)?;
+        Some(format!("    {}:{}:{} | {}", src.name, o.pos.line, o.pos.col, line.trim_end()))
     }
 
     /// The function called `name`: a VCODE name (exact, then ignoring case) or, for a
