@@ -12,7 +12,7 @@
 //! | name | from → to | what it does |
 //! |---|---|---|
 //! | `inline` | stack → stack | [`inline`]: bottom-up, non-recursive callees of at most [`INLINE_SIZE_LIMIT`] computational instructions (or with one call site) |
-//! | `let` | stack → let | [`tolet`]: symbolic execution; `COPY`/`POP`/`CPOP` disappear, `IF` becomes a structured statement |
+//! | `let` | stack → let | [`tolet`]: symbolic execution with the signatures of [`vcode::analyze`] (which checks the program); `COPY`/`POP`/`CPOP` disappear, `IF` becomes a structured statement |
 //! | `reduce` | let → let | [`reduce`]: element-wise trees, substitution of single-use bindings and constants, folding of segment bookkeeping and checks on constants, dead code and unused parameters |
 //! | `fuse` | let → let | [`fuse`]: trees of two or more operations become superoperators (deduplicated) |
 //! | `codegen` | let → stack | [`codegen`]: compact stack code, `FUSED n` for superoperators |
@@ -53,7 +53,6 @@ pub mod fuse;
 pub mod inline;
 pub mod lir;
 pub mod reduce;
-pub mod sig;
 pub mod tolet;
 mod util;
 
@@ -196,8 +195,10 @@ pub fn optimize_report(p: &Program, level: u8, opts: &OptOptions) -> Result<(Pro
     let inlined = drv.time("inline", || inline::inline(p))?;
     drv.after_stack("inline", &inlined)?;
     let mut lp = drv.time("let", || {
-        let sigs = sig::infer(&inlined)?;
-        tolet::to_let(&inlined, &sigs)
+        // The verifier's analysis gives every function's stack signature.
+        let analysis = vcode::analyze(&inlined)
+            .map_err(|errors| OptError::Verify { pass: "inline".into(), errors })?;
+        tolet::to_let(&inlined, &analysis)
     })?;
     drv.after_let("let", &lp)?;
     let entry = inlined.entry();
