@@ -25,6 +25,18 @@
 //! instead of printing them. Constants are shared (`vcode::Const` holds `Arc` slices), so
 //! passes that copy instructions never copy a large constant's elements.
 //!
+//! # Origins
+//!
+//! Every pass keeps each instruction's [`vcode::Origin`], so a run-time error in
+//! optimised code names the same source place as in the input: the inliner records each
+//! `CALL` it replaces in [`vcode::Program::inline_sites`] and points the copied
+//! instructions' `inlined_at` at it (extending the chains of instructions the callee had
+//! itself inlined); let statements and expression-tree operations carry the origin of
+//! their stack instruction; a `FUSED` statement takes the origin of its first operation
+//! that can trap (integer `/`, `%`), else of its root; code generation gives every
+//! instruction the origin of the statement it serves (shuffles included) and `RET` the
+//! input's `RET` origin. [`vcode::Program::scopes`] passes through unchanged.
+//!
 //! # CUDA kernels ([`emit_cuda`])
 //!
 //! One self-contained CUDA C text (no `#include`) with, for superoperator `n` of the
