@@ -559,7 +559,7 @@ mod tests {
 
     #[test]
     fn peephole_merges_runs_of_shuffles() {
-        let mut code = vec![
+        let code = vec![
             counts(Opcode::Cpop, 1, 3),
             counts(Opcode::Cpop, 1, 3),
             counts(Opcode::Copy, 1, 1),

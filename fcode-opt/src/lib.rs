@@ -12,7 +12,7 @@
 //! | name | from → to | what it does |
 //! |---|---|---|
 //! | `inline` | stack → stack | [`inline`]: bottom-up, non-recursive callees of at most [`INLINE_SIZE_LIMIT`] computational instructions (or with one call site) |
-//! | `let` | stack → let | [`tolet`]: symbolic execution; `COPY`/`POP`/`CPOP` disappear, `IF` becomes a structured statement |
+//! | `let` | stack → let | [`tolet`]: symbolic execution with the signatures of [`vcode::analyze`] (which checks the program); `COPY`/`POP`/`CPOP` disappear, `IF` becomes a structured statement |
 //! | `reduce` | let → let | [`reduce`]: element-wise trees, substitution of single-use bindings and constants, folding of segment bookkeeping and checks on constants, dead code and unused parameters |
 //! | `fuse` | let → let | [`fuse`]: trees of two or more operations become superoperators (deduplicated) |
 //! | `codegen` | let → stack | [`codegen`]: compact stack code, `FUSED n` for superoperators |
@@ -24,6 +24,18 @@
 //! [`OptOptions::timings`] the time each pass took. [`optimize_report`] returns both
 //! instead of printing them. Constants are shared (`vcode::Const` holds `Arc` slices), so
 //! passes that copy instructions never copy a large constant's elements.
+//!
+//! # Origins
+//!
+//! Every pass keeps each instruction's [`vcode::Origin`], so a run-time error in
+//! optimised code names the same source place as in the input: the inliner records each
+//! `CALL` it replaces in [`vcode::Program::inline_sites`] and points the copied
+//! instructions' `inlined_at` at it (extending the chains of instructions the callee had
+//! itself inlined); let statements and expression-tree operations carry the origin of
+//! their stack instruction; a `FUSED` statement takes the origin of its first operation
+//! that can trap (integer `/`, `%`), else of its root; code generation gives every
+//! instruction the origin of the statement it serves (shuffles included) and `RET` the
+//! input's `RET` origin. [`vcode::Program::scopes`] passes through unchanged.
 //!
 //! # CUDA kernels ([`emit_cuda`])
 //!
@@ -53,7 +65,6 @@ pub mod fuse;
 pub mod inline;
 pub mod lir;
 pub mod reduce;
-pub mod sig;
 pub mod tolet;
 mod util;
 
@@ -196,8 +207,10 @@ pub fn optimize_report(p: &Program, level: u8, opts: &OptOptions) -> Result<(Pro
     let inlined = drv.time("inline", || inline::inline(p))?;
     drv.after_stack("inline", &inlined)?;
     let mut lp = drv.time("let", || {
-        let sigs = sig::infer(&inlined)?;
-        tolet::to_let(&inlined, &sigs)
+        // The verifier's analysis gives every function's stack signature.
+        let analysis = vcode::analyze(&inlined)
+            .map_err(|errors| OptError::Verify { pass: "inline".into(), errors })?;
+        tolet::to_let(&inlined, &analysis)
     })?;
     drv.after_let("let", &lp)?;
     let entry = inlined.entry();

@@ -1,7 +1,7 @@
 //! Stack → let: symbolic execution of each function's stack code.
 //!
 //! The abstract stack holds variables. The function's parameters are its input slots
-//! (from [`crate::sig`]); every computing instruction pops its operand variables and
+//! (from the verifier's analysis, [`vcode::analyze`]); every computing instruction pops its operand variables and
 //! pushes fresh ones, bound by a statement; `COPY`, `POP` and `CPOP` only rearrange the
 //! abstract stack and so disappear. An `IF` runs both branches from the same stack: the
 //! deepest slots on which both agree stay as they are, the rest become the values the
@@ -9,15 +9,14 @@
 //! returns is dead and dropped.
 
 use crate::lir::{Block, LFunc, LProgram, Rhs, Stmt, Var};
-use crate::sig::Sig;
 use crate::util::{exec_of, instr_arity, structure, Node};
 use crate::OptError;
 use vcode::op::Exec;
-use vcode::{Function, Imm, Program};
+use vcode::{Analysis, Function, FunctionInfo, Imm, Program};
 
 struct Conv<'a> {
     prog: &'a Program,
-    sigs: &'a [Sig],
+    sigs: &'a [FunctionInfo],
     func: &'a Function,
     next: Var,
 }
@@ -72,9 +71,9 @@ impl Conv<'_> {
                                 .prog
                                 .lookup(l)
                                 .ok_or_else(|| self.bad(i, format!("call to undefined function `{l}`")))?;
-                            let sig = self.sigs[k];
+                            let sig = &self.sigs[k];
                             let args = self.pop_n(stack, sig.inputs, i)?;
-                            match sig.outputs {
+                            match sig.output_count() {
                                 Some(o) => {
                                     let defs: Vec<Var> = (0..o).map(|_| self.fresh()).collect();
                                     stack.extend(&defs);
@@ -144,8 +143,16 @@ impl Conv<'_> {
     }
 }
 
-/// Converts every function of `p` (with the signatures `sigs`) to let form.
-pub fn to_let(p: &Program, sigs: &[Sig]) -> Result<LProgram, OptError> {
+/// Converts every function of `p` to let form, with the signatures the verifier inferred
+/// (`analysis`, from [`vcode::analyze`] of `p`).
+pub fn to_let(p: &Program, analysis: &Analysis) -> Result<LProgram, OptError> {
+    let sigs = analysis.functions.as_slice();
+    if sigs.len() != p.functions.len() {
+        return Err(OptError::Malformed {
+            function: String::new(),
+            message: "internal: the analysis is not of this program".into(),
+        });
+    }
     let mut next: Var = 0;
     let mut funcs = Vec::with_capacity(p.functions.len());
     for (fi, f) in p.functions.iter().enumerate() {
@@ -156,7 +163,7 @@ pub fn to_let(p: &Program, sigs: &[Sig]) -> Result<LProgram, OptError> {
         let (stmts, diverges) = c.block(&nodes, &mut stack)?;
         next = c.next;
         let results = if diverges { Vec::new() } else { stack };
-        if !diverges && Some(results.len()) != sigs[fi].outputs {
+        if !diverges && Some(results.len()) != sigs[fi].output_count() {
             return Err(OptError::Malformed {
                 function: f.name.clone(),
                 message: "internal: the converted function disagrees with its signature".into(),

@@ -47,7 +47,7 @@ pub use parse::{parse, ParseError};
 pub use print::{c_exp, float_literal, format_value, format_vinterp};
 pub use step::{Location, SlotInfo, StepEvent, Stepper};
 pub use trap::{Frame, Trap, TrapKind, TrapSite};
-pub use verify::{verify, VerifyError};
+pub use verify::{analyze, verify, Analysis, FunctionInfo, Slot, VerifyError};
 
 /// Options of [`run`].
 #[derive(Debug, Clone, PartialEq, Eq)]

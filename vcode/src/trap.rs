@@ -99,8 +99,9 @@ pub struct Frame {
 pub struct Trap {
     /// What went wrong.
     pub kind: TrapKind,
-    /// Where (absent while the trap travels up from a vector library).
-    pub site: Option<TrapSite>,
+    /// Where (absent while the trap travels up from a vector library). Boxed: traps
+    /// travel in every `Result` of the vector libraries, which stay small.
+    pub site: Option<Box<TrapSite>>,
 }
 
 impl Trap {
@@ -127,7 +128,7 @@ impl Trap {
     /// Attaches a site unless one is already there.
     pub fn at(mut self, site: impl FnOnce() -> TrapSite) -> Self {
         if self.site.is_none() {
-            self.site = Some(site());
+            self.site = Some(Box::new(site()));
         }
         self
     }

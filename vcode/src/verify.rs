@@ -10,6 +10,10 @@
 //! branches of an `IF` must leave stacks of the same depth and types. The entry
 //! function starts with an empty stack, so any reach below it is a stack underflow.
 //! Every problem is reported, each with its function, instruction and position.
+//!
+//! [`analyze`] returns what the verifier inferred ([`Analysis`]: every function's inputs,
+//! their types, its results and its deepest stack), so that later stages (the optimiser's
+//! stack→let conversion) do not infer it again.
 
 use crate::ir::{Function, Imm, Program};
 use crate::op::{Effect, Exec, SlotTy};
@@ -44,27 +48,56 @@ impl fmt::Display for VerifyError {
 
 impl std::error::Error for VerifyError {}
 
-/// An abstract stack slot.
+/// An abstract stack slot, as the verifier sees it.
 #[derive(Debug, Clone, PartialEq)]
-enum S {
+pub enum Slot {
+    /// A slot of this type.
     Known(SlotTy),
-    /// The `k`-th slot below the top of the stack at function entry (0 = the top).
+    /// The `k`-th slot below the top of the stack at function entry (0 = the top),
+    /// passed through unchanged.
     Input(usize),
-    Pair(Box<S>, Box<S>),
+    /// A `PAIR` of two slots.
+    Pair(Box<Slot>, Box<Slot>),
     /// Anything (after an error, or an input of unknown type passed through).
     Any,
 }
 
-/// An inferred function signature.
+use Slot as S;
+
+/// What the verifier inferred about one function: its stack signature.
 #[derive(Debug, Clone, PartialEq)]
-struct Sig {
-    /// Number of caller slots consumed.
-    inputs: usize,
-    /// Inferred type of each consumed slot (`None`: unconstrained).
-    in_types: Vec<Option<SlotTy>>,
-    /// Result slots, bottom first (may refer to inputs).
-    outputs: Vec<S>,
+pub struct FunctionInfo {
+    /// Number of caller slots the function consumes (always 0 for the entry function,
+    /// which starts on an empty stack).
+    pub inputs: usize,
+    /// The inferred type of each consumed slot, indexed by depth below the caller's top
+    /// of stack at the call (`input_types[0]` is the top); `None`: unconstrained.
+    pub input_types: Vec<Option<SlotTy>>,
+    /// The result slots, bottom first (the consumed slots are replaced by these; an
+    /// [`Slot::Input`] is an input passed through). `None` when the function never
+    /// returns (every path ends in `EXIT` or in a call that never returns).
+    pub outputs: Option<Vec<Slot>>,
+    /// The most slots the function's part of the stack holds at once (its inputs
+    /// included), over every path.
+    pub max_depth: usize,
 }
+
+impl FunctionInfo {
+    /// Number of result slots, `None` when the function never returns.
+    pub fn output_count(&self) -> Option<usize> {
+        self.outputs.as_ref().map(Vec::len)
+    }
+}
+
+/// The result of [`analyze`]: one [`FunctionInfo`] per function of the program, in the
+/// order of [`Program::functions`].
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Analysis {
+    /// Per function, indexed as `Program::functions`.
+    pub functions: Vec<FunctionInfo>,
+}
+
+type Sig = FunctionInfo;
 
 #[derive(Debug, Clone)]
 struct State {
@@ -88,6 +121,7 @@ struct Checker<'a> {
     in_types: Vec<Option<SlotTy>>,
     errors: Vec<VerifyError>,
     at: usize,
+    max_depth: usize,
 }
 
 fn slot_text(s: &S, in_types: &[Option<SlotTy>]) -> String {
@@ -158,13 +192,8 @@ impl Checker<'_> {
     }
 
     fn merge(&mut self, mut a: State, mut b: State) -> State {
-        if !a.live {
-            return b;
-        }
-        if !b.live {
-            return a;
-        }
-        // Give both the same number of consumed inputs.
+        // Give both the same number of consumed inputs (a path that never returns still
+        // consumed what it reached).
         let (ca, cb) = (a.consumed, b.consumed);
         for (x, y) in [(&mut a, cb), (&mut b, ca)] {
             if x.consumed < y {
@@ -172,6 +201,12 @@ impl Checker<'_> {
                 x.stack.splice(0..0, (first..y).rev().map(S::Input));
                 x.consumed = y;
             }
+        }
+        if !a.live {
+            return b;
+        }
+        if !b.live {
+            return a;
         }
         if a.stack.len() != b.stack.len() {
             self.error(format!(
@@ -267,15 +302,17 @@ impl Checker<'_> {
                 }
                 Effect::Special => self.special(&mut st, &mut ifs, ins),
             }
+            self.max_depth = self.max_depth.max(st.stack.len());
         }
         if !ifs.is_empty() {
             self.error("`IF` without `ENDIF`".to_string());
         }
-        if st.live {
-            Some(Sig { inputs: st.consumed, in_types: self.in_types.clone(), outputs: st.stack })
-        } else {
-            None
-        }
+        // The function's signature even when it never returns (its callers need the
+        // inputs). In the first rounds of a recursion a path through a call to a function
+        // with no signature yet counts as not returning; the rounds go on to a fixed point.
+        let mut in_types = self.in_types.clone();
+        in_types.resize(st.consumed, None);
+        Some(Sig { inputs: st.consumed, input_types: in_types, outputs: st.live.then_some(st.stack), max_depth: self.max_depth })
     }
 
     fn special(&mut self, st: &mut State, ifs: &mut Vec<IfFrame>, ins: &crate::ir::Instr) {
@@ -343,7 +380,7 @@ impl Checker<'_> {
                 let args: Vec<S> = st.stack[base..].to_vec();
                 // Input k of the callee is the k-th slot from the top.
                 let arg = |k: usize| args.get(args.len().wrapping_sub(1 + k)).cloned().unwrap_or(S::Any);
-                for (k, t) in sig.in_types.iter().enumerate() {
+                for (k, t) in sig.input_types.iter().enumerate() {
                     if let Some(t) = t {
                         self.expect(&arg(k), *t, &format!("argument slot {k} (from the top) of `{l}`"));
                     }
@@ -356,8 +393,13 @@ impl Checker<'_> {
                     }
                 }
                 st.stack.truncate(base);
-                for o in &sig.outputs {
-                    st.stack.push(subst(o, &arg));
+                match &sig.outputs {
+                    Some(outs) => {
+                        for o in outs {
+                            st.stack.push(subst(o, &arg));
+                        }
+                    }
+                    None => st.live = false,
                 }
             }
             (Exec::Fused, Imm::Index(k)) => {
@@ -400,6 +442,7 @@ fn check_all(p: &Program, sigs: &[Option<Sig>], collect: bool) -> (Vec<Option<Si
             in_types: Vec::new(),
             errors: Vec::new(),
             at: 0,
+            max_depth: 0,
         };
         out.push(c.run());
         if collect {
@@ -409,8 +452,9 @@ fn check_all(p: &Program, sigs: &[Option<Sig>], collect: bool) -> (Vec<Option<Si
     (out, errors)
 }
 
-/// Checks every function's stack effects and operand types; reports every problem.
-pub fn verify(p: &Program) -> Result<(), Vec<VerifyError>> {
+/// The signatures at the fixed point (or after the last round), the problems found with
+/// them, and whether they settled.
+fn infer(p: &Program) -> (Vec<Option<Sig>>, Vec<VerifyError>, bool) {
     let mut sigs: Vec<Option<Sig>> = vec![None; p.functions.len()];
     for _ in 0..p.functions.len() + 2 {
         let (next, _) = check_all(p, &sigs, false);
@@ -419,12 +463,45 @@ pub fn verify(p: &Program) -> Result<(), Vec<VerifyError>> {
         }
         sigs = next;
     }
-    let (_, errors) = check_all(p, &sigs, true);
+    let (last, errors) = check_all(p, &sigs, true);
+    let settled = last == sigs;
+    (last, errors, settled)
+}
+
+/// Checks every function's stack effects and operand types; reports every problem.
+pub fn verify(p: &Program) -> Result<(), Vec<VerifyError>> {
+    let (_, errors, _) = infer(p);
     if errors.is_empty() {
         Ok(())
     } else {
         Err(errors)
     }
+}
+
+/// [`verify`], returning what it inferred: every function's signature ([`Analysis`]).
+/// Besides the problems [`verify`] reports, it fails when the signatures of mutually
+/// recursive functions do not settle.
+pub fn analyze(p: &Program) -> Result<Analysis, Vec<VerifyError>> {
+    let (last, errors, settled) = infer(p);
+    if !errors.is_empty() {
+        return Err(errors);
+    }
+    if !settled {
+        let f = p.functions.first();
+        return Err(vec![VerifyError {
+            function: String::new(),
+            index: 0,
+            instr: String::new(),
+            line: f.map_or(0, |f| f.pos.line),
+            col: f.map_or(0, |f| f.pos.col),
+            message: "the stack signatures of the functions do not settle (inconsistent recursion)".into(),
+        }]);
+    }
+    let functions = last
+        .into_iter()
+        .map(|s| s.unwrap_or(Sig { inputs: 0, input_types: Vec::new(), outputs: None, max_depth: 0 }))
+        .collect();
+    Ok(Analysis { functions })
 }
 
 #[cfg(test)]
@@ -465,6 +542,28 @@ mod tests {
         let e = errs(deep);
         assert_eq!(e.len(), 2, "{e:?}");
         assert!(e.iter().all(|m| m.contains("in function MAIN") && m.contains("stack underflow")), "{e:?}");
+    }
+
+    #[test]
+    fn analysis_gives_signatures() {
+        let a = |src: &str| analyze(&crate::parse(src).expect("parses")).expect("verifies");
+        let r = a("FUNC MAIN\nCONST INT 1\nCONST FLOAT 2.0\nCALL SWAP\nRET\nFUNC SWAP\nCPOP 1 1\nRET\n");
+        let swap = &r.functions[1];
+        assert_eq!((swap.inputs, swap.output_count(), swap.max_depth), (2, Some(2), 2));
+        assert_eq!(swap.outputs, Some(vec![Slot::Input(0), Slot::Input(1)]));
+        assert_eq!((r.functions[0].inputs, r.functions[0].output_count(), r.functions[0].max_depth), (0, Some(2), 2));
+        let fact = "FUNC MAIN\nCONST INT 5\nCALL FACT\nRET\nFUNC FACT\nCOPY 1 0\nCONST INT 1\n<= INT\nIF\nPOP 1 0\nCONST INT 1\nELSE\nCOPY 1 0\nCONST INT 1\n- INT\nCALL FACT\n* INT\nENDIF\nRET\n";
+        let r = a(fact);
+        assert_eq!(r.functions[1].inputs, 1);
+        assert_eq!(r.functions[1].input_types, vec![Some(SlotTy::Vec(crate::VType::Int))]);
+        assert_eq!(r.functions[1].output_count(), Some(1));
+        // A function that never returns still consumes its inputs; so does its caller.
+        let r = a("FUNC MAIN\nCONST INT 0\nCALL DIE\nRET\nFUNC DIE\nPOP 1 0\nEXIT\nRET\n");
+        assert_eq!((r.functions[1].inputs, r.functions[1].output_count()), (1, None));
+        assert_eq!(r.functions[0].output_count(), None);
+        // Both branches diverge: the deeper reach counts.
+        let r = a("FUNC MAIN\nCONST INT 0\nCONST INT 0\nCONST BOOL T\nCALL DIE\nRET\nFUNC DIE\nIF\nPOP 1 1\nEXIT\nELSE\nEXIT\nENDIF\nRET\n");
+        assert_eq!((r.functions[1].inputs, r.functions[1].output_count()), (3, None));
     }
 
     #[test]
