@@ -208,8 +208,12 @@ pub fn optimize_report(p: &Program, level: u8, opts: &OptOptions) -> Result<(Pro
     drv.after_stack("inline", &inlined)?;
     let mut lp = drv.time("let", || {
         // The verifier's analysis gives every function's stack signature.
-        let analysis = vcode::analyze(&inlined)
-            .map_err(|errors| OptError::Verify { pass: "inline".into(), errors })?;
+        // A malformed input is reported as such (the inliner keeps positions, so its
+        // errors are the input's); otherwise the inliner broke the program.
+        let analysis = vcode::analyze(&inlined).map_err(|errors| match vcode::analyze(p) {
+            Err(errors) => OptError::Verify { pass: "input".into(), errors },
+            Ok(_) => OptError::Verify { pass: "inline".into(), errors },
+        })?;
         tolet::to_let(&inlined, &analysis)
     })?;
     drv.after_let("let", &lp)?;

@@ -49,6 +49,10 @@ pub fn main(file: &Path, output: Option<&Path>, cuda_out: Option<&Path>, flags: 
     let opts = OptOptions { verify: flags.verify, dump_after: flags.dump_after.clone(), timings: flags.timings };
     let (out, rep) = match optimize_report(&prog, flags.level, &opts) {
         Ok(r) => r,
+        // A malformed input: each problem as `FILE:line:col: ...`.
+        Err(fcode_opt::OptError::Verify { pass, errors }) if pass == "input" => {
+            return Ok(report(file, errors.iter().map(|e| e.to_string())))
+        }
         Err(e) => return Ok(report(file, [format!(" {e}")])),
     };
     if let Some((name, text)) = &rep.dump {
