@@ -147,6 +147,21 @@ impl FunBuilder {
         self.stack.pop();
     }
 
+    /// Writes `text` to the terminal (`CONST CHAR`, `WRITE CHAR`) and drops the status
+    /// results.
+    pub(crate) fn write_text(&mut self, text: &str) {
+        self.push(Instr::konst(Const::Char(text.into())));
+        self.push(Opcode::Write.t(vcode::Ty::Char));
+        self.push(Instr::pop(2, 0));
+    }
+
+    /// Stops the program with status 1 (`EXIT`), as a failed runtime check does.
+    pub(crate) fn exit_failure(&mut self) {
+        self.push(Instr::konst(Const::int(1)));
+        self.push(Opcode::Exit.into());
+        self.push(Instr::pop(1, 0));
+    }
+
     /// Emits `CONST c` and returns its slot.
     pub(crate) fn konst(&mut self, c: Const) -> Slot {
         self.op1(Instr::konst(c), &[])

@@ -12,7 +12,7 @@
 //! instance, and a write writes each instance's text to that instance's stream, in
 //! instance order.
 
-use vcode::{Const, Instr, Opcode as O, Ty};
+use vcode::{Const, Opcode as O, Ty};
 use super::builder::{FunBuilder, Slot};
 use super::gen::{Compiler, Ctx, Val, R};
 use super::layout::{Lay, SlotKind};
@@ -281,16 +281,10 @@ impl Compiler<'_> {
     fn stop_unless(&mut self, fb: &mut FunBuilder, ok: Slot, msg: Slot) {
         let bad = fb.op1(O::Not.t(Ty::Bool), &[ok]);
         let m = fb.begin_if(bad);
-        fb.emit(Instr::konst(Const::Char("\nRUNTIME ERROR: ".into())));
-        fb.emit(O::Write.t(Ty::Char));
-        fb.emit(Instr::pop(2, 0));
+        fb.write_text("\nRUNTIME ERROR: ");
         fb.copy_write(msg);
-        fb.emit(Instr::konst(Const::Char("\n".into())));
-        fb.emit(O::Write.t(Ty::Char));
-        fb.emit(Instr::pop(2, 0));
-        fb.emit(Instr::konst(Const::int(1)));
-        fb.emit(O::Exit);
-        fb.emit(Instr::pop(1, 0));
+        fb.write_text("\n");
+        fb.exit_failure();
         fb.end_exit_if(m);
     }
 
@@ -303,16 +297,10 @@ impl Compiler<'_> {
         let m = fb.begin_if(any);
         let first = self.gather(fb, msg, z);
         let (_, data) = first.seq();
-        fb.emit(Instr::konst(Const::Char("\nRUNTIME ERROR: ".into())));
-        fb.emit(O::Write.t(Ty::Char));
-        fb.emit(Instr::pop(2, 0));
+        fb.write_text("\nRUNTIME ERROR: ");
         fb.copy_write(data.one());
-        fb.emit(Instr::konst(Const::Char("\n".into())));
-        fb.emit(O::Write.t(Ty::Char));
-        fb.emit(Instr::pop(2, 0));
-        fb.emit(Instr::konst(Const::int(1)));
-        fb.emit(O::Exit);
-        fb.emit(Instr::pop(1, 0));
+        fb.write_text("\n");
+        fb.exit_failure();
         fb.end_exit_if(m);
     }
 

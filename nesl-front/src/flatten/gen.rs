@@ -13,7 +13,7 @@
 //! conditional packs the variables each branch uses and runs a branch only when some
 //! instance takes it.
 
-use vcode::{Const, Instr, Opcode as O, Ty};
+use vcode::{Const, Opcode as O, Ty};
 use super::builder::{FunBuilder, Slot};
 use super::helpers::Part;
 use super::layout::{lay_of, match_type, subst, DataTypes, FunRef, Lay, SlotKind};
@@ -520,12 +520,8 @@ impl<'a> Compiler<'a> {
     /// error message and stop.
     pub(crate) fn fail_if(&self, fb: &mut FunBuilder, bad: Slot, msg: &str) {
         let m = fb.begin_if(bad);
-        fb.emit(Instr::konst(Const::Char(format!("\nRUNTIME ERROR: {msg}\n"))));
-        fb.emit(O::Write.t(Ty::Char));
-        fb.emit(Instr::pop(2, 0));
-        fb.emit(Instr::konst(Const::int(1)));
-        fb.emit(O::Exit);
-        fb.emit(Instr::pop(1, 0));
+        fb.write_text(&format!("\nRUNTIME ERROR: {msg}\n"));
+        fb.exit_failure();
         fb.end_exit_if(m);
     }
 

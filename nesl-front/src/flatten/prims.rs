@@ -8,7 +8,7 @@
 //! that the NESL prelude defines in NESL ([`super::prelude`]) are compiled like user
 //! functions instead.
 
-use vcode::{Const, Instr, Opcode as O, Ty};
+use vcode::{Const, Opcode as O, Ty};
 use super::builder::{FunBuilder, Slot};
 use super::gen::{err, num, Compiler, Ctx, Env, Origin, Val, R};
 use super::helpers::Part;
@@ -1262,9 +1262,7 @@ impl Compiler<'_> {
                 };
                 fb.copy_write(data);
                 if name == "print_line" {
-                    fb.emit(Instr::konst(Const::Char("\n".into())));
-                    fb.emit(O::Write.t(Ty::Char));
-                    fb.emit(Instr::pop(2, 0));
+                    fb.write_text("\n");
                 }
                 base(self.const_in(fb, ctx, Const::bool(true)))
             }
