@@ -1117,6 +1117,11 @@ impl Cvl for CudaCvl {
         args: &[Option<&CudaVector>],
         len: usize,
     ) -> Result<CudaVector, Trap> {
+        // A folding superoperator runs through `fused_fold` (its element-wise kernel, then
+        // the library's reduction or scan), never as a plain element-wise one.
+        if op.fold.is_some() {
+            return Err(Trap::ty("a folding superoperator is not element-wise"));
+        }
         self.run_superop(op, args, len)
     }
 }

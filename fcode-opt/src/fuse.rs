@@ -8,11 +8,16 @@
 //! superoperators share one table entry. The statement becomes `FUSED n` on the
 //! parameters' variables; its origin becomes that of the first fused operation that can
 //! trap (integer `/` or `%`, in evaluation order), or else of the root operation.
+//!
+//! First, a reduction or scan whose operand is such a tree (read only there) takes the
+//! tree in: the superoperator then folds (`(+_REDUCE FLOAT (* FLOAT $0 $1) $2)`), and the
+//! values are never stored. This holds for a one-operation tree too.
 
-use crate::lir::{Block, LProgram, Rhs, Tree, Var};
+use crate::lir::{removable, use_counts, Block, LProgram, Rhs, Tree, Var};
+use std::collections::HashMap;
 use crate::util::{exec_of, operand_types, scalar_const};
 use vcode::op::{Exec, SlotTy};
-use vcode::{Expr, HostScalar, HostVector, Imm, Instr, Opcode, SuperOp, Ty, VType};
+use vcode::{Expr, Fold, HostScalar, HostVector, Imm, Instr, Opcode, SuperOp, Ty, VType};
 
 struct Lift {
     params: Vec<(Var, Ty)>,
@@ -106,7 +111,7 @@ pub fn lift(t: &Tree) -> Option<(SuperOp, Vec<Var>)> {
     } else {
         l.params.iter().map(|(v, t)| (*t, *v)).unzip()
     };
-    let op = SuperOp { params, body };
+    let op = SuperOp::elementwise(params, body);
     op.check().ok()?;
     Some((op, args))
 }
@@ -119,7 +124,7 @@ pub fn const_value(t: &Tree) -> Option<HostScalar> {
     if !l.params.is_empty() {
         return None;
     }
-    let op = SuperOp { params: vec![Ty::Segdes], body: e };
+    let op = SuperOp::elementwise(vec![Ty::Segdes], e);
     op.check().ok()?;
     let mut cvl = vcode::CpuCvl::new();
     let v = vcode::cvl::fused_by_parts(&mut cvl, &op.body, &[None], 1).ok()?;
@@ -151,22 +156,90 @@ fn tree_type(t: &Tree) -> Option<VType> {
     }
 }
 
-fn fuse_block(b: &mut Block, table: &mut Vec<SuperOp>) {
+/// The superoperator folding tree `t` with `ins` (a reduction or scan) over `seg`, and
+/// its operand variables, or `None` when the tree cannot be expressed.
+pub fn lift_fold(t: &Tree, ins: &Instr, seg: Var) -> Option<(SuperOp, Vec<Var>)> {
+    let (kind, op) = Fold::of_opcode(ins.op)?;
+    let ty = match ins.ty? {
+        Ty::Int => VType::Int,
+        Ty::Float => VType::Float,
+        Ty::Bool => VType::Bool,
+        _ => return None,
+    };
+    let mut l = Lift { params: Vec::new(), witness: None };
+    let body = l.expr(t, tree_type(t))?;
+    // The fold's segment descriptor is the last parameter; it also gives the length.
+    let (mut params, mut args): (Vec<Ty>, Vec<Var>) = l.params.iter().map(|(v, t)| (*t, *v)).unzip();
+    params.push(Ty::Segdes);
+    args.push(seg);
+    let fold = Fold { kind, op, ty, seg: params.len() - 1 };
+    let op = SuperOp { params, body, fold: Some(fold) };
+    op.check().ok()?;
+    Some((op, args))
+}
+
+/// Folds into each reduction or scan the element-wise tree that computes its operand,
+/// when that tree is defined earlier in the same block and read nowhere else: the tree
+/// moves to the reduction (never across a timer, and one that can trap never across a
+/// statement with an effect or that can trap) and both become one `FUSED` statement.
+fn fold_block(b: &mut Block, uses: &HashMap<Var, usize>, table: &mut Vec<SuperOp>) {
+    let mut dead = Vec::new();
+    for i in 0..b.stmts.len() {
+        let (ins, x, seg) = match &b.stmts[i].rhs {
+            Rhs::Prim { ins, args } if args.len() == 2 && Fold::of_opcode(ins.op).is_some() => (ins.clone(), args[0], args[1]),
+            _ => continue,
+        };
+        if uses.get(&x) != Some(&1) {
+            continue;
+        }
+        let Some(j) = b.stmts[..i].iter().rposition(|s| s.defs == [x]) else { continue };
+        let Rhs::Tree(t) = &b.stmts[j].rhs else { continue };
+        let between = &b.stmts[j + 1..i];
+        if between.iter().any(|s| s.rhs.is_timer()) {
+            continue;
+        }
+        if t.may_trap() && !between.iter().all(|s| removable(&s.rhs, table)) {
+            continue;
+        }
+        let Some((op, args)) = lift_fold(t, &ins, seg) else { continue };
+        let trap_at = t.trap_origin();
+        let k = intern(table, op);
+        let st = &mut b.stmts[i];
+        st.rhs = Rhs::Prim { ins: Instr { op: Opcode::Fused, ty: None, imm: Imm::Index(k as u32) }, args };
+        if let Some(o) = trap_at {
+            st.origin = o;
+        }
+        dead.push(j);
+    }
+    let mut k = 0;
+    b.stmts.retain(|_| {
+        k += 1;
+        !dead.contains(&(k - 1))
+    });
+}
+
+/// The index of `op` in the table, adding it when new.
+fn intern(table: &mut Vec<SuperOp>, op: SuperOp) -> usize {
+    match table.iter().position(|o| *o == op) {
+        Some(k) => k,
+        None => {
+            table.push(op);
+            table.len() - 1
+        }
+    }
+}
+
+fn fuse_block(b: &mut Block, uses: &HashMap<Var, usize>, table: &mut Vec<SuperOp>) {
+    fold_block(b, uses, table);
     for s in &mut b.stmts {
         match &mut s.rhs {
             Rhs::If { then, els, .. } => {
-                fuse_block(then, table);
-                fuse_block(els, table);
+                fuse_block(then, uses, table);
+                fuse_block(els, uses, table);
             }
             Rhs::Tree(t) => {
                 if let Some((op, args)) = lift(t) {
-                    let k = match table.iter().position(|o| *o == op) {
-                        Some(k) => k,
-                        None => {
-                            table.push(op);
-                            table.len() - 1
-                        }
-                    };
+                    let k = intern(table, op);
                     let ins = Instr { op: Opcode::Fused, ty: None, imm: Imm::Index(k as u32) };
                     // A run-time failure of the superoperator is one of its divisions.
                     if let Some(o) = t.trap_origin().or_else(|| t.root_origin()) {
@@ -184,7 +257,8 @@ fn fuse_block(b: &mut Block, table: &mut Vec<SuperOp>) {
 pub fn fuse(p: &mut LProgram) {
     let mut table = std::mem::take(&mut p.superops);
     for f in &mut p.funcs {
-        fuse_block(&mut f.body, &mut table);
+        let uses = use_counts(&f.body);
+        fuse_block(&mut f.body, &uses, &mut table);
     }
     p.superops = table;
 }

@@ -269,6 +269,31 @@ fn segment_bookkeeping_on_constants_folds() {
     }
     assert_eq!(count_op(&q1, Opcode::Not), 1, "{q1}");
     assert_eq!(count_op(&q2, Opcode::Not), 0, "the NOT is in the superoperator\n{q2}");
-    assert_eq!(count_op(&q2, Opcode::OrReduce), 1, "{q2}");
+    // ...and the OR_REDUCE of the check folds the superoperator's values as they are made.
+    assert_eq!(count_op(&q2, Opcode::OrReduce), 0, "{q2}");
     assert_eq!(q2.superops.len(), 1, "{q2}");
+    let fold = q2.superops[0].fold.expect("the superoperator folds");
+    assert_eq!((fold.kind, fold.op), (vcode::FoldKind::Reduce, vcode::cvl::ReduceOp::Or), "{q2}");
+}
+
+#[test]
+fn reductions_and_scans_fold_their_element_wise_operand() {
+    // sum({x * y : ...}) and a +_SCAN of a SELECT: each becomes one folding superoperator
+    // (no vector of products or of selected values); a tree also read elsewhere is kept.
+    let src = "FUNC MAIN\nCONST FLOAT (1.5 2.0 -3.0 4.0)\nCONST FLOAT (2.0 0.5 1.0 -1.0)\nCONST INT 4\nMAKE_SEGDES\n\
+               COPY 2 1\n* FLOAT\nCOPY 1 1\n+_REDUCE FLOAT\nWRITE FLOAT\nPOP 2 0\n\
+               CONST BOOL (T F T T)\nCONST INT 5\nCOPY 1 2\nDIST INT\nCONST INT 1\nCOPY 1 3\nDIST INT\nSELECT INT\n\
+               COPY 1 1\n+_SCAN INT\nWRITE INT\nPOP 2 0\n\
+               COPY 2 1\n- FLOAT\nCOPY 1 0\nCOPY 1 2\nMAX_REDUCE FLOAT\nWRITE FLOAT\nPOP 2 0\nWRITE FLOAT\nPOP 2 0\n\
+               POP 3 0\nRET\n";
+    let p = vcode::parse(src).expect("parses");
+    let base = run_text(&p).0;
+    let q = opt(&p, 2);
+    assert_eq!(run_text(&q).0, base, "{q}");
+    assert_eq!(count_op(&q, Opcode::AddReduce) + count_op(&q, Opcode::AddScan), 0, "{q}");
+    let folds: Vec<String> = q.superops.iter().filter(|o| o.fold.is_some()).map(|o| o.to_string()).collect();
+    assert!(folds.contains(&"(FLOAT FLOAT SEGDES) (+_REDUCE FLOAT (* FLOAT $0 $1) $2)".to_string()), "{q}");
+    assert!(folds.iter().any(|f| f.contains("(+_SCAN INT (SELECT INT")), "{q}");
+    // The difference is written too, so its MAX_REDUCE stays a reduction of a vector.
+    assert_eq!(count_op(&q, Opcode::MaxReduce), 1, "{q}");
 }

@@ -17,8 +17,20 @@
 //! `MAX` / `MIN`) and `TYPE` the type of its operands (for `SELECT`, of its branches).
 //! Which names exist, which operand types they accept and what they return all come from
 //! the instruction table in [`crate::op`].
+//!
+//! A superoperator may end in a *fold*: its root is then a segmented reduction or scan
+//! of the element-wise tree over one of its `SEGDES` parameters,
+//!
+//! ```text
+//! SUPEROP 1 (FLOAT FLOAT SEGDES) (+_REDUCE FLOAT (* FLOAT $0 $1) $2)
+//! ```
+//!
+//! which computes what `FUSED` of the tree followed by `+_REDUCE FLOAT` over `$2` would,
+//! without the intermediate vector: the result has one element per segment of `$2`
+//! (a reduction) or one per element (a scan). The element count of the fold's segment
+//! descriptor is the length of every data parameter.
 
-use crate::cvl::{BinOp, HostScalar, UnOp, VType};
+use crate::cvl::{BinOp, HostScalar, ReduceOp, UnOp, VType};
 use crate::op::{operand_types, Effect, Exec, Opcode, Pat, SlotTy, Ty, OPCODES};
 use std::fmt;
 
@@ -29,6 +41,48 @@ pub struct SuperOp {
     pub params: Vec<Ty>,
     /// The expression.
     pub body: Expr,
+    /// The reduction or scan applied to the expression's values, if any.
+    pub fold: Option<Fold>,
+}
+
+/// Whether a fold reduces each segment to one value or scans it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FoldKind {
+    /// `<op>_REDUCE`: one value per segment.
+    Reduce,
+    /// `<op>_SCAN`: the exclusive scan of every segment.
+    Scan,
+}
+
+/// The root of a superoperator that folds its element-wise values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Fold {
+    /// Reduction or scan.
+    pub kind: FoldKind,
+    /// The combining operator.
+    pub op: ReduceOp,
+    /// The element type (that of the tree).
+    pub ty: VType,
+    /// The `SEGDES` parameter giving the segments.
+    pub seg: usize,
+}
+
+impl Fold {
+    /// The VCODE instruction this fold performs (`+_REDUCE`, `MAX_SCAN`, ...).
+    pub fn opcode(&self) -> Option<Opcode> {
+        OPCODES.iter().copied().find(|o| match (self.kind, o.info().exec) {
+            (FoldKind::Reduce, Exec::Reduce(r)) | (FoldKind::Scan, Exec::Scan(r)) => r == self.op,
+            _ => false,
+        })
+    }
+    /// The fold an instruction performs, if it is a reduction or scan.
+    pub fn of_opcode(op: Opcode) -> Option<(FoldKind, ReduceOp)> {
+        match op.info().exec {
+            Exec::Reduce(r) => Some((FoldKind::Reduce, r)),
+            Exec::Scan(r) => Some((FoldKind::Scan, r)),
+            _ => None,
+        }
+    }
 }
 
 /// A node of a superoperator's expression tree.
@@ -234,9 +288,33 @@ impl Expr {
 }
 
 impl SuperOp {
-    /// The result element type (checks the tree against the parameters).
+    /// An element-wise superoperator (no fold).
+    pub fn elementwise(params: Vec<Ty>, body: Expr) -> SuperOp {
+        SuperOp { params, body, fold: None }
+    }
+    /// The element-wise part of this operator: the same parameters and tree, no fold.
+    pub fn without_fold(&self) -> SuperOp {
+        SuperOp::elementwise(self.params.clone(), self.body.clone())
+    }
+    /// The result element type (checks the tree, and the fold, against the parameters).
     pub fn result_type(&self) -> Result<VType, String> {
-        self.body.result_type(&self.params)
+        let t = self.body.result_type(&self.params)?;
+        if let Some(f) = &self.fold {
+            let op = f.opcode().ok_or("unknown fold")?;
+            let name = op.info().name;
+            if f.ty != t {
+                return Err(format!("`{name}` on {} folds a {} tree", f.ty.name(), t.name()));
+            }
+            if !operand_types(op).contains(&t) {
+                return Err(format!("`{name}` does not take {} operands", t.name()));
+            }
+            match self.params.get(f.seg) {
+                Some(Ty::Segdes) => {}
+                Some(p) => return Err(format!("`{name}` folds over ${}, a {}, not a SEGDES", f.seg, p.name())),
+                None => return Err(format!("parameter ${} is not declared ({} parameters)", f.seg, self.params.len())),
+            }
+        }
+        Ok(t)
     }
     /// Checks the operator: parameter types are data types or `SEGDES`, the tree is well
     /// typed, and there is at least one parameter to give the result length.
@@ -287,7 +365,13 @@ impl fmt::Display for SuperOp {
             }
             write!(f, "{}", t.name())?;
         }
-        write!(f, ") {}", self.body)
+        match &self.fold {
+            None => write!(f, ") {}", self.body),
+            Some(fold) => {
+                let name = fold.opcode().map_or("?", |o| o.info().name);
+                write!(f, ") ({name} {} {} ${})", fold.ty.name(), self.body, fold.seg)
+            }
+        }
     }
 }
 
@@ -313,5 +397,24 @@ mod tests {
         assert!(SuperOp::parse("(BOOL) (SQRT BOOL $0)").is_err());
         assert!(SuperOp::parse("(INT) (+ INT $0 $3)").is_err());
         assert!(SuperOp::parse("(INT) (I_TO_F INT $0)").is_ok());
+    }
+
+    #[test]
+    fn folds() {
+        let src = "(FLOAT FLOAT SEGDES) (+_REDUCE FLOAT (* FLOAT $0 $1) $2)";
+        let op = SuperOp::parse(src).expect("parses");
+        assert_eq!(op.to_string(), src);
+        assert_eq!(op.check(), Ok(VType::Float));
+        assert_eq!(op.fold, Some(Fold { kind: FoldKind::Reduce, op: ReduceOp::Add, ty: VType::Float, seg: 2 }));
+        assert_eq!(op.without_fold().to_string(), "(FLOAT FLOAT SEGDES) (* FLOAT $0 $1)");
+        let scan = SuperOp::parse("(INT SEGDES) (MAX_SCAN INT (+ INT $0 (CONST INT 1)) $1)").expect("parses");
+        assert_eq!(scan.fold.map(|f| f.kind), Some(FoldKind::Scan));
+        // the fold's type must be the tree's, take that type, and fold over a SEGDES
+        assert!(SuperOp::parse("(FLOAT SEGDES) (+_REDUCE INT (SQRT FLOAT $0) $1)").is_err());
+        assert!(SuperOp::parse("(BOOL SEGDES) (+_REDUCE BOOL (NOT BOOL $0) $1)").is_err());
+        assert!(SuperOp::parse("(INT INT) (+_REDUCE INT (+ INT $0 $1) $1)").is_err());
+        assert!(SuperOp::parse("(INT SEGDES) (+_REDUCE INT (+ INT $0 $0) $4)").is_err());
+        // only the root folds
+        assert!(SuperOp::parse("(INT SEGDES) (+ INT (+_REDUCE INT $0 $1) $0)").is_err());
     }
 }

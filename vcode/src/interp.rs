@@ -425,7 +425,9 @@ impl<C: Cvl> Machine<'_, C> {
                 }
                 let base = self.stack.len() - n;
                 let s = &self.stack[base..];
-                let len = match s.first() {
+                // The length: the element count of the segments a fold folds over, else
+                // that of operand $0.
+                let len = match s.get(op.fold.map_or(0, |f| f.seg)) {
                     Some(Value::Seg(x)) => self.cvl.element_count(x),
                     Some(Value::Vec(x)) => self.cvl.len(x),
                     _ => return Err(Trap::ty("superoperator operand $0 is a pair")),
@@ -449,6 +451,19 @@ impl<C: Cvl> Machine<'_, C> {
                             )))
                         }
                     }
+                }
+                if let Some(fold) = op.fold {
+                    let seg = seg_at(s, fold.seg)?;
+                    let args: Vec<Option<&C::Vector>> = s
+                        .iter()
+                        .map(|v| match v {
+                            Value::Vec(x) => Some(x),
+                            _ => None,
+                        })
+                        .collect();
+                    let r = self.cvl.fused_fold(op, &args, seg, len)?;
+                    self.finish(base, vec![Value::Vec(r)]);
+                    return Ok(Flow::Next);
                 }
                 // The operands are popped right after: the library may write the result
                 // over one whose only handle is in its slot.

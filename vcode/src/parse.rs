@@ -9,7 +9,7 @@
 //! undefined function is an error at the `CALL`).
 
 use crate::cvl::{HostScalar, VType};
-use crate::fused::{node_kind, node_name, Expr, NodeKind, SuperOp};
+use crate::fused::{node_kind, node_name, Expr, Fold, NodeKind, SuperOp};
 use crate::ir::{Const, Function, Imm, Instr, Origin, Pos, Program};
 use crate::lex::{lex, Tok, Token};
 use crate::op::{is_reserved, ImmKind, Opcode, Ty};
@@ -490,13 +490,50 @@ impl Parser {
             return None;
         }
         let start = self.peek().pos;
-        let body = self.expr()?;
-        let op = SuperOp { params, body };
+        let (body, fold) = self.fold_or_expr()?;
+        let op = SuperOp { params, body, fold };
         if let Err(m) = op.check() {
             self.err(start, format!("ill-typed superoperator: {m}"));
             return None;
         }
         Some(op)
+    }
+
+    /// A superoperator's root: `(<op>_REDUCE T expr $k)`, `(<op>_SCAN T expr $k)`, or an
+    /// element-wise expression.
+    fn fold_or_expr(&mut self) -> Option<(Expr, Option<Fold>)> {
+        let head = self.toks.get(self.i + 1).and_then(|t| match &t.tok {
+            Tok::Word(w) => Opcode::from_name(w).and_then(Fold::of_opcode).map(|f| (f, w.clone())),
+            _ => None,
+        });
+        let (Tok::LParen, Some(((kind, op), name))) = (&self.peek().tok, head) else {
+            return Some((self.expr()?, None));
+        };
+        self.next();
+        self.next();
+        let ty_tok = self.next();
+        let Some(ty) = (match &ty_tok.tok {
+            Tok::Word(w) => Ty::from_name(w).and_then(Ty::vtype),
+            _ => None,
+        }) else {
+            let d = ty_tok.tok.describe();
+            self.err(ty_tok.pos, format!("expected INT, FLOAT or BOOL after `{name}`, found {d}"));
+            return None;
+        };
+        let body = self.expr()?;
+        let s = self.next();
+        let Tok::Arg(seg) = s.tok else {
+            let d = s.tok.describe();
+            self.err(s.pos, format!("expected the `$n` segment descriptor `{name}` folds over, found {d}"));
+            return None;
+        };
+        let c = self.next();
+        if !matches!(c.tok, Tok::RParen) {
+            let d = c.tok.describe();
+            self.err(c.pos, format!("expected `)` to close `({name}`, found {d}"));
+            return None;
+        }
+        Some((body, Some(Fold { kind, op, ty, seg: seg as usize })))
     }
 
     fn expr(&mut self) -> Option<Expr> {

@@ -349,3 +349,84 @@ fn a_bad_index_is_the_same_trap_at_every_thread_count() {
     assert!(traps[0].0.contains("-1"), "{:?}", traps[0]);
     assert!(traps.iter().all(|t| *t == traps[0]), "{traps:?}");
 }
+
+/// Superoperators that fold (reduce or scan) their element-wise values, against the
+/// same tree evaluated by `FUSED` and then reduced or scanned: bit-identical, float sums
+/// included, at 1, 2 and 4 threads.
+fn check_folds(seed: u64, segments: usize) {
+    use vcode::SuperOp;
+    let k = case(seed, segments);
+    let ops = [
+        "(FLOAT FLOAT SEGDES) (+_REDUCE FLOAT (* FLOAT $0 $1) $2)",
+        "(FLOAT SEGDES) (+_SCAN FLOAT (* FLOAT $0 (CONST FLOAT 0.5)) $1)",
+        "(INT INT SEGDES) (MAX_REDUCE INT (- INT $0 $1) $2)",
+        "(INT BOOL SEGDES) (+_SCAN INT (SELECT INT $1 $0 (CONST INT 3)) $2)",
+        "(FLOAT SEGDES) (MIN_REDUCE FLOAT (SQRT FLOAT $0) $1)",
+        "(FLOAT SEGDES) (MAX_SCAN FLOAT (- FLOAT (CONST FLOAT 0.0) $0) $1)",
+        "(BOOL FLOAT SEGDES) (OR_REDUCE BOOL (AND BOOL $0 (< FLOAT $1 (CONST FLOAT 0.0))) $2)",
+        "(INT SEGDES) (*_REDUCE INT (+ INT (CONST INT 1) (% INT $0 (CONST INT 3))) $1)",
+    ];
+    let run = |threads: usize| -> Vec<(HostVector, HostVector)> {
+        let mut c = CpuCvl::with_threads(threads);
+        let s = c.segdes_from_host(&k.lens).unwrap();
+        let iv = c.from_host(HostVector::Int(k.ints.clone())).unwrap();
+        let fv = c.from_host(HostVector::Float(k.floats.clone())).unwrap();
+        let bv = c.from_host(HostVector::Bool(k.flags.clone())).unwrap();
+        let lv = c.from_host(HostVector::Int(k.local.clone())).unwrap();
+        let n = k.ints.len();
+        ops.iter()
+            .map(|src| {
+                let op = SuperOp::parse(src).unwrap();
+                let args: Vec<Option<&_>> = op
+                    .params
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| match (t.name(), i) {
+                        ("FLOAT", _) => Some(&fv),
+                        ("INT", 0) => Some(&iv),
+                        ("INT", _) => Some(&lv),
+                        ("BOOL", _) => Some(&bv),
+                        _ => None,
+                    })
+                    .collect();
+                let fused = c.fused_fold(&op, &args, &s, n).unwrap();
+                let fold = op.fold.unwrap();
+                let v = c.fused(&op.without_fold(), &args, n).unwrap();
+                let parts = match fold.kind {
+                    vcode::FoldKind::Reduce => c.reduce(fold.op, &v, &s).unwrap(),
+                    vcode::FoldKind::Scan => c.scan(fold.op, &v, &s).unwrap(),
+                };
+                (c.to_host(&fused).unwrap(), c.to_host(&parts).unwrap())
+            })
+            .collect()
+    };
+    let bits = |h: &HostVector| match h {
+        HostVector::Float(f) => HostVector::Int(f.iter().map(|x| x.to_bits() as i64).collect()),
+        h => h.clone(),
+    };
+    let one = run(1);
+    for (i, (fused, parts)) in one.iter().enumerate() {
+        assert_eq!(bits(fused), bits(parts), "fold {i} ({}) differs from evaluating then folding", ops[i]);
+    }
+    for threads in [2, 4] {
+        for (i, (a, b)) in one.iter().zip(run(threads)).enumerate() {
+            assert_eq!(bits(&a.0), bits(&b.0), "fold {i} differs between 1 and {threads} threads");
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 10, .. ProptestConfig::default() })]
+    #[test]
+    fn folding_superoperators_match_evaluate_then_fold(seed in any::<u64>(), segments in 0usize..40) {
+        check_folds(seed, segments);
+    }
+}
+
+#[test]
+fn folds_over_one_long_segment_many_short_and_none() {
+    check_folds(1, 1);
+    check_folds(2, 3);
+    check_folds(3, 200);
+    check_folds(4, 0);
+}

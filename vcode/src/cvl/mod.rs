@@ -19,7 +19,7 @@ pub mod ops;
 
 pub use ops::{BinOp, ReduceOp, UnOp, FLOAT_MAX_IDENTITY, INT_MAX_IDENTITY};
 
-use crate::fused::{Expr, SuperOp};
+use crate::fused::{Expr, FoldKind, SuperOp};
 use crate::trap::Trap;
 
 /// Element type of a data vector at run time (characters are `Int`).
@@ -313,6 +313,31 @@ pub trait Cvl {
     ) -> Result<Self::Vector, Trap> {
         let shared: Vec<Option<&Self::Vector>> = args.iter().map(|a| a.as_deref()).collect();
         self.fused(op, &shared, len)
+    }
+
+    /// `FUSED n` of a superoperator with a fold: the reduction (one value per segment of
+    /// `seg`) or exclusive scan (one per element) of its element-wise values over the
+    /// segments of `seg`, whose element count is `len`. `args` as for [`Cvl::fused`]
+    /// (`seg` is also among them, as `None`).
+    ///
+    /// The default evaluates the element-wise part with [`Cvl::fused`] and folds the
+    /// result with [`Cvl::reduce`] / [`Cvl::scan`]; a backend overrides it to fold as it
+    /// evaluates, with no intermediate vector.
+    fn fused_fold(
+        &mut self,
+        op: &SuperOp,
+        args: &[Option<&Self::Vector>],
+        seg: &Self::Segdes,
+        len: usize,
+    ) -> Result<Self::Vector, Trap> {
+        let Some(fold) = op.fold else {
+            return Err(Trap::ty("superoperator has no fold"));
+        };
+        let v = self.fused(&op.without_fold(), args, len)?;
+        match fold.kind {
+            FoldKind::Reduce => self.reduce(fold.op, &v, seg),
+            FoldKind::Scan => self.scan(fold.op, &v, seg),
+        }
     }
 
     /// `FUSED n`: evaluates superoperator `op` element-wise over `len` positions.

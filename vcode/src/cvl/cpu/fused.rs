@@ -6,7 +6,9 @@
 
 use super::data::{Data, Elem, Slice};
 use super::elementwise::{binary_into, select_into, unary_into};
-use super::par::{split_mut, Par, BLOCK};
+use super::par::{cut, split_mut, Chunk, Par, BLOCK};
+use super::scan::{block_offsets, fold_lanes, scan_in_place};
+use super::seg::Seg;
 use super::pool::build;
 use crate::cvl::{BinOp, HostScalar, UnOp, VType};
 use crate::fused::{Expr, SuperOp};
@@ -157,32 +159,181 @@ fn fill<T: Elem>(par: &Par, p: &Prog, args: &[Slice], out: &mut [MaybeUninit<T>]
     let len = out.len();
     let blocks: Vec<(usize, &mut [MaybeUninit<T>])> =
         split_mut(out, (0..len.div_ceil(BLOCK)).map(|b| (len - b * BLOCK).min(BLOCK))).into_iter().enumerate().map(|(b, s)| (b * BLOCK, s)).collect();
-    let results = par.map(len, blocks, |(lo, blk)| {
-        let mut regs = p.registers();
-        let mut stage: Vec<T> = Vec::new();
-        let mut c = 0;
-        while c < blk.len() {
-            let hi = (c + CHUNK).min(blk.len());
-            let (glo, ghi) = (lo + c, lo + hi);
-            if over.is_some() {
-                // SAFETY: in this mode `blk` is initialised (see `eval_over`).
-                let init: &[T] = unsafe { &*(&blk[c..hi] as *const [MaybeUninit<T>] as *const [T]) };
-                stage.clear();
-                stage.extend_from_slice(init);
-            }
-            let mut chunk_args: Vec<Slice> =
-                args.iter().map(|s| if s.len() >= ghi { s.range(glo, ghi) } else { *s }).collect();
-            if let Some(a) = over {
-                chunk_args[a] = T::slice_of(&stage);
-            }
-            let root = run_chunk(p, &chunk_args, &mut regs, hi - c)?;
-            match T::of_slice(root) {
-                Some(r) => super::pool::write_all(&mut blk[c..hi], r),
-                None => return Err(Trap::ty(format!("superoperator produced {}", root.vtype().name()))),
-            }
-            c = hi;
-        }
-        Ok(())
-    });
+    let results = par.map_init(len, blocks, || p.registers(), |regs, (lo, blk)| eval_range(p, args, lo, blk, regs, over));
     results.into_iter().collect()
+}
+
+/// Evaluates `p` at positions `lo..lo + out.len()` into `out`, [`CHUNK`] elements at a
+/// time. With `over = Some(a)`, `out` is initialised and is operand `$a` (read before it
+/// is written).
+fn eval_range<T: Elem>(
+    p: &Prog,
+    args: &[Slice],
+    lo: usize,
+    out: &mut [MaybeUninit<T>],
+    regs: &mut [Data],
+    over: Option<usize>,
+) -> Result<(), Trap> {
+    let mut stage: Vec<T> = Vec::new();
+    let mut c = 0;
+    while c < out.len() {
+        let hi = (c + CHUNK).min(out.len());
+        let (glo, ghi) = (lo + c, lo + hi);
+        if over.is_some() {
+            // SAFETY: in this mode `out` is initialised (see `eval_over`).
+            let init: &[T] = unsafe { &*(&out[c..hi] as *const [MaybeUninit<T>] as *const [T]) };
+            stage.clear();
+            stage.extend_from_slice(init);
+        }
+        let mut chunk_args: Vec<Slice> = args.iter().map(|s| if s.len() >= ghi { s.range(glo, ghi) } else { *s }).collect();
+        if let Some(a) = over {
+            chunk_args[a] = T::slice_of(&stage);
+        }
+        let root = run_chunk(p, &chunk_args, regs, hi - c)?;
+        match T::of_slice(root) {
+            Some(r) => super::pool::write_all(&mut out[c..hi], r),
+            None => return Err(Trap::ty(format!("superoperator produced {}", root.vtype().name()))),
+        }
+        c = hi;
+    }
+    Ok(())
+}
+
+/// Views `out`, all of whose elements have been written, as initialised.
+fn assume_init<T>(out: &mut [MaybeUninit<T>]) -> &mut [T] {
+    // SAFETY: callers only pass storage every element of which they have written;
+    // `MaybeUninit<T>` has `T`'s layout.
+    unsafe { &mut *(out as *mut [MaybeUninit<T>] as *mut [T]) }
+}
+
+/// What one chunk of a fold gives: the fold of its piece of a long segment, or the value
+/// of each of its whole segments.
+enum Part<T> {
+    Piece(usize, Option<T>),
+    Whole(Vec<T>),
+}
+
+/// The segmented reduction over `s` of `p`'s values, without storing them: each chunk of
+/// [`cut`](super::par::cut) is evaluated into a block-sized scratch buffer and folded
+/// there. The folds are those of [`reduce_t`](super::scan::reduce_t) (a segment of at most
+/// [`BLOCK`] elements left to right, a longer one per block in lanes, blocks in order), so
+/// the result is bit-identical to evaluating and then reducing, on any number of threads.
+pub(super) fn reduce<T: Elem>(
+    par: &Par,
+    p: &Prog,
+    args: &[Slice],
+    s: &Seg,
+    id: T,
+    lanes: bool,
+    f: impl Fn(T, T) -> T + Sync + Send,
+) -> Result<Vec<T>, Trap> {
+    let init = || (p.registers(), Vec::<T>::new());
+    let parts = par.map_init(s.total() + s.m(), cut(s, true), init, |(regs, scratch), c| -> Result<Part<T>, Trap> {
+        let n = c.e1 - c.e0;
+        scratch.clear();
+        scratch.reserve(n);
+        eval_range(p, args, c.e0, &mut scratch.spare_capacity_mut()[..n], regs, None)?;
+        // SAFETY: `eval_range` wrote all `n` elements.
+        unsafe { scratch.set_len(n) };
+        if c.s1 == c.s0 + 1 && s.len(c.s0) > BLOCK {
+            return Ok(Part::Piece(c.s0, fold_lanes(&scratch, lanes, &f)));
+        }
+        Ok(Part::Whole(
+            (c.s0..c.s1)
+                .map(|k| {
+                    let st = s.start(k) - c.e0;
+                    scratch[st..st + s.len(k)].iter().copied().reduce(&f).unwrap_or(id)
+                })
+                .collect(),
+        ))
+    });
+    let mut out = Vec::with_capacity(s.m());
+    // The segment whose pieces are being combined, and their fold so far.
+    let mut open: Option<(usize, Option<T>)> = None;
+    for part in parts {
+        match part? {
+            Part::Piece(k, x) => match &mut open {
+                Some((j, acc)) if *j == k => {
+                    *acc = match (*acc, x) {
+                        (Some(a), Some(x)) => Some(f(a, x)),
+                        (a, x) => a.or(x),
+                    }
+                }
+                _ => {
+                    if let Some((_, acc)) = open.take() {
+                        out.push(acc.unwrap_or(id));
+                    }
+                    open = Some((k, x));
+                }
+            },
+            Part::Whole(vals) => {
+                if let Some((_, acc)) = open.take() {
+                    out.push(acc.unwrap_or(id));
+                }
+                out.extend(vals);
+            }
+        }
+    }
+    if let Some((_, acc)) = open {
+        out.push(acc.unwrap_or(id));
+    }
+    if out.len() != s.m() {
+        return Err(Trap::ty(format!("fused reduction made {} values for {} segments", out.len(), s.m())));
+    }
+    Ok(out)
+}
+
+/// The exclusive segmented scan over `s` of `p`'s values: each chunk is evaluated into
+/// the result and, for whole segments, scanned there while it is in cache; the blocks of
+/// a long segment are scanned in a second pass from the combined totals of the blocks
+/// before them. Bit-identical to evaluating and then scanning ([`scan_t`](super::scan::scan_t)).
+pub(super) fn scan<T: Elem>(
+    par: &Par,
+    p: &Prog,
+    args: &[Slice],
+    s: &Seg,
+    id: T,
+    lanes: bool,
+    f: impl Fn(T, T) -> T + Sync + Send,
+) -> Result<Vec<T>, Trap> {
+    let n = s.total();
+    build(n, |out| {
+        let cs = cut(s, true);
+        let long = |c: &Chunk| c.s1 == c.s0 + 1 && s.len(c.s0) > BLOCK;
+        let parts = split_mut(out, cs.iter().map(|c| c.e1 - c.e0));
+        let items: Vec<(Chunk, &mut [MaybeUninit<T>])> = cs.iter().copied().zip(parts).collect();
+        // Pass 1: values; whole segments scanned; the total of each block of a long one.
+        let firsts = par.map_init(n + s.m(), items, || p.registers(), |regs, (c, part)| -> Result<(Chunk, Option<T>, &mut [T]), Trap> {
+            eval_range(p, args, c.e0, part, regs, None)?;
+            let vals = assume_init(part);
+            if long(&c) {
+                let t = fold_lanes(vals, lanes, &f);
+                return Ok((c, t, vals));
+            }
+            for k in c.s0..c.s1 {
+                let st = s.start(k) - c.e0;
+                scan_in_place(&mut vals[st..st + s.len(k)], None, id, &f);
+            }
+            Ok((c, None, vals))
+        });
+        let mut pieces: Vec<(Chunk, Option<T>, &mut [T])> = Vec::new();
+        for r in firsts {
+            let r = r?;
+            if long(&r.0) {
+                pieces.push(r);
+            }
+        }
+        // Pass 2: each block of a long segment from the total of the blocks before it.
+        let mut starts: Vec<Option<T>> = Vec::with_capacity(pieces.len());
+        let mut i = 0;
+        while i < pieces.len() {
+            let k = pieces[i].0.s0;
+            let j = i + pieces[i..].iter().take_while(|p| p.0.s0 == k).count();
+            starts.extend(block_offsets(pieces[i..j].iter().map(|p| p.1), &f).0);
+            i = j;
+        }
+        let work: Vec<(Option<T>, &mut [T])> = starts.into_iter().zip(pieces.into_iter().map(|p| p.2)).collect();
+        par.each(n, work, |(init, vals)| scan_in_place(vals, init, id, &f));
+        Ok(())
+    })
 }

@@ -28,7 +28,7 @@ pub use fused::CHUNK;
 
 use super::check::{self, S, V};
 use super::{BinOp, Cvl, HostScalar, HostVector, ReduceOp, UnOp, VType};
-use crate::fused::SuperOp;
+use crate::fused::{FoldKind, SuperOp};
 use crate::trap::{Trap, TrapKind};
 use data::{bools, each, each2, each_mut, ints, Slice};
 use fused::{Prog, Step};
@@ -415,6 +415,22 @@ impl Cvl for CpuCvl {
         })))
     }
 
+    fn fused_fold(&mut self, op: &SuperOp, args: &[Option<&CpuVector>], seg: &CpuSegdes, len: usize) -> Result<CpuVector, Trap> {
+        let Some(fold) = op.fold else {
+            return Err(Trap::ty("superoperator has no fold"));
+        };
+        let (prog, slices) = fused_args(op, args, len)?;
+        check::len("folded segment descriptor", seg.0.total(), len)?;
+        let (p, s) = (&self.par, &seg.0);
+        Ok(vecd(match fold.kind {
+            FoldKind::Reduce => {
+                scan::monoid!(fold.op, prog.result_type(), |id, lanes, f| fused::reduce(p, &prog, &slices, s, id, lanes, f)?)
+            }
+            FoldKind::Scan => {
+                scan::monoid!(fold.op, prog.result_type(), |id, lanes, f| fused::scan(p, &prog, &slices, s, id, lanes, f)?)
+            }
+        }))
+    }
     fn fused(&mut self, op: &SuperOp, args: &[Option<&CpuVector>], len: usize) -> Result<CpuVector, Trap> {
         let (prog, slices) = fused_args(op, args, len)?;
         Ok(vecd(fused::eval(&self.par, &prog, &slices, len)?))

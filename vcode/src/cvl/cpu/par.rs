@@ -66,6 +66,25 @@ impl Par {
         }
     }
 
+    /// `f(&mut state, item)` for every item, results in order, where each thread's
+    /// `state` comes from `init` and is reused for the items it runs (scratch memory that
+    /// then stays mapped); see [`Par::each`].
+    pub(crate) fn map_init<I: Send, S, R: Send>(
+        &self,
+        work: usize,
+        items: Vec<I>,
+        init: impl Fn() -> S + Sync + Send,
+        f: impl Fn(&mut S, I) -> R + Sync + Send,
+    ) -> Vec<R> {
+        match self.pool_for(work) {
+            Some(pool) if items.len() > 1 => pool.install(|| items.into_par_iter().map_init(init, f).collect()),
+            _ => {
+                let mut s = init();
+                items.into_iter().map(|i| f(&mut s, i)).collect()
+            }
+        }
+    }
+
     /// `f(item)` for every item, results in order (see [`Par::each`]).
     pub(crate) fn map<I: Send, R: Send>(&self, work: usize, items: Vec<I>, f: impl Fn(I) -> R + Sync + Send) -> Vec<R> {
         match self.pool_for(work) {
@@ -108,6 +127,15 @@ pub(crate) fn chunks(par: &Par, s: &Seg, split_long: bool) -> Vec<Chunk> {
     if par.pool_for(n + m).is_none() {
         return vec![Chunk { s0: 0, s1: m, e0: 0, e1: n }];
     }
+    cut(s, split_long)
+}
+
+/// The chunks of [`chunks`] whatever the threads: a segment over [`BLOCK`] elements cut
+/// into its blocks (with `split_long`), shorter ones grouped into chunks of about
+/// [`BLOCK`] units of work. Chunks that bound the memory a pass needs, or whose results
+/// must not depend on the thread count, come from here.
+pub(crate) fn cut(s: &Seg, split_long: bool) -> Vec<Chunk> {
+    let (m, n) = (s.m(), s.total());
     let mut out = Vec::with_capacity((n + m) / BLOCK + 2);
     let (mut s0, mut cost) = (0, 0);
     for k in 0..m {

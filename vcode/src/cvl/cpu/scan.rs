@@ -4,18 +4,18 @@
 //! results combined in order, and scanned in two passes (block totals, then each block
 //! from its offset). Segments are spread over the threads in chunks.
 
-use super::data::{unsupported, Data, Elem, Num};
+use super::data::{unsupported, Data, Elem};
 use super::par::{chunks, split_mut, Par, BLOCK};
 use super::pool::build;
 use super::seg::Seg;
-use crate::cvl::{ReduceOp, FLOAT_MAX_IDENTITY, INT_MAX_IDENTITY};
+use crate::cvl::ReduceOp;
 use crate::trap::Trap;
 use std::mem::MaybeUninit;
 
 /// Fold of a block in eight interleaved lanes (combined in lane order, then the tail):
 /// vectorisable, and fixed for a given block. Without `lanes` (float MAX/MIN, where a
 /// NaN starting a lane would hide that lane), left to right.
-fn fold_lanes<T: Copy>(v: &[T], lanes: bool, f: &(impl Fn(T, T) -> T + ?Sized)) -> Option<T> {
+pub(super) fn fold_lanes<T: Copy>(v: &[T], lanes: bool, f: &(impl Fn(T, T) -> T + ?Sized)) -> Option<T> {
     const L: usize = 8;
     if !lanes || v.len() < 2 * L {
         return v.iter().copied().reduce(f);
@@ -68,12 +68,23 @@ fn scan_piece<T: Copy>(v: &[T], out: &mut [MaybeUninit<T>], init: Option<T>, id:
     }
 }
 
-fn scan_seg<T: Elem>(par: &Par, v: &[T], out: &mut [MaybeUninit<T>], id: T, lanes: bool, f: &(impl Fn(T, T) -> T + Sync)) {
-    if v.len() <= BLOCK {
-        return scan_piece(v, out, None, id, f);
+/// [`scan_piece`] in place: `v` holds the values and receives their exclusive scan.
+pub(super) fn scan_in_place<T: Copy>(v: &mut [T], init: Option<T>, id: T, f: &impl Fn(T, T) -> T) {
+    let Some((first, rest)) = v.split_first_mut() else { return };
+    let mut acc = match init {
+        None => std::mem::replace(first, id),
+        Some(x) => f(x, std::mem::replace(first, x)),
+    };
+    for o in rest {
+        let x = std::mem::replace(o, acc);
+        acc = f(acc, x);
     }
-    let totals = par.map_blocks(v.len(), |lo, hi| fold_lanes(&v[lo..hi], lanes, f));
-    let mut offs = Vec::with_capacity(totals.len());
+}
+
+/// Combines the block totals of one segment in order: each block's starting value (the
+/// total of the blocks before it, `None` for the first) and the segment's total.
+pub(super) fn block_offsets<T: Copy>(totals: impl IntoIterator<Item = Option<T>>, f: &impl Fn(T, T) -> T) -> (Vec<Option<T>>, Option<T>) {
+    let mut offs = Vec::new();
     let mut acc: Option<T> = None;
     for t in totals {
         offs.push(acc);
@@ -82,6 +93,14 @@ fn scan_seg<T: Elem>(par: &Par, v: &[T], out: &mut [MaybeUninit<T>], id: T, lane
             (a, t) => a.or(t),
         };
     }
+    (offs, acc)
+}
+
+fn scan_seg<T: Elem>(par: &Par, v: &[T], out: &mut [MaybeUninit<T>], id: T, lanes: bool, f: &(impl Fn(T, T) -> T + Sync)) {
+    if v.len() <= BLOCK {
+        return scan_piece(v, out, None, id, f);
+    }
+    let (offs, _) = block_offsets(par.map_blocks(v.len(), |lo, hi| fold_lanes(&v[lo..hi], lanes, f)), f);
     par.blocks_mut(out, |lo, blk| scan_piece(&v[lo..lo + blk.len()], blk, offs[lo / BLOCK], id, f));
 }
 
@@ -115,35 +134,48 @@ pub(super) fn reduce_t<T: Elem>(par: &Par, v: &[T], s: &Seg, id: T, lanes: bool,
     })
 }
 
-/// Runs `$f(par, slice, seg, identity, operator)` for the monoid of `$op` on `$d`'s type.
+/// Evaluates `$body` with `$id`, `$lanes` and `$f` bound to the identity, the lane flag
+/// (see [`fold_lanes`]) and the operator of the monoid of `$op` on element type `$vt`,
+/// wrapping the resulting `Vec` of that type as [`Data`].
 macro_rules! monoid {
-    ($par:expr, $op:expr, $d:expr, $s:expr, $f:ident) => {
-        match ($op, $d) {
-            (ReduceOp::Add, Data::Int(v)) => Data::Int($f($par, v, $s, 0, true, i64::wrapping_add)?),
-            (ReduceOp::Mul, Data::Int(v)) => Data::Int($f($par, v, $s, 1, true, i64::wrapping_mul)?),
-            (ReduceOp::Max, Data::Int(v)) => Data::Int($f($par, v, $s, INT_MAX_IDENTITY, true, <i64 as Num>::max)?),
-            (ReduceOp::Min, Data::Int(v)) => Data::Int($f($par, v, $s, -INT_MAX_IDENTITY - 1, true, <i64 as Num>::min)?),
-            (ReduceOp::And, Data::Int(v)) => Data::Int($f($par, v, $s, -1, true, |a, b| a & b)?),
-            (ReduceOp::Or, Data::Int(v)) => Data::Int($f($par, v, $s, 0, true, |a, b| a | b)?),
-            (ReduceOp::Xor, Data::Int(v)) => Data::Int($f($par, v, $s, 0, true, |a, b| a ^ b)?),
-            (ReduceOp::Add, Data::Float(v)) => Data::Float($f($par, v, $s, 0.0, true, |a, b| a + b)?),
-            (ReduceOp::Mul, Data::Float(v)) => Data::Float($f($par, v, $s, 1.0, true, |a, b| a * b)?),
-            (ReduceOp::Max, Data::Float(v)) => Data::Float($f($par, v, $s, FLOAT_MAX_IDENTITY, false, <f64 as Num>::max)?),
-            (ReduceOp::Min, Data::Float(v)) => Data::Float($f($par, v, $s, -FLOAT_MAX_IDENTITY, false, <f64 as Num>::min)?),
-            (ReduceOp::And, Data::Bool(v)) => Data::Bool($f($par, v, $s, true, true, |a, b| a & b)?),
-            (ReduceOp::Or, Data::Bool(v)) => Data::Bool($f($par, v, $s, false, true, |a, b| a | b)?),
-            (ReduceOp::Xor, Data::Bool(v)) => Data::Bool($f($par, v, $s, false, true, |a, b| a ^ b)?),
-            (op, d) => return Err(unsupported(&format!("{op:?} scan/reduce"), d.vtype())),
+    ($op:expr, $vt:expr, |$id:ident, $lanes:ident, $f:ident| $body:expr) => {{
+        macro_rules! arm {
+            ($wrap:ident, $i:expr, $l:expr, $g:expr) => {{
+                let ($id, $lanes, $f) = ($i, $l, $g);
+                $crate::cvl::cpu::data::Data::$wrap($body)
+            }};
         }
-    };
+        match ($op, $vt) {
+            ($crate::cvl::ReduceOp::Add, $crate::cvl::VType::Int) => arm!(Int, 0i64, true, i64::wrapping_add),
+            ($crate::cvl::ReduceOp::Mul, $crate::cvl::VType::Int) => arm!(Int, 1i64, true, i64::wrapping_mul),
+            ($crate::cvl::ReduceOp::Max, $crate::cvl::VType::Int) => arm!(Int, $crate::cvl::INT_MAX_IDENTITY, true, <i64 as $crate::cvl::cpu::data::Num>::max),
+            ($crate::cvl::ReduceOp::Min, $crate::cvl::VType::Int) => arm!(Int, -$crate::cvl::INT_MAX_IDENTITY - 1, true, <i64 as $crate::cvl::cpu::data::Num>::min),
+            ($crate::cvl::ReduceOp::And, $crate::cvl::VType::Int) => arm!(Int, -1i64, true, |a: i64, b: i64| a & b),
+            ($crate::cvl::ReduceOp::Or, $crate::cvl::VType::Int) => arm!(Int, 0i64, true, |a: i64, b: i64| a | b),
+            ($crate::cvl::ReduceOp::Xor, $crate::cvl::VType::Int) => arm!(Int, 0i64, true, |a: i64, b: i64| a ^ b),
+            ($crate::cvl::ReduceOp::Add, $crate::cvl::VType::Float) => arm!(Float, 0.0f64, true, |a: f64, b: f64| a + b),
+            ($crate::cvl::ReduceOp::Mul, $crate::cvl::VType::Float) => arm!(Float, 1.0f64, true, |a: f64, b: f64| a * b),
+            ($crate::cvl::ReduceOp::Max, $crate::cvl::VType::Float) => arm!(Float, $crate::cvl::FLOAT_MAX_IDENTITY, false, <f64 as $crate::cvl::cpu::data::Num>::max),
+            ($crate::cvl::ReduceOp::Min, $crate::cvl::VType::Float) => arm!(Float, -$crate::cvl::FLOAT_MAX_IDENTITY, false, <f64 as $crate::cvl::cpu::data::Num>::min),
+            ($crate::cvl::ReduceOp::And, $crate::cvl::VType::Bool) => arm!(Bool, true, true, |a: bool, b: bool| a & b),
+            ($crate::cvl::ReduceOp::Or, $crate::cvl::VType::Bool) => arm!(Bool, false, true, |a: bool, b: bool| a | b),
+            ($crate::cvl::ReduceOp::Xor, $crate::cvl::VType::Bool) => arm!(Bool, false, true, |a: bool, b: bool| a ^ b),
+            (op, vt) => return Err($crate::cvl::cpu::data::unsupported(&format!("{op:?} scan/reduce"), vt)),
+        }
+    }};
+}
+pub(super) use monoid;
+
+fn typed<T: Elem>(d: &Data) -> Result<&[T], Trap> {
+    T::view(d).ok_or_else(|| unsupported("scan/reduce", d.vtype()))
 }
 
 /// `SCAN` of `v` over `s`.
 pub(super) fn scan(par: &Par, op: ReduceOp, v: &Data, s: &Seg) -> Result<Data, Trap> {
-    Ok(monoid!(par, op, v, s, scan_t))
+    Ok(monoid!(op, v.vtype(), |id, lanes, f| scan_t(par, typed(v)?, s, id, lanes, f)?))
 }
 
 /// `REDUCE` of `v` over `s`.
 pub(super) fn reduce(par: &Par, op: ReduceOp, v: &Data, s: &Seg) -> Result<Data, Trap> {
-    Ok(monoid!(par, op, v, s, reduce_t))
+    Ok(monoid!(op, v.vtype(), |id, lanes, f| reduce_t(par, typed(v)?, s, id, lanes, f)?))
 }
