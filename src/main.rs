@@ -170,6 +170,16 @@ pub enum Command {
         #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=2))]
         opt: u8,
     },
+    /// Time the compiler's stages (parse, check, flatten, optimise) on NESL files
+    /// (default: the benchmark programs and the regression corpus).
+    #[command(hide = true)]
+    Frontbench {
+        /// Files or directories of `.nesl` files.
+        paths: Vec<PathBuf>,
+        /// Runs per file (the best is kept).
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
+    },
     /// Run regression suites (directories of `.nesl` + `.expected`).
     Test {
         /// Directories to run.

@@ -7,6 +7,7 @@ pub mod bench;
 pub mod check;
 pub mod compile;
 pub mod debug;
+pub mod frontbench;
 pub mod opt;
 pub mod repl;
 pub mod run;
@@ -31,6 +32,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let threads = threads_list.into_iter().map(|t| t as usize).collect();
             bench::main(bench::Args { quick, sweep, runs, programs, opt, backend, threads, timeout, out })
         }
+        Command::Frontbench { paths, runs } => frontbench::main(&paths, runs),
         Command::BenchPeer { program, n } => bench::peer_main(&program, n),
     }
 }
