@@ -1,12 +1,13 @@
-//! `nesl`: the command-line driver of the NESL system.
+//! `nesl`: the command line of the NESL system.
 //!
-//! The only place that renders diagnostics and uses `anyhow`. Each subcommand lives in
-//! its own module under `src/cmd/`.
+//! Each subcommand lives in its own module under `src/cmd/` and calls the driver (the
+//! `nesl` library: pipeline, executors, session); this binary parses arguments, prints
+//! and chooses exit statuses. The only place that uses `anyhow`.
 
 mod cmd;
-mod diagnostics;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
+use nesl::Backend;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -26,17 +27,6 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Which vector library runs the VCODE.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Backend {
-    /// The CPU vector library.
-    Cpu,
-    /// The CUDA vector library (needs an NVIDIA GPU and driver).
-    Cuda,
-    /// CUDA when a GPU is present, otherwise the CPU.
-    Auto,
-}
-
 /// Options shared by the commands that run code.
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunOpts {
@@ -49,6 +39,13 @@ pub struct RunOpts {
     /// Print how many CVL operations ran, by kind, and the elements they touched.
     #[arg(long)]
     pub stats: bool,
+}
+
+impl RunOpts {
+    /// How the driver runs code for these options.
+    pub fn config(&self) -> nesl::Config {
+        nesl::Config::new(self.backend, self.opt).with_stats(self.stats)
+    }
 }
 
 #[derive(Subcommand, Debug)]

@@ -28,7 +28,7 @@ fn time_file(path: &Path, runs: usize) -> anyhow::Result<Result<[Duration; 4], S
                     *b = (*b).min(d);
                 }
             }
-            Err(why) => return Ok(Err(why)),
+            Err(why) => return Ok(Err(why.to_string())),
         }
     }
     Ok(Ok(best))

@@ -3,7 +3,8 @@
 //! first, `--opt 0` exactly as written. Program output (`WRITE`) goes to stderr, the final stack to
 //! stdout. Errors print `error: FILE:line:col: message` and exit with status 1.
 
-use crate::{Backend, RunOpts};
+use crate::RunOpts;
+use nesl::backend::Library;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -18,37 +19,28 @@ fn report(file: &Path, errors: impl IntoIterator<Item = String>) -> ExitCode {
 
 /// Entry point of `nesl vcode`.
 pub fn main(file: &Path, check: bool, opts: &RunOpts) -> anyhow::Result<ExitCode> {
-    let bytes = match std::fs::read(file) {
-        Ok(b) => b,
-        Err(e) => return Ok(report(file, [format!(" cannot read the file: {e}")])),
-    };
-    let src = String::from_utf8_lossy(&bytes);
-    let prog = match vcode::parse(&src) {
+    let prog = match nesl::pipeline::read_vcode(file, true) {
         Ok(p) => p,
-        Err(errs) => return Ok(report(file, errs.iter().map(|e| e.to_string()))),
+        Err(e) => return Ok(report(file, super::opt::file_errors(e))),
     };
-    if let Err(errs) = vcode::verify(&prog) {
-        return Ok(report(file, errs.iter().map(|e| e.to_string())));
-    }
     if check {
         return Ok(ExitCode::SUCCESS);
     }
     // `--opt 1|2` optimises first (FCODE is optimised again: its FUSED instructions stay).
-    let prog = match fcode_opt::optimize(&prog, opts.opt, &fcode_opt::OptOptions::default()) {
+    let prog = match nesl::pipeline::optimise(&prog, opts.opt) {
         Ok(p) => p,
-        Err(e) => return Ok(report(file, [format!(" cannot optimise at level {}: {e}", opts.opt)])),
+        Err(nesl::Error::Optimise { source, .. }) => {
+            return Ok(report(file, [format!(" cannot optimise at level {}: {source}", opts.opt)]))
+        }
+        Err(e) => return Ok(report(file, [format!(" {e}")])),
     };
     let run_opts = vcode::RunOptions { stats: opts.stats, ..Default::default() };
-    let cuda = match opts.backend {
-        Backend::Cpu => None,
-        Backend::Cuda => match regression::cuda_library() {
-            Ok(c) => Some(c),
-            Err(e) => return Ok(report(file, [format!(" {e}")])),
-        },
-        Backend::Auto => regression::gpu_present().then(|| cvl_cuda::CudaCvl::new().ok()).flatten(),
+    let library = match Library::open(opts.backend) {
+        Ok(l) => l,
+        Err(e) => return Ok(report(file, [format!(" {e}")])),
     };
-    match cuda {
-        Some(mut cvl) => {
+    match library {
+        Library::Cuda(mut cvl) => {
             // On a GPU, build every superoperator kernel when the program is loaded.
             if cvl.is_gpu() {
                 if let Err(e) = cvl.prepare_superops(&prog.superops) {
@@ -56,7 +48,7 @@ pub fn main(file: &Path, check: bool, opts: &RunOpts) -> anyhow::Result<ExitCode
                 }
             }
             let probe = opts.stats.then(|| cvl.stats_probe());
-            let code = run_on(file, &prog, cvl, &run_opts)?;
+            let code = run_on(file, &prog, *cvl, &run_opts)?;
             if let Some(p) = probe {
                 let rows: Vec<(String, u64)> =
                     p.stats().rows().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
@@ -64,7 +56,7 @@ pub fn main(file: &Path, check: bool, opts: &RunOpts) -> anyhow::Result<ExitCode
             }
             Ok(code)
         }
-        None => run_on(file, &prog, vcode::CpuCvl::new(), &run_opts),
+        Library::Cpu(cvl) => run_on(file, &prog, cvl, &run_opts),
     }
 }
 

@@ -1,45 +1,43 @@
-//! The evaluation loop of the top level: parse a file form by form, check each form,
-//! compile and run expressions and bindings, print the transcript line of each form.
+//! The NESL top level: evaluate forms in order, print the transcript.
+//!
+//! [`TopLevel`] owns the type-checking session and the values of the global variables;
+//! for each form of a file it prints what the NESL top level prints (spec section 6.2):
+//! `name = fn : type` for a function or datatype, `it = value : type` for an expression,
+//! `pattern = value : type` for a binding, an error paragraph (starting with `error` or
+//! `RUNTIME ERROR`, ending with a blank line) for a form that fails, after which the
+//! evaluation goes on with the next form. A run-time error is rendered like a compile
+//! error, at the NESL place where it happened, with the calls that led there.
+//!
+//! Each expression is compiled by the front end and run by an [`Executor`] (the backend
+//! and optimisation level are the caller's choice, [`crate::exec::Config`]). [`output`]
+//! tracks the transcript's line state (the reference glues program output onto the
+//! previous result line, and every error paragraph must start a line and end with a
+//! blank one).
 
-use super::output::Transcript;
-use super::value::{format_value, slot_count};
-use super::{ExecError, ExecResult, Executor, HostValue};
-use crate::ast::{Command, CommandKind, Expr, Pattern, PatternKind, Span, TopLevel as Form};
-use crate::check::{builtin_description, builtin_scheme, format_scheme, format_type, ItemInfo, Session};
-use crate::diag::{DiagKind, Diagnostic, LineIndex};
-use crate::flatten::{compile_expr, CompileOptions, GlobalValue, Globals};
-use crate::parser::parse_items;
-use crate::ty::Type;
+pub mod output;
+#[cfg(test)]
+mod tests;
+
+use crate::diagnostics::plain_render;
+use crate::exec::{ExecResult, Executor};
+use crate::Error;
+use nesl_front::ast::{Command, CommandKind, Expr, Pattern, PatternKind, Span, TopLevel as Form};
+use nesl_front::check::{builtin_description, builtin_scheme, format_scheme, format_type, ItemInfo, Session};
+use nesl_front::diag::{DiagKind, Diagnostic};
+use nesl_front::flatten::{compile_expr, CompileOptions, GlobalValue, Globals};
+use nesl_front::parser::parse_items;
+use nesl_front::ty::Type;
+use nesl_front::value::{format_value, slot_count};
+use output::Transcript;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use vcode::HostValue;
 
 /// Renders diagnostics of one source file as text. Every diagnostic's text must start
-/// with the word `error` and end with a blank line. The CLI passes its own renderer
-/// (with source snippets); [`plain_render`] is the default.
+/// with the word `error` and end with a blank line. The command line passes
+/// [`crate::diagnostics::render`] (with source snippets); [`plain_render`] is the
+/// default.
 pub type Renderer = fn(file: &str, src: &str, diags: &[Diagnostic]) -> String;
-
-/// The default renderer: `error: FILE:LINE:COL: KIND: MESSAGE`, one `note:` line per
-/// note, and a blank line after each diagnostic.
-pub fn plain_render(file: &str, src: &str, diags: &[Diagnostic]) -> String {
-    let index = LineIndex::new(src);
-    let mut out = String::new();
-    for d in diags {
-        let (line, col) = index.line_col(d.span.start as usize);
-        out.push_str(&format!("error: {file}:{line}:{col}: {}: {}\n", d.kind.describe(), d.message));
-        for (span, note) in &d.notes {
-            match span {
-                Some(s) => {
-                    let (l, c) = index.line_col(s.start as usize);
-                    out.push_str(&format!("  note: {file}:{l}:{c}: {note}\n"));
-                }
-                None => out.push_str(&format!("  note: {note}\n")),
-            }
-        }
-        out.push('\n');
-    }
-    out
-}
-
 
 /// The settings the `set` command changes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -129,6 +127,12 @@ impl TopLevel {
         self.executor.as_ref()
     }
 
+    /// Runs the following forms with `executor` (the REPL's `set backend` and `set opt`);
+    /// what is defined so far stays.
+    pub fn set_executor(&mut self, executor: Box<dyn Executor>) {
+        self.executor = executor;
+    }
+
     /// Reads and evaluates a file; `file` names it in messages.
     pub fn eval_file(&mut self, path: &Path, out: &mut dyn Write) -> io::Result<EvalSummary> {
         let bytes = std::fs::read(path)?;
@@ -205,9 +209,9 @@ impl TopLevel {
     }
 
     /// The source text named `file`: one this session read, or the standard library's.
-    fn source_named(&self, file: &str) -> Option<std::sync::Arc<crate::diag::Source>> {
+    fn source_named(&self, file: &str) -> Option<std::sync::Arc<nesl_front::diag::Source>> {
         let mine = self.session.sources.iter().rev().find(|s| &*s.name == file);
-        let prelude = || crate::flatten::prelude::prelude().ok()?.sources.iter().find(|s| &*s.name == file);
+        let prelude = || nesl_front::flatten::prelude::prelude().ok()?.sources.iter().find(|s| &*s.name == file);
         mine.or_else(prelude).cloned()
     }
 
@@ -217,7 +221,7 @@ impl TopLevel {
         let all: Vec<&vcode::Place> = backtrace.iter().filter(|p| p.file.is_some() && p.pos.line > 0).collect();
         // Point at the user's code: the innermost place outside the standard library
         // (the library frames above it become a note).
-        let k = all.iter().position(|p| p.file.as_deref() != Some(crate::flatten::prelude::PRELUDE_NAME)).unwrap_or(0);
+        let k = all.iter().position(|p| p.file.as_deref() != Some(nesl_front::flatten::prelude::PRELUDE_NAME)).unwrap_or(0);
         let nesl = &all[k..];
         let first = nesl.first()?;
         let src = self.source_named(first.file.as_deref()?)?;
@@ -402,8 +406,12 @@ impl TopLevel {
                 }
                 Ok(None)
             }
-            Err(ExecError { message, backtrace }) => {
-                self.located_runtime_error(t, &message, &backtrace)?;
+            Err(Error::Runtime(e)) => {
+                self.located_runtime_error(t, &e.to_string(), &e.backtrace)?;
+                Ok(None)
+            }
+            Err(e) => {
+                Self::runtime_error(t, &e.to_string())?;
                 Ok(None)
             }
         }
