@@ -73,6 +73,10 @@ pub enum Command {
         /// Output `.vcode` file (stdout when absent).
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// After each instruction, its NESL origin as a VCODE comment
+        /// (`{ FILE:line:col in FUNCTION }`); the text still reads back as the same program.
+        #[arg(long)]
+        origins: bool,
     },
     /// Run (or only check) a VCODE or FCODE file, printing the final stack as `vinterp` does.
     Vcode {
@@ -106,6 +110,11 @@ pub enum Command {
         /// Print the time each pass took on stderr.
         #[arg(long)]
         timings: bool,
+        /// After each instruction, the place of the input it came from as a VCODE
+        /// comment (`{ IN.vcode:line:col }`, plus `, inlined at IN.vcode:line:col` for
+        /// each call the inliner replaced); the text still reads back as the same program.
+        #[arg(long)]
+        origins: bool,
     },
     /// Run the benchmark programs and print one comparison table (markdown), plus JSON and
     /// log-log SVG plots when `--out` is given.

@@ -6,7 +6,8 @@
 //! vcode.md section 3; global bindings (`x = e;`) are evaluated in place and used by the
 //! later forms. Running the result with `nesl vcode` (or CMU's `vinterp`) prints those
 //! values as vinterp prints a final stack. Errors are reported with their location and
-//! the exit status is 1.
+//! the exit status is 1. With `--origins` each instruction is followed by a comment
+//! naming the NESL place it was compiled from.
 
 use anyhow::Context;
 use nesl_front::diag::{Diagnostic, LineIndex};
@@ -29,7 +30,7 @@ fn render(file: &str, src: &str, diags: &[Diagnostic]) -> String {
 }
 
 /// Entry point of `nesl compile`.
-pub fn main(file: &Path, output: Option<&Path>) -> anyhow::Result<ExitCode> {
+pub fn main(file: &Path, output: Option<&Path>, origins: bool) -> anyhow::Result<ExitCode> {
     let src = nesl::pipeline::read_source(file)?;
     let code = match nesl::pipeline::compile(&src.name, &src.text, &CompileOptions::default()) {
         Ok(c) => c,
@@ -39,12 +40,13 @@ pub fn main(file: &Path, output: Option<&Path>) -> anyhow::Result<ExitCode> {
         }
         Err(e) => return Err(e.into()),
     };
+    let text = if origins { code.with_origins(None).to_string() } else { code.to_string() };
     match output {
-        Some(p) => std::fs::write(p, code.to_string()).map_err(|e| nesl::Error::write(p, e))?,
+        Some(p) => std::fs::write(p, text).map_err(|e| nesl::Error::write(p, e))?,
         None => {
             // A closed pipe (`nesl compile f.nesl | head`) is not an error.
             use std::io::Write;
-            match std::io::stdout().lock().write_all(code.to_string().as_bytes()) {
+            match std::io::stdout().lock().write_all(text.as_bytes()) {
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
                 r => r.context("cannot write the VCODE to standard output")?,
             }

@@ -19,10 +19,10 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run { file, opts, stats_json } => run::main(&file, &opts, stats_json.as_deref()),
         Command::Check { file } => check::main(&file),
-        Command::Compile { file, output } => compile::main(&file, output.as_deref()),
+        Command::Compile { file, output, origins } => compile::main(&file, output.as_deref(), origins),
         Command::Vcode { file, check, opts } => vcode::main(&file, check, &opts),
-        Command::Opt { file, output, emit_cuda, opt: level, verify, dump_after, timings } => {
-            let flags = opt::OptFlags { level, verify, dump_after, timings };
+        Command::Opt { file, output, emit_cuda, opt: level, verify, dump_after, timings, origins } => {
+            let flags = opt::OptFlags { level, verify, dump_after, timings, origins };
             opt::main(&file, output.as_deref(), emit_cuda.as_deref(), &flags)
         }
         Command::Test { dirs, opts } => test::main(&dirs, &opts),

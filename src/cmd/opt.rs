@@ -19,11 +19,13 @@ pub struct OptFlags {
     pub dump_after: Option<String>,
     /// Print the time of each pass on stderr.
     pub timings: bool,
+    /// Print each instruction's origin as a comment.
+    pub origins: bool,
 }
 
 impl Default for OptFlags {
     fn default() -> Self {
-        OptFlags { level: 2, verify: false, dump_after: None, timings: false }
+        OptFlags { level: 2, verify: false, dump_after: None, timings: false, origins: false }
     }
 }
 
@@ -73,7 +75,8 @@ pub fn main(file: &Path, output: Option<&Path>, cuda_out: Option<&Path>, flags: 
             errs.iter().map(|e| format!(" internal error: the optimised program does not verify: {e}")),
         ));
     }
-    let text = out.to_string();
+    let name = file.display().to_string();
+    let text = if flags.origins { out.with_origins(Some(&name)).to_string() } else { out.to_string() };
     match output {
         Some(path) => {
             std::fs::write(path, &text).map_err(|e| nesl::Error::write(path, e))?
