@@ -10,14 +10,14 @@ use std::sync::Arc;
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// A file could not be read or written.
-    #[error("cannot {action} {}: {source}", path.display())]
+    #[error("cannot {action} {}: {io}", path.display())]
     Io {
         /// `read` or `write`.
         action: &'static str,
         /// The file.
         path: PathBuf,
-        /// Why.
-        source: std::io::Error,
+        /// Why (part of the message, not a separate source).
+        io: std::io::Error,
     },
     /// NESL source that does not compile (syntax, name, type or compile errors).
     #[error("{}", crate::diagnostics::plain_render(file, text, diags).trim_end())]
@@ -50,12 +50,12 @@ pub enum Error {
     OptLevel(u8),
     /// The optimiser rejected a program (the front end's VCODE is always well formed, so
     /// this is an internal error for compiled NESL).
-    #[error("internal error: the optimiser (level {level}) failed: {source}")]
+    #[error("internal error: the optimiser (level {level}) failed: {error}")]
     Optimise {
         /// The level asked for.
         level: u8,
-        /// What the optimiser said.
-        source: fcode_opt::OptError,
+        /// What the optimiser said (part of the message).
+        error: fcode_opt::OptError,
     },
     /// A program that the VCODE verifier rejects where it must accept it (checked runs).
     #[error("internal error: the {what} does not verify: {}{}", first(errors), more(errors))]
@@ -81,12 +81,12 @@ fn more(errors: &[vcode::VerifyError]) -> String {
 impl Error {
     /// An I/O error reading `path`.
     pub fn read(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Error::Io { action: "read", path: path.into(), source }
+        Error::Io { action: "read", path: path.into(), io: source }
     }
 
     /// An I/O error writing `path`.
     pub fn write(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Error::Io { action: "write", path: path.into(), source }
+        Error::Io { action: "write", path: path.into(), io: source }
     }
 }
 

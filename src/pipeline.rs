@@ -107,7 +107,7 @@ pub fn optimise_with(
     if level > 2 {
         return Err(Error::OptLevel(level));
     }
-    fcode_opt::optimize_report(program, level, opts).map_err(|source| Error::Optimise { level, source })
+    fcode_opt::optimize_report(program, level, opts).map_err(|error| Error::Optimise { level, error })
 }
 
 /// Reads and parses the VCODE or FCODE file at `path`; when `verify`, also checks it

@@ -34,7 +34,7 @@ impl Default for OptFlags {
 pub fn file_errors(e: nesl::Error) -> Vec<String> {
     match e {
         nesl::Error::Vcode { errors, .. } => errors,
-        nesl::Error::Io { source, .. } => vec![format!(" cannot read the file: {source}")],
+        nesl::Error::Io { io, .. } => vec![format!(" cannot read the file: {io}")],
         e => vec![format!(" {e}")],
     }
 }
@@ -57,10 +57,10 @@ pub fn main(file: &Path, output: Option<&Path>, cuda_out: Option<&Path>, flags: 
     let (out, rep) = match nesl::pipeline::optimise_with(&prog, flags.level, &opts) {
         Ok(r) => r,
         // A malformed input: each problem as `FILE:line:col: ...`.
-        Err(nesl::Error::Optimise { source: fcode_opt::OptError::Verify { pass, errors }, .. }) if pass == "input" => {
+        Err(nesl::Error::Optimise { error: fcode_opt::OptError::Verify { pass, errors }, .. }) if pass == "input" => {
             return Ok(report(file, errors.iter().map(|e| e.to_string())))
         }
-        Err(nesl::Error::Optimise { source, .. }) => return Ok(report(file, [format!(" {source}")])),
+        Err(nesl::Error::Optimise { error, .. }) => return Ok(report(file, [format!(" {error}")])),
         Err(e) => return Ok(report(file, [format!(" {e}")])),
     };
     if let Some((name, text)) = &rep.dump {

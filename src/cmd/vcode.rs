@@ -29,8 +29,8 @@ pub fn main(file: &Path, check: bool, opts: &RunOpts) -> anyhow::Result<ExitCode
     // `--opt 1|2` optimises first (FCODE is optimised again: its FUSED instructions stay).
     let prog = match nesl::pipeline::optimise(&prog, opts.opt) {
         Ok(p) => p,
-        Err(nesl::Error::Optimise { source, .. }) => {
-            return Ok(report(file, [format!(" cannot optimise at level {}: {source}", opts.opt)]))
+        Err(nesl::Error::Optimise { error, .. }) => {
+            return Ok(report(file, [format!(" cannot optimise at level {}: {error}", opts.opt)]))
         }
         Err(e) => return Ok(report(file, [format!(" {e}")])),
     };

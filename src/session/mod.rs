@@ -14,6 +14,7 @@
 //! previous result line, and every error paragraph must start a line and end with a
 //! blank one).
 
+mod each;
 pub mod output;
 #[cfg(test)]
 mod tests;
@@ -232,7 +233,7 @@ impl TopLevel {
             Some(f) => format!("function `{f}`"),
             None => "the top level".to_string(),
         };
-        d = d.with_note(None, format!("in {}", name(first)));
+        d = d.with_note(None, format!("in {}{}", name(first), self.each_levels(first)));
         if k > 0 {
             let lib = all[..k].iter().filter_map(|p| p.function.as_deref()).collect::<Vec<_>>();
             d = d.with_note(None, format!("inside the standard library: {}", lib.join(", called from ")));
@@ -248,13 +249,30 @@ impl TopLevel {
             }
             let file = p.file.as_deref().unwrap_or("");
             let times = if n > 1 { format!(" ({n} times)") } else { String::new() };
-            d = d.with_note(None, format!("called from {} at {file}:{}:{}{times}", name(p), p.pos.line, p.pos.col));
+            let each = self.each_levels(p);
+            d = d.with_note(None, format!("called from {} at {file}:{}:{}{times}{each}", name(p), p.pos.line, p.pos.col));
             i += n;
         }
         if backtrace.len() >= vcode::trap::MAX_FRAMES {
             d = d.with_note(None, format!("(only the innermost {} calls are shown)", vcode::trap::MAX_FRAMES));
         }
         Some((self.render)(&src.name, &src.text, &[d]))
+    }
+
+    /// The apply-to-each levels that run the expression at `place` once per element, as
+    /// a note's tail: `, applied to each element at L:C` (the apply-to-each's `{`, in the
+    /// same file) for the innermost, `, inside the apply-to-each at L:C` for each one
+    /// around it; empty when the place is not inside one (or its source is unknown).
+    fn each_levels(&self, place: &vcode::Place) -> String {
+        let Some(src) = place.file.as_deref().and_then(|f| self.source_named(f)) else { return String::new() };
+        let at = src.index.offset(place.pos.line as usize, place.pos.col as usize, src.text.len());
+        let mut text = String::new();
+        for (i, start) in each::enclosing(&src.text, at).into_iter().enumerate() {
+            let (line, col) = src.index.line_col(start);
+            let how = if i == 0 { "applied to each element" } else { "inside the apply-to-each" };
+            text.push_str(&format!(", {how} at {line}:{col}"));
+        }
+        text
     }
 
     /// Prints a run-time error paragraph; returns `false` (failed).
