@@ -258,3 +258,38 @@ impl Executor for CudaExecutor {
         })
     }
 }
+
+/// How a program run once to its end went ([`run_once`]).
+pub struct RunOnce {
+    /// The interpreter's report (final stack or exit status, operation counts), or the
+    /// run-time error (with its VCODE place) or a program the library cannot load.
+    pub result: Result<vcode::RunReport>,
+    /// On a device backend, with statistics asked for: the device's name and counters.
+    pub device: Option<(String, Vec<(String, u64)>)>,
+}
+
+/// Runs a whole VCODE or FCODE program once on `library` (what `nesl vcode` does), with
+/// the program's output going to `out`. On a GPU, every superoperator kernel is built
+/// when the program is loaded. Operation counts are kept when `stats`.
+pub fn run_once(program: &vcode::Program, library: Library, stats: bool, out: &mut dyn std::io::Write) -> RunOnce {
+    let options = RunOptions { stats, ..Default::default() };
+    let (result, device) = match library {
+        Library::Cpu(mut cvl) => (vcode::run(program, &mut cvl, out, &options), None),
+        Library::Cuda(mut cvl) => {
+            if cvl.is_gpu() {
+                if let Err(e) = cvl.prepare_superops(&program.superops) {
+                    let e = Error::Backend(format!("the superoperator kernels do not build: {e}"));
+                    return RunOnce { result: Err(e), device: None };
+                }
+            }
+            let probe = stats.then(|| cvl.stats_probe());
+            let result = vcode::run(program, &mut *cvl, out, &options);
+            let device = probe.map(|p| {
+                let rows = p.stats().rows().into_iter().map(|(k, v)| (k.to_string(), v)).collect();
+                (p.device(), rows)
+            });
+            (result, device)
+        }
+    };
+    RunOnce { result: result.map_err(|t| Error::Runtime(RuntimeError::new(program, t))), device }
+}
