@@ -101,10 +101,27 @@ impl From<RuntimeError> for Error {
 pub struct RuntimeError {
     /// What went wrong (its data: index and length, ...) and at which VCODE instruction.
     pub trap: vcode::Trap,
-    /// Where it went wrong in the NESL source and how the program got there, innermost
-    /// first ([`vcode::Program::backtrace`]); empty for VCODE that was not compiled from
-    /// NESL.
-    pub backtrace: Vec<vcode::Place>,
+    /// Where it went wrong in the NESL source and how the program got there; empty for
+    /// VCODE that was not compiled from NESL.
+    pub backtrace: Backtrace,
+}
+
+/// Where a run stopped and how it got there.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Backtrace {
+    /// The places, innermost first, calls the optimiser inlined included
+    /// ([`vcode::Program::backtrace`]).
+    pub places: Vec<vcode::Place>,
+    /// True when the interpreter kept only the innermost [`vcode::trap::MAX_FRAMES`]
+    /// calls (a runaway recursion).
+    pub truncated: bool,
+}
+
+impl Backtrace {
+    /// The backtrace of `site` in `program`.
+    pub fn new(program: &vcode::Program, site: &vcode::TrapSite) -> Self {
+        Backtrace { places: program.backtrace(site), truncated: site.stack.len() >= vcode::trap::MAX_FRAMES }
+    }
 }
 
 impl RuntimeError {
@@ -112,8 +129,8 @@ impl RuntimeError {
     /// instruction came from NESL source.
     pub fn new(program: &vcode::Program, trap: vcode::Trap) -> Self {
         let backtrace = match &trap.site {
-            Some(s) if s.origin.scope != 0 => program.backtrace(s),
-            _ => Vec::new(),
+            Some(s) if s.origin.scope != 0 => Backtrace::new(program, s),
+            _ => Backtrace::default(),
         };
         RuntimeError { trap, backtrace }
     }

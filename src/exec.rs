@@ -4,7 +4,7 @@
 //! backend choice and an optimisation level.
 
 use crate::backend::{Backend, Library};
-use crate::error::{Error, Result, RuntimeError};
+use crate::error::{Backtrace, Error, Result, RuntimeError};
 use cvl_cuda::{CudaCvl, StatsProbe};
 use vcode::{Cvl, HostValue, OpStats, RunOptions, RunOutcome};
 
@@ -14,9 +14,8 @@ pub enum ExecResult {
     /// The program ran to its end; its final stack, bottom first.
     Finished(Vec<HostValue>),
     /// The program stopped with `EXIT` (after writing its runtime error message): where
-    /// the `EXIT` was and how the program got there, innermost first
-    /// ([`vcode::Program::backtrace`]; empty when unknown).
-    Exited(Vec<vcode::Place>),
+    /// the `EXIT` was and how the program got there (empty when unknown).
+    Exited(Backtrace),
 }
 
 /// Runs compiled programs. The top-level session does not know which vector library or
@@ -194,7 +193,7 @@ impl<C: Cvl> Executor for VcodeExecutor<C> {
         }
         Ok(match report.outcome {
             RunOutcome::Finished(values) => ExecResult::Finished(values),
-            RunOutcome::Exited(_) => ExecResult::Exited(report.exit_site.map(|s| program.backtrace(&s)).unwrap_or_default()),
+            RunOutcome::Exited(_) => ExecResult::Exited(report.exit_site.map(|s| Backtrace::new(&program, &s)).unwrap_or_default()),
         })
     }
 

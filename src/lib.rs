@@ -22,6 +22,6 @@ pub mod pipeline;
 pub mod session;
 
 pub use backend::Backend;
-pub use error::{trap_message, Error, Result, RuntimeError};
+pub use error::{trap_message, Backtrace, Error, Result, RuntimeError};
 pub use exec::{Config, ExecResult, Executor};
 pub use session::TopLevel;

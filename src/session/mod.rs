@@ -21,7 +21,7 @@ mod tests;
 
 use crate::diagnostics::plain_render;
 use crate::exec::{ExecResult, Executor};
-use crate::Error;
+use crate::{Backtrace, Error};
 use nesl_front::ast::{Command, CommandKind, Expr, Pattern, PatternKind, Span, TopLevel as Form};
 use nesl_front::check::{builtin_description, builtin_scheme, format_scheme, format_type, ItemInfo, Session};
 use nesl_front::diag::{DiagKind, Diagnostic};
@@ -196,7 +196,7 @@ impl TopLevel {
 
     /// Prints a run-time error paragraph that says where in the NESL source it happened
     /// when `backtrace` knows; returns `false` (failed).
-    fn located_runtime_error(&self, t: &mut Out<'_>, message: &str, backtrace: &[vcode::Place]) -> io::Result<bool> {
+    fn located_runtime_error(&self, t: &mut Out<'_>, message: &str, backtrace: &Backtrace) -> io::Result<bool> {
         match self.render_runtime(message, backtrace) {
             Some(text) => {
                 t.start_line()?;
@@ -218,8 +218,8 @@ impl TopLevel {
 
     /// A runtime diagnostic rendered at the innermost NESL place of `backtrace`, with the
     /// calls that led there as notes; `None` when no place is in a known NESL source.
-    fn render_runtime(&self, message: &str, backtrace: &[vcode::Place]) -> Option<String> {
-        let all: Vec<&vcode::Place> = backtrace.iter().filter(|p| p.file.is_some() && p.pos.line > 0).collect();
+    fn render_runtime(&self, message: &str, backtrace: &Backtrace) -> Option<String> {
+        let all: Vec<&vcode::Place> = backtrace.places.iter().filter(|p| p.file.is_some() && p.pos.line > 0).collect();
         // Point at the user's code: the innermost place outside the standard library
         // (the library frames above it become a note).
         let k = all.iter().position(|p| p.file.as_deref() != Some(nesl_front::flatten::prelude::PRELUDE_NAME)).unwrap_or(0);
@@ -253,7 +253,7 @@ impl TopLevel {
             d = d.with_note(None, format!("called from {} at {file}:{}:{}{times}{each}", name(p), p.pos.line, p.pos.col));
             i += n;
         }
-        if backtrace.len() >= vcode::trap::MAX_FRAMES {
+        if backtrace.truncated {
             d = d.with_note(None, format!("(only the innermost {} calls are shown)", vcode::trap::MAX_FRAMES));
         }
         Some((self.render)(&src.name, &src.text, &[d]))

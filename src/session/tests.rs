@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::exec::CpuExecutor;
-use crate::RuntimeError;
+use crate::{Backtrace, RuntimeError};
 use std::collections::VecDeque;
 use std::io::Write;
 
@@ -38,7 +38,7 @@ fn scripted(src: &str, steps: Vec<(&'static str, Result<ExecResult, Error>)>) ->
 
 /// A run-time error with no place (as from VCODE not compiled from NESL).
 fn trap(kind: vcode::TrapKind) -> Error {
-    Error::Runtime(RuntimeError { trap: vcode::Trap::new(kind), backtrace: Vec::new() })
+    Error::Runtime(RuntimeError { trap: vcode::Trap::new(kind), backtrace: Backtrace::default() })
 }
 
 fn int(v: i64) -> HostValue {
@@ -51,9 +51,9 @@ fn results_exits_and_traps() {
     let steps = vec![
         ("", Ok(ExecResult::Finished(vec![int(3)]))),
         ("hi", Ok(ExecResult::Finished(vec![HostValue::Segdes(vec![3]), HostValue::Int(vec![1, 2, 3])]))),
-        ("\nRUNTIME ERROR: Divide by zero.\n", Ok(ExecResult::Exited(Vec::new()))),
+        ("\nRUNTIME ERROR: Divide by zero.\n", Ok(ExecResult::Exited(Backtrace::default()))),
         ("", Err(trap(vcode::TrapKind::IndexOutOfRange { index: 7, len: 2 }))),
-        ("", Ok(ExecResult::Exited(Vec::new()))),
+        ("", Ok(ExecResult::Exited(Backtrace::default()))),
     ];
     let (text, summary) = scripted(src, steps);
     assert_eq!(
