@@ -209,9 +209,19 @@ impl TopLevel {
         }
     }
 
-    /// The source text named `file`: one this session read, or the standard library's.
-    fn source_named(&self, file: &str) -> Option<std::sync::Arc<nesl_front::diag::Source>> {
-        let mine = self.session.sources.iter().rev().find(|s| &*s.name == file);
+    /// The source text of `place`: one this session read, or the standard library's.
+    /// Several texts may have the same name (the REPL's inputs, each padded with blank
+    /// lines so positions stay unique in the session; a file loaded again): the newest
+    /// one with text at the place's position, else the newest of that name.
+    fn source_of(&self, place: &vcode::Place) -> Option<std::sync::Arc<nesl_front::diag::Source>> {
+        let file = place.file.as_deref()?;
+        let named = || self.session.sources.iter().rev().filter(|s| &*s.name == file);
+        let has_text = |s: &&std::sync::Arc<nesl_front::diag::Source>| {
+            let (line, col) = (place.pos.line as usize, place.pos.col as usize);
+            let at = s.index.offset(line, col, s.text.len());
+            s.index.line_col(at) == (line, col) && s.text[at..].chars().next().is_some_and(|c| !c.is_whitespace())
+        };
+        let mine = named().find(has_text).or_else(|| named().next());
         let prelude = || nesl_front::flatten::prelude::prelude().ok()?.sources.iter().find(|s| &*s.name == file);
         mine.or_else(prelude).cloned()
     }
@@ -225,7 +235,7 @@ impl TopLevel {
         let k = all.iter().position(|p| p.file.as_deref() != Some(nesl_front::flatten::prelude::PRELUDE_NAME)).unwrap_or(0);
         let nesl = &all[k..];
         let first = nesl.first()?;
-        let src = self.source_named(first.file.as_deref()?)?;
+        let src = self.source_of(first)?;
         let at = src.index.offset(first.pos.line as usize, first.pos.col as usize, src.text.len());
         let end = src.text[at..].find(|c: char| c.is_whitespace() || c == ';').map_or(src.text.len(), |k| at + k.max(1));
         let mut d = Diagnostic::new(DiagKind::Runtime, Span::new(at, end), message);
@@ -264,7 +274,7 @@ impl TopLevel {
     /// same file) for the innermost, `, inside the apply-to-each at L:C` for each one
     /// around it; empty when the place is not inside one (or its source is unknown).
     fn each_levels(&self, place: &vcode::Place) -> String {
-        let Some(src) = place.file.as_deref().and_then(|f| self.source_named(f)) else { return String::new() };
+        let Some(src) = self.source_of(place) else { return String::new() };
         let at = src.index.offset(place.pos.line as usize, place.pos.col as usize, src.text.len());
         let mut text = String::new();
         for (i, start) in each::enclosing(&src.text, at).into_iter().enumerate() {
