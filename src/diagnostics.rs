@@ -85,6 +85,28 @@ fn paragraph(text: &str) -> String {
     out
 }
 
+/// The plain renderer: `error: FILE:LINE:COL: KIND: MESSAGE`, one `note:` line per note,
+/// and a blank line after each diagnostic (the regression corpus's transcripts).
+pub fn plain_render(file: &str, src: &str, diags: &[Diagnostic]) -> String {
+    let index = LineIndex::new(src);
+    let mut out = String::new();
+    for d in diags {
+        let (line, col) = index.line_col(d.span.start as usize);
+        out.push_str(&format!("error: {file}:{line}:{col}: {}: {}\n", d.kind.describe(), d.message));
+        for (span, note) in &d.notes {
+            match span {
+                Some(s) => {
+                    let (l, c) = index.line_col(s.start as usize);
+                    out.push_str(&format!("  note: {file}:{l}:{c}: {note}\n"));
+                }
+                None => out.push_str(&format!("  note: {note}\n")),
+            }
+        }
+        out.push('\n');
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -113,26 +135,4 @@ mod tests {
         let text = render("f.nesl", src, &[d]);
         assert!(text.starts_with("error[Lex]: x"));
     }
-}
-
-/// The plain renderer: `error: FILE:LINE:COL: KIND: MESSAGE`, one `note:` line per note,
-/// and a blank line after each diagnostic (the regression corpus's transcripts).
-pub fn plain_render(file: &str, src: &str, diags: &[Diagnostic]) -> String {
-    let index = LineIndex::new(src);
-    let mut out = String::new();
-    for d in diags {
-        let (line, col) = index.line_col(d.span.start as usize);
-        out.push_str(&format!("error: {file}:{line}:{col}: {}: {}\n", d.kind.describe(), d.message));
-        for (span, note) in &d.notes {
-            match span {
-                Some(s) => {
-                    let (l, c) = index.line_col(s.start as usize);
-                    out.push_str(&format!("  note: {file}:{l}:{c}: {note}\n"));
-                }
-                None => out.push_str(&format!("  note: {note}\n")),
-            }
-        }
-        out.push('\n');
-    }
-    out
 }
