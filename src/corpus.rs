@@ -1,7 +1,7 @@
 //! Programs of a regression corpus run through the driver: the transcript of a program in
 //! a fresh top level, and one case checked on one configuration. Finding cases and
 //! comparing transcripts is the `regression` crate's ([`regression::runner`],
-//! [`regression::compare`]); how the programs run is decided here.
+//! [`mod@regression::compare`]); how the programs run is decided here.
 
 use crate::exec::{Config, Executor};
 use crate::session::{Renderer, TopLevel};

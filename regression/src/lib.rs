@@ -2,7 +2,7 @@
 //!
 //! The corpus lives beside this crate: `regression/nesl/**` holds `.nesl` programs with
 //! their expected transcripts, `regression/vcode/` VCODE fixtures. This crate provides
-//! the comparison rule of the shared conformance corpus ([`compare`]) and the discovery
+//! the comparison rule of the shared conformance corpus ([`mod@compare`]) and the discovery
 //! and checking of cases ([`runner`]). It decides nothing about how programs run: the
 //! runner takes the function that produces a transcript as a parameter (the `nesl`
 //! driver's `corpus` module supplies it).
