@@ -65,7 +65,7 @@ if nv=$(./scripts/nvrtc.sh 2>/dev/null) && [ -n "$nv" ]; then
     conf_env=()
     [ -d "$DEST/conformance/nesl" ] && conf_env=(NESL_CONFORMANCE="$(pwd)/$DEST/conformance/nesl" NESL_CORPUS_CONFORMANCE=1)
     env LD_LIBRARY_PATH="$nv${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" NESL_CUDA_CACHE="$cache" "${conf_env[@]}" \
-        cargo test --release -p cvl-cuda --test superop_kernels corpus_superoperators -- --nocapture 2>&1 \
+        cargo test --release --test cuda_superops corpus_superoperators -- --nocapture 2>&1 \
         | grep -E 'compiled for|SKIPPED|test result' >&2
     echo "gpu-carry: $(ls "$cache" | wc -l) CUBINs in $cache" >&2
 else

@@ -1,13 +1,11 @@
 //! Rendering of front-end [`Diagnostic`]s for people: `error[Kind]: message`, the place as
 //! `file:line:col`, and a source snippet with the span underlined (codespan-reporting,
-//! never coloured, ASCII only).
+//! never coloured, ASCII only) with [`render`]; one line per diagnostic with
+//! [`plain_render`].
 //!
 //! Every rendered diagnostic starts with the word `error` and ends with a blank line, with
 //! no blank line inside it: the conformance comparison treats such a paragraph as one
 //! error mark (see `shared/conformance/README.md`).
-
-// The subcommands call `render` once they report front-end errors.
-#![allow(dead_code)]
 
 use codespan_reporting::diagnostic::{Diagnostic as Report, Label};
 use codespan_reporting::files::SimpleFile;
@@ -84,6 +82,28 @@ fn paragraph(text: &str) -> String {
         out.push('\n');
     }
     out.push('\n');
+    out
+}
+
+/// The plain renderer: `error: FILE:LINE:COL: KIND: MESSAGE`, one `note:` line per note,
+/// and a blank line after each diagnostic (the regression corpus's transcripts).
+pub fn plain_render(file: &str, src: &str, diags: &[Diagnostic]) -> String {
+    let index = LineIndex::new(src);
+    let mut out = String::new();
+    for d in diags {
+        let (line, col) = index.line_col(d.span.start as usize);
+        out.push_str(&format!("error: {file}:{line}:{col}: {}: {}\n", d.kind.describe(), d.message));
+        for (span, note) in &d.notes {
+            match span {
+                Some(s) => {
+                    let (l, c) = index.line_col(s.start as usize);
+                    out.push_str(&format!("  note: {file}:{l}:{c}: {note}\n"));
+                }
+                None => out.push_str(&format!("  note: {note}\n")),
+            }
+        }
+        out.push('\n');
+    }
     out
 }
 

@@ -1,12 +1,13 @@
-//! `nesl`: the command-line driver of the NESL system.
+//! `nesl`: the command line of the NESL system.
 //!
-//! The only place that renders diagnostics and uses `anyhow`. Each subcommand lives in
-//! its own module under `src/cmd/`.
+//! Each subcommand lives in its own module under `src/cmd/` and calls the driver (the
+//! `nesl` library: pipeline, executors, session); this binary parses arguments, prints
+//! and chooses exit statuses. The only place that uses `anyhow`.
 
 mod cmd;
-mod diagnostics;
 
-use clap::{Parser, Subcommand, ValueEnum};
+use clap::{Parser, Subcommand};
+use nesl::Backend;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -26,17 +27,6 @@ pub struct Cli {
     pub command: Command,
 }
 
-/// Which vector library runs the VCODE.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Backend {
-    /// The CPU vector library.
-    Cpu,
-    /// The CUDA vector library (needs an NVIDIA GPU and driver).
-    Cuda,
-    /// CUDA when a GPU is present, otherwise the CPU.
-    Auto,
-}
-
 /// Options shared by the commands that run code.
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunOpts {
@@ -49,6 +39,13 @@ pub struct RunOpts {
     /// Print how many CVL operations ran, by kind, and the elements they touched.
     #[arg(long)]
     pub stats: bool,
+}
+
+impl RunOpts {
+    /// How the driver runs code for these options.
+    pub fn config(&self) -> nesl::Config {
+        nesl::Config::new(self.backend, self.opt).with_stats(self.stats)
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -76,6 +73,10 @@ pub enum Command {
         /// Output `.vcode` file (stdout when absent).
         #[arg(short, long)]
         output: Option<PathBuf>,
+        /// After each instruction, its NESL origin as a VCODE comment
+        /// (`{ FILE:line:col in FUNCTION }`); the text still reads back as the same program.
+        #[arg(long)]
+        origins: bool,
     },
     /// Run (or only check) a VCODE or FCODE file, printing the final stack as `vinterp` does.
     Vcode {
@@ -109,6 +110,11 @@ pub enum Command {
         /// Print the time each pass took on stderr.
         #[arg(long)]
         timings: bool,
+        /// After each instruction, the place of the input it came from as a VCODE
+        /// comment (`{ IN.vcode:line:col }`, plus `, inlined at IN.vcode:line:col` for
+        /// each call the inliner replaced); the text still reads back as the same program.
+        #[arg(long)]
+        origins: bool,
     },
     /// Run the benchmark programs and print one comparison table (markdown), plus JSON and
     /// log-log SVG plots when `--out` is given.
@@ -169,6 +175,16 @@ pub enum Command {
         /// Optimise the VCODE first (0: step it as compiled; 1, 2: as `nesl opt` leaves it).
         #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=2))]
         opt: u8,
+    },
+    /// Time the compiler's stages (parse, check, flatten, optimise) on NESL files
+    /// (default: the benchmark programs and the regression corpus).
+    #[command(hide = true)]
+    Frontbench {
+        /// Files or directories of `.nesl` files.
+        paths: Vec<PathBuf>,
+        /// Runs per file (the best is kept).
+        #[arg(long, default_value_t = 5)]
+        runs: usize,
     },
     /// Run regression suites (directories of `.nesl` + `.expected`).
     Test {

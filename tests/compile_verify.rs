@@ -13,7 +13,7 @@ use nesl_front::check::{format_type, ItemInfo, Session};
 use nesl_front::diag::LineIndex;
 use nesl_front::flatten::{compile_program, CompileOptions};
 use nesl_front::parser::parse_items;
-use nesl_front::toplevel::format_value;
+use nesl_front::value::format_value;
 use nesl_front::ty::Type;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -172,7 +172,7 @@ fn check_program(path: &Path) -> Result<Outcome, String> {
     let mut pos = 0;
     for info in &infos {
         let ItemInfo::Expr { ty } = info else { continue };
-        let n = nesl_front::toplevel::value::slot_count(ty, &fields)
+        let n = nesl_front::value::slot_count(ty, &fields)
             .ok_or_else(|| format!("cannot lay out {}", format_type(ty)))?;
         let slots = values.get(pos..pos + n).ok_or("the program leaves too few values")?;
         pos += n;
@@ -253,7 +253,7 @@ fn run_whole_program(src: &str) -> Vec<String> {
     types
         .iter()
         .map(|ty| {
-            let n = nesl_front::toplevel::value::slot_count(ty, &no_data).expect("a layout");
+            let n = nesl_front::value::slot_count(ty, &no_data).expect("a layout");
             let text = format_value(ty, &values[pos..pos + n], &no_data, None).expect("prints");
             pos += n;
             text
@@ -289,12 +289,13 @@ fn a_function_sees_the_binding_current_at_each_call() {
 
 #[test]
 fn the_executor_verifies_when_asked() {
-    use nesl_front::toplevel::{CpuExecutor, Executor};
+    use nesl::exec::{CpuExecutor, Executor};
     let bad = "FUNC MAIN1_1\nCONST INT 1\nCONST FLOAT 2.0\n+ INT\nRET\n";
     let mut out = Vec::new();
     let bad = vcode::parse(bad).expect("parses");
     let e = CpuExecutor::new().with_verify(true).execute(bad, &mut out).expect_err("refused");
-    assert!(e.message.contains("does not verify"), "{e}");
+    assert!(matches!(e, nesl::Error::Verify { .. }), "{e}");
+    assert!(e.to_string().contains("does not verify"), "{e}");
     let good = "FUNC MAIN1_1\nCONST INT 1\nCONST INT 2\n+ INT\nRET\n";
     let good = vcode::parse(good).expect("parses");
     assert!(CpuExecutor::new().with_verify(true).execute(good, &mut out).is_ok());

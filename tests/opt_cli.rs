@@ -133,3 +133,36 @@ fn opt_errors_name_the_file() {
     assert!(text(&o.stderr).contains("unknown pass `nope`"), "{}", text(&o.stderr));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Parses VCODE text, or fails with its errors.
+fn parse(text: &str) -> vcode::Program {
+    vcode::parse(text).unwrap_or_else(|e| panic!("does not parse: {e:?}\n{text}"))
+}
+
+/// `--origins` on `nesl compile` and `nesl opt`: every instruction compiled from a NESL
+/// expression is followed by a comment naming its place (`{ FILE:line:col in F }`), an
+/// inlined one also the call it replaced; the text parses back to the program written
+/// without the flag.
+#[test]
+fn origins_are_comments_that_read_back() {
+    let dir = scratch("origins");
+    let src = dir.join("muladd.nesl");
+    std::fs::write(&src, MULADD).expect("write");
+    let plain = nesl(&["compile", s(&src)]);
+    let commented = nesl(&["compile", "--origins", s(&src)]);
+    assert!(plain.status.success() && commented.status.success(), "{}", text(&commented.stderr));
+    let (plain, commented) = (text(&plain.stdout), text(&commented.stdout));
+    assert!(commented.contains(&format!("{{ {}:1:", s(&src))) && commented.contains(" in muladd }"), "{commented}");
+    assert!(commented.contains(&format!("{{ {}:2:1 }}", s(&src))), "the top-level form has no function: {commented}");
+    assert_eq!(parse(&plain).to_string(), parse(&commented).to_string());
+
+    let vc = dir.join("muladd.vcode");
+    std::fs::write(&vc, &plain).expect("write");
+    let fcode = nesl(&["opt", "--origins", s(&vc)]);
+    assert!(fcode.status.success(), "{}", text(&fcode.stderr));
+    let fcode = text(&fcode.stdout);
+    assert!(fcode.contains(&format!(", inlined at {}:", s(&vc))), "{fcode}");
+    let unmarked = text(&nesl(&["opt", s(&vc)]).stdout);
+    assert_eq!(parse(&fcode).to_string(), unmarked);
+    let _ = std::fs::remove_dir_all(&dir);
+}

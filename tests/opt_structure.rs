@@ -9,7 +9,7 @@
 //! - `nesl opt` (the optimiser at level 2) on every program of the regression corpus and
 //!   of the conformance corpus: the longest time is printed (no timed assertion).
 
-use nesl_front::toplevel::TopLevel;
+use nesl::{Backend, Config, TopLevel};
 use std::path::Path;
 use std::time::{Duration, Instant};
 use vcode::OpStats;
@@ -29,7 +29,7 @@ fn core_counts(program: &str, core: &str, n: usize, opt: u8) -> (u64, u64, Strin
     let src = bench::source_at(&p, n);
     let at = src.find(core).unwrap_or_else(|| panic!("{program}: no line starting with `{core}`"));
     let end = at + src[at..].find(";\n").expect("the core form ends") + 2;
-    let ex = regression::executor(regression::Backend::Cpu, opt, true).expect("cpu executor");
+    let ex = Config::new(Backend::Cpu, opt).with_stats(true).executor().expect("cpu executor");
     let mut top = TopLevel::new(ex);
     let mut out = Vec::new();
     top.eval_source(program, &src[..at], &mut out).expect("setup");
@@ -70,15 +70,11 @@ fn black_scholes_work_per_option_drops_fivefold() {
 /// The VCODE of every form of a NESL file, as the top level compiles it.
 struct Capture(std::rc::Rc<std::cell::RefCell<Vec<String>>>);
 
-impl nesl_front::toplevel::Executor for Capture {
-    fn execute(
-        &mut self,
-        program: vcode::Program,
-        out: &mut dyn std::io::Write,
-    ) -> Result<nesl_front::toplevel::ExecResult, nesl_front::toplevel::ExecError> {
+impl nesl::Executor for Capture {
+    fn execute(&mut self, program: vcode::Program, out: &mut dyn std::io::Write) -> nesl::Result<nesl::ExecResult> {
         self.0.borrow_mut().push(program.to_string());
-        let mut cpu = nesl_front::toplevel::CpuExecutor::new();
-        nesl_front::toplevel::Executor::execute(&mut cpu, program, out)
+        let mut cpu = nesl::exec::CpuExecutor::new();
+        nesl::Executor::execute(&mut cpu, program, out)
     }
 }
 
@@ -145,8 +141,7 @@ fn large_globals_survive_optimisation() {
     let path = Path::new("large-globals.nesl");
     let mut transcripts = Vec::new();
     for opt in [0, 1, 2] {
-        let ex = regression::executor(regression::Backend::Cpu, opt, false).expect("cpu executor");
-        transcripts.push(regression::nesl_transcript(path, src, ex, None));
+        transcripts.push(nesl::corpus::transcript(path, src, &Config::new(Backend::Cpu, opt), None));
     }
     let t = &transcripts[0];
     let nest_sum: i64 = (0..1000).map(|x: i64| (0..x % 7).sum::<i64>()).sum();

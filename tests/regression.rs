@@ -2,7 +2,7 @@
 //!
 //! - `regression/nesl/**`: the project's own NESL corpus, each `.nesl` with its
 //!   `.expected` transcript, evaluated in-process on every configuration of
-//!   `regression::configurations()` (test names start with it: `cpu-O0/...`);
+//!   `nesl::backend::configurations()` (test names start with it: `cpu-O0/...`);
 //! - `regression/bad-syntax`, `regression/bad-types`: included when their `.expected`
 //!   files are transcripts (error paragraphs and result lines);
 //! - `conformance_report`: runs the shared conformance corpus on every configuration when
@@ -15,7 +15,9 @@
 //! conformance report with `cargo test --test regression -- conformance_report`.
 
 use libtest_mimic::{Arguments, Failed, Trial};
-use regression::{Backend, Case, Summary, Verdict};
+use nesl::backend::{configuration_name, configurations};
+use nesl::{Backend, Config};
+use regression::{Case, Summary, Verdict};
 use std::path::Path;
 
 /// True when `text` looks like a top-level transcript: every line is blank, inside an
@@ -39,6 +41,11 @@ fn is_transcript(text: &str) -> bool {
         }
     }
     results > 0
+}
+
+/// One case on one configuration, every program verified before it runs.
+fn check(case: &Case, backend: Backend, opt: u8) -> Verdict {
+    nesl::corpus::check_case(case, &Config::new(backend, opt).with_verify(true))
 }
 
 fn verdict_to_result(v: Verdict) -> Result<(), Failed> {
@@ -68,10 +75,10 @@ fn suite_trials(root: &Path, suite: &str, only_transcripts: bool, trials: &mut V
                 continue;
             }
         }
-        for (backend, opt) in regression::configurations() {
-            let name = format!("{}/{suite}/{}", regression::configuration_name(backend, opt), case.name);
+        for (backend, opt) in configurations() {
+            let name = format!("{}/{suite}/{}", configuration_name(backend, opt), case.name);
             let case = case.clone();
-            trials.push(Trial::test(name, move || verdict_to_result(regression::check_nesl_case(&case, backend, opt))));
+            trials.push(Trial::test(name, move || verdict_to_result(check(&case, backend, opt))));
         }
     }
 }
@@ -86,14 +93,14 @@ fn conformance_report(root: &Path) -> Result<(), Failed> {
     // configuration (the optimiser and the other backends never change a transcript).
     let mut baseline: Vec<bool> = Vec::new();
     let mut regressions = Vec::new();
-    let mut configurations = regression::configurations();
+    let mut configurations = configurations();
     configurations.sort_by_key(|&c| c != (Backend::Cpu, 0));
     for (backend, opt) in configurations {
-        let config = regression::configuration_name(backend, opt);
+        let config = configuration_name(backend, opt);
         let mut summary = Summary::default();
         let mut failures = Vec::new();
         for (i, case) in cases.iter().enumerate() {
-            let v = regression::check_nesl_case(case, backend, opt);
+            let v = check(case, backend, opt);
             if let Verdict::Fail(diff) = &v {
                 let first = diff.lines().next().unwrap_or("");
                 failures.push(format!("  {}: {first}", case.name));

@@ -42,3 +42,15 @@ fn switching_to_cuda_switches_or_says_why_not() {
     assert!(out == "it = 2 : int\n" || out.starts_with("error: <stdin>:1:1: the setting was not changed: "), "{out}");
     assert!(out.ends_with("it = 2 : int\n"), "{out}");
 }
+
+/// A run-time error in a function defined by an earlier input points into that input's
+/// text (every input is named `<stdin>`), with the apply-to-each level of the call.
+#[test]
+fn runtime_errors_point_into_the_input_that_defined_the_function() {
+    let input = "function get(a, i) = a[i];\n\nget([1, 2], 5);\nfunction g2(xs) = {get(xs, i) : i in [0, 9]};\ng2([1]);\n";
+    let (status, out, _) = run_nesl(&["repl", "--backend", "cpu"], input);
+    assert_eq!(status, 0);
+    let snippet = "  --> <stdin>:1:22\n  |\n1 | function get(a, i) = a[i];\n  |                      ^^^^\n";
+    assert_eq!(out.matches(snippet).count(), 2, "{out}");
+    assert!(out.contains("= note: called from function `g2` at <stdin>:4:20, applied to each element at 4:19\n"), "{out}");
+}

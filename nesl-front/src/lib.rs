@@ -3,9 +3,10 @@
 //! Pipeline: [`lexer`] (logos) → [`parser`] (lalrpop) → [`ast`] with a [`Span`] on every
 //! node → [`check`]: name resolution and type inference ([`ty`]: Hindley–Milner with NESL's
 //! type classes) → [`flatten`]: flattening (vectorisation) into VCODE text in the CMU
-//! dialect, which the `vcode` crate parses and runs → [`toplevel`]: the NESL top level
-//! (evaluate forms in order, print the transcript). Errors are [`Diagnostic`]s carrying
-//! spans; rendering them with source snippets is the CLI's job.
+//! dialect, which the `vcode` crate parses and runs; [`value`] prints values the way the
+//! NESL top level does. Running programs and the top-level session are the driver's (the
+//! root package). Errors are [`Diagnostic`]s carrying spans; rendering them with source
+//! snippets is the driver's job.
 
 pub mod ast;
 pub mod check;
@@ -13,8 +14,8 @@ pub mod diag;
 pub mod flatten;
 pub mod lexer;
 pub mod parser;
-pub mod toplevel;
 pub mod ty;
+pub mod value;
 
 pub use ast::Span;
 pub use diag::{DiagKind, Diagnostic};

@@ -1,13 +1,14 @@
 //! A small transcript driver for the shared conformance corpus (ignored by default:
 //! `cargo test -p nesl-front --test flatten_corpus -- --ignored` writes one transcript
 //! per program under `$FLATTEN_CORPUS_OUT` (default `/tmp/flatten_corpus`), to be compared
-//! with `compare.py`). The real top level lives in `toplevel`; this driver only exists to
+//! with `compare.py`). The real top level is the `nesl` driver's session; this test only exists to
 //! measure the flattener.
 
 use nesl_front::ast::TopLevel;
 use nesl_front::check::{definition_line, format_type, ItemInfo, Session};
 use nesl_front::flatten::{compile_expr, CompileOptions, GlobalValue, Globals};
-use nesl_front::toplevel::{format_value, HostValue as TlHost};
+use nesl_front::value::format_value;
+use vcode::HostValue as TlHost;
 use nesl_front::ty::Type;
 use std::fmt::Write as _;
 use std::path::Path;

@@ -1,10 +1,10 @@
 //! Finding regression cases (`.nesl` programs with an `.expected` transcript beside them)
 //! and checking one case: produce its transcript, compare it by the rule of
-//! [`crate::compare`].
+//! [`mod@crate::compare`].
 //!
 //! How a transcript is produced is a parameter (a closure from the program's path and
 //! source to its transcript), so the runner is independent of the front end and of the
-//! back end; [`crate::nesl_transcript`] is the one the tools use.
+//! back end; the `nesl` driver's `corpus::transcript` is the one the tools use.
 
 use crate::compare::compare;
 use std::fs;

@@ -6,13 +6,12 @@
 //! vcode.md section 3; global bindings (`x = e;`) are evaluated in place and used by the
 //! later forms. Running the result with `nesl vcode` (or CMU's `vinterp`) prints those
 //! values as vinterp prints a final stack. Errors are reported with their location and
-//! the exit status is 1.
+//! the exit status is 1. With `--origins` each instruction is followed by a comment
+//! naming the NESL place it was compiled from.
 
 use anyhow::Context;
-use nesl_front::check::Session;
 use nesl_front::diag::{Diagnostic, LineIndex};
-use nesl_front::flatten::{compile_program, CompileOptions};
-use nesl_front::parser::parse_items;
+use nesl_front::flatten::CompileOptions;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -31,39 +30,23 @@ fn render(file: &str, src: &str, diags: &[Diagnostic]) -> String {
 }
 
 /// Entry point of `nesl compile`.
-pub fn main(file: &Path, output: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let src = String::from_utf8_lossy(&bytes);
-    let name = file.display().to_string();
-    let mut session = Session::new();
-    session.set_source(&name, &src);
-    let mut items = Vec::new();
-    let mut failed = false;
-    for item in parse_items(&src) {
-        match item.and_then(|mut form| session.check_item(&mut form).map(|_| form)) {
-            Ok(form) => items.push(form),
-            Err(diags) => {
-                failed = true;
-                eprint!("{}", render(&name, &src, &diags));
-            }
-        }
-    }
-    if failed {
-        return Ok(ExitCode::from(1));
-    }
-    let code = match compile_program(&session, &items, &CompileOptions::default()) {
+pub fn main(file: &Path, output: Option<&Path>, origins: bool) -> anyhow::Result<ExitCode> {
+    let src = nesl::pipeline::read_source(file)?;
+    let code = match nesl::pipeline::compile(&src.name, &src.text, &CompileOptions::default()) {
         Ok(c) => c,
-        Err(diags) => {
-            eprint!("{}", render(&name, &src, &diags));
+        Err(nesl::Error::Compile { file, text, diags }) => {
+            eprint!("{}", render(&file, &text, &diags));
             return Ok(ExitCode::from(1));
         }
+        Err(e) => return Err(e.into()),
     };
+    let text = if origins { code.with_origins(None).to_string() } else { code.to_string() };
     match output {
-        Some(p) => std::fs::write(p, code.to_string()).with_context(|| format!("cannot write {}", p.display()))?,
+        Some(p) => std::fs::write(p, text).map_err(|e| nesl::Error::write(p, e))?,
         None => {
             // A closed pipe (`nesl compile f.nesl | head`) is not an error.
             use std::io::Write;
-            match std::io::stdout().lock().write_all(code.to_string().as_bytes()) {
+            match std::io::stdout().lock().write_all(text.as_bytes()) {
                 Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => {}
                 r => r.context("cannot write the VCODE to standard output")?,
             }

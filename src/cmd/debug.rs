@@ -9,11 +9,11 @@
 //! function it was compiled from.
 
 use super::repl::{Line, Reader};
-use crate::Backend;
+use nesl::Backend;
+use nesl::backend::Library;
+use nesl::trap_message;
 use nesl_front::check::Session;
-use nesl_front::flatten::{compile_program, CompileOptions};
-use nesl_front::parser::parse_items;
-use nesl_front::toplevel::trap_message;
+use nesl_front::flatten::CompileOptions;
 use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::io::Write;
@@ -53,19 +53,13 @@ Commands (short forms in brackets):
 /// Entry point of `nesl debug`.
 pub fn main(file: &Path, backend: Backend, opt: u8) -> anyhow::Result<ExitCode> {
     let Some(loaded) = load(file, opt)? else { return Ok(ExitCode::from(1)) };
-    match backend {
-        Backend::Cpu => session(&loaded, vcode::CpuCvl::new(), "cpu"),
-        Backend::Cuda => match cvl_cuda::CudaCvl::new() {
-            Ok(cvl) => session(&loaded, cvl, "cuda"),
-            Err(e) => {
-                eprintln!("error: the CUDA backend cannot start: {e}");
-                Ok(ExitCode::from(1))
-            }
-        },
-        Backend::Auto => match cvl_cuda::CudaCvl::new() {
-            Ok(cvl) => session(&loaded, cvl, "cuda"),
-            Err(_) => session(&loaded, vcode::CpuCvl::new(), "cpu"),
-        },
+    match Library::open(backend) {
+        Ok(Library::Cpu(cvl)) => session(&loaded, cvl, "cpu"),
+        Ok(Library::Cuda(cvl)) => session(&loaded, *cvl, "cuda"),
+        Err(e) => {
+            eprintln!("error: {e}");
+            Ok(ExitCode::from(1))
+        }
     }
 }
 
@@ -84,49 +78,28 @@ struct Loaded {
 /// errors and returns `None` when it cannot be run.
 fn load(file: &Path, opt: u8) -> anyhow::Result<Option<Loaded>> {
     let name = file.display().to_string();
-    let bytes = match std::fs::read(file) {
-        Ok(b) => b,
-        Err(e) => {
-            eprintln!("error: {name}: cannot read the file: {e}");
-            return Ok(None);
-        }
-    };
-    let src = String::from_utf8_lossy(&bytes).into_owned();
     let is_nesl = file.extension().is_some_and(|e| e == "nesl");
     let is_fcode = file.extension().is_some_and(|e| e == "fcode");
-    let mut session = Session::new();
-    let program = if is_nesl {
-        session.set_source(&name, &src);
-        let mut items = Vec::new();
-        let mut failed = false;
-        for item in parse_items(&src) {
-            match item.and_then(|mut form| session.check_item(&mut form).map(|_| form)) {
-                Ok(form) => items.push(form),
-                Err(diags) => {
-                    failed = true;
-                    eprint!("{}", crate::diagnostics::render(&name, &src, &diags));
-                }
-            }
-        }
-        if failed {
+    let compiled = if is_nesl {
+        nesl::pipeline::read_source(file).and_then(|src| {
+            let checked = nesl::pipeline::check(&src.name, &src.text)?;
+            let program = nesl::pipeline::flatten(&checked, &CompileOptions::default())?;
+            Ok((program, checked.session))
+        })
+    } else {
+        nesl::pipeline::read_vcode(file, false).map(|p| (p, Session::new()))
+    };
+    let (program, session) = match compiled {
+        Ok(c) => c,
+        Err(nesl::Error::Compile { file, text, diags }) => {
+            eprint!("{}", nesl::diagnostics::render(&file, &text, &diags));
             return Ok(None);
         }
-        match compile_program(&session, &items, &CompileOptions::default()) {
-            Ok(code) => code,
-            Err(diags) => {
-                eprint!("{}", crate::diagnostics::render(&name, &src, &diags));
-                return Ok(None);
+        Err(e) => {
+            for line in super::opt::file_errors(e) {
+                eprintln!("error: {name}:{line}");
             }
-        }
-    } else {
-        match vcode::parse(&src) {
-            Ok(p) => p,
-            Err(errs) => {
-                for e in errs {
-                    eprintln!("error: {name}:{e}");
-                }
-                return Ok(None);
-            }
+            return Ok(None);
         }
     };
     if let Err(errs) = vcode::verify(&program) {
@@ -136,10 +109,10 @@ fn load(file: &Path, opt: u8) -> anyhow::Result<Option<Loaded>> {
         return Ok(None);
     }
     let program = if opt > 0 && !is_fcode {
-        match fcode_opt::optimize_report(&program, opt, &fcode_opt::OptOptions::default()) {
-            Ok((p, _)) => p,
+        match nesl::pipeline::optimise(&program, opt) {
+            Ok(p) => p,
             Err(e) => {
-                eprintln!("error: {name}: the optimiser (level {opt}) failed: {e}");
+                eprintln!("error: {name}: {e}");
                 return Ok(None);
             }
         }

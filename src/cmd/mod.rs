@@ -7,6 +7,7 @@ pub mod bench;
 pub mod check;
 pub mod compile;
 pub mod debug;
+pub mod frontbench;
 pub mod opt;
 pub mod repl;
 pub mod run;
@@ -18,10 +19,10 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match cli.command {
         Command::Run { file, opts, stats_json } => run::main(&file, &opts, stats_json.as_deref()),
         Command::Check { file } => check::main(&file),
-        Command::Compile { file, output } => compile::main(&file, output.as_deref()),
+        Command::Compile { file, output, origins } => compile::main(&file, output.as_deref(), origins),
         Command::Vcode { file, check, opts } => vcode::main(&file, check, &opts),
-        Command::Opt { file, output, emit_cuda, opt: level, verify, dump_after, timings } => {
-            let flags = opt::OptFlags { level, verify, dump_after, timings };
+        Command::Opt { file, output, emit_cuda, opt: level, verify, dump_after, timings, origins } => {
+            let flags = opt::OptFlags { level, verify, dump_after, timings, origins };
             opt::main(&file, output.as_deref(), emit_cuda.as_deref(), &flags)
         }
         Command::Test { dirs, opts } => test::main(&dirs, &opts),
@@ -31,6 +32,7 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let threads = threads_list.into_iter().map(|t| t as usize).collect();
             bench::main(bench::Args { quick, sweep, runs, programs, opt, backend, threads, timeout, out })
         }
+        Command::Frontbench { paths, runs } => frontbench::main(&paths, runs),
         Command::BenchPeer { program, n } => bench::peer_main(&program, n),
     }
 }

@@ -4,7 +4,7 @@
 //! superoperators. The output is checked with the VCODE verifier before it is written.
 //! Errors print `error: FILE:line:col: message` and exit with status 1.
 
-use fcode_opt::{emit_cuda, optimize_report, OptOptions};
+use fcode_opt::{emit_cuda, OptOptions};
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -19,11 +19,23 @@ pub struct OptFlags {
     pub dump_after: Option<String>,
     /// Print the time of each pass on stderr.
     pub timings: bool,
+    /// Print each instruction's origin as a comment.
+    pub origins: bool,
 }
 
 impl Default for OptFlags {
     fn default() -> Self {
-        OptFlags { level: 2, verify: false, dump_after: None, timings: false }
+        OptFlags { level: 2, verify: false, dump_after: None, timings: false, origins: false }
+    }
+}
+
+/// The lines after `error: FILE:` of an error reading a VCODE file: one per problem for
+/// text that does not parse (each starting with its `line:col`).
+pub fn file_errors(e: nesl::Error) -> Vec<String> {
+    match e {
+        nesl::Error::Vcode { errors, .. } => errors,
+        nesl::Error::Io { io, .. } => vec![format!(" cannot read the file: {io}")],
+        e => vec![format!(" {e}")],
     }
 }
 
@@ -37,22 +49,18 @@ fn report(file: &Path, errors: impl IntoIterator<Item = String>) -> ExitCode {
 /// Entry point of `nesl opt` with its flags (`--opt`, `--verify`, `--dump-after`,
 /// `--timings`).
 pub fn main(file: &Path, output: Option<&Path>, cuda_out: Option<&Path>, flags: &OptFlags) -> anyhow::Result<ExitCode> {
-    let bytes = match std::fs::read(file) {
-        Ok(b) => b,
-        Err(e) => return Ok(report(file, [format!(" cannot read the file: {e}")])),
-    };
-    let src = String::from_utf8_lossy(&bytes);
-    let prog = match vcode::parse(&src) {
+    let prog = match nesl::pipeline::read_vcode(file, false) {
         Ok(p) => p,
-        Err(errs) => return Ok(report(file, errs.iter().map(|e| e.to_string()))),
+        Err(e) => return Ok(report(file, file_errors(e))),
     };
     let opts = OptOptions { verify: flags.verify, dump_after: flags.dump_after.clone(), timings: flags.timings };
-    let (out, rep) = match optimize_report(&prog, flags.level, &opts) {
+    let (out, rep) = match nesl::pipeline::optimise_with(&prog, flags.level, &opts) {
         Ok(r) => r,
         // A malformed input: each problem as `FILE:line:col: ...`.
-        Err(fcode_opt::OptError::Verify { pass, errors }) if pass == "input" => {
+        Err(nesl::Error::Optimise { error: fcode_opt::OptError::Verify { pass, errors }, .. }) if pass == "input" => {
             return Ok(report(file, errors.iter().map(|e| e.to_string())))
         }
+        Err(nesl::Error::Optimise { error, .. }) => return Ok(report(file, [format!(" {error}")])),
         Err(e) => return Ok(report(file, [format!(" {e}")])),
     };
     if let Some((name, text)) = &rep.dump {
@@ -67,15 +75,16 @@ pub fn main(file: &Path, output: Option<&Path>, cuda_out: Option<&Path>, flags: 
             errs.iter().map(|e| format!(" internal error: the optimised program does not verify: {e}")),
         ));
     }
-    let text = out.to_string();
+    let name = file.display().to_string();
+    let text = if flags.origins { out.with_origins(Some(&name)).to_string() } else { out.to_string() };
     match output {
         Some(path) => {
-            std::fs::write(path, &text).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?
+            std::fs::write(path, &text).map_err(|e| nesl::Error::write(path, e))?
         }
         None => print!("{text}"),
     }
     if let Some(path) = cuda_out {
-        std::fs::write(path, emit_cuda(&out)).map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+        std::fs::write(path, emit_cuda(&out)).map_err(|e| nesl::Error::write(path, e))?;
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -16,17 +16,15 @@
 //! is not a terminal, lines are read plainly and no prompt is printed, so a script can
 //! drive the REPL and its output is the transcript alone.
 
-use crate::{Backend, RunOpts};
+use crate::RunOpts;
+use nesl::{Backend, Config, TopLevel};
 use nesl_front::ast::{CommandKind, TopLevel as Form};
 use nesl_front::parser::{is_incomplete, parse_items};
-use nesl_front::toplevel::{ExecResult, Executor, TopLevel};
 use rustyline::error::ReadlineError;
 use rustyline::DefaultEditor;
-use std::cell::RefCell;
 use std::io::{BufRead, IsTerminal, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::rc::Rc;
 
 /// The name inputs carry in messages; `load` resolves relative paths from the current
 /// directory.
@@ -41,15 +39,6 @@ REPL settings:
 Input ends with `;` or `$` and may span lines. Ctrl-C drops the current input,
 Ctrl-D (or `exit;`) leaves.
 ";
-
-/// An executor that can be replaced while the top level holds it.
-struct Switchable(Rc<RefCell<Box<dyn Executor>>>);
-
-impl Executor for Switchable {
-    fn execute(&mut self, program: vcode::Program, out: &mut dyn Write) -> Result<ExecResult, nesl_front::toplevel::ExecError> {
-        self.0.borrow_mut().execute(program, out)
-    }
-}
 
 /// One line of input, or why there is none.
 pub(crate) enum Line {
@@ -130,10 +119,9 @@ fn history_file() -> Option<PathBuf> {
     std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".nesl_history"))
 }
 
-/// The session: the top level, the executor it runs on, and the REPL's own settings.
+/// The session: the top level and the REPL's own settings.
 struct Repl {
     top: TopLevel,
-    executor: Rc<RefCell<Box<dyn Executor>>>,
     backend: Backend,
     opt: u8,
     /// Lines read so far: each input is evaluated as if it followed them, so messages
@@ -216,9 +204,9 @@ impl Repl {
             Special::Backend(b) => (b, self.opt),
             Special::Opt(n) => (self.backend, n),
         };
-        match regression::executor(crate::cmd::run::backend(backend), opt, false) {
+        match Config::new(backend, opt).executor() {
             Ok(ex) => {
-                *self.executor.borrow_mut() = ex;
+                self.top.set_executor(ex);
                 self.backend = backend;
                 self.opt = opt;
                 Ok(())
@@ -248,10 +236,8 @@ fn blank_outside(src: &str, from: usize, to: usize) -> String {
 
 /// Entry point of `nesl repl`.
 pub fn main(opts: &RunOpts) -> anyhow::Result<ExitCode> {
-    let first = regression::executor(crate::cmd::run::backend(opts.backend), opts.opt, false).map_err(anyhow::Error::msg)?;
-    let executor = Rc::new(RefCell::new(first));
-    let top = TopLevel::new(Box::new(Switchable(executor.clone()))).with_renderer(crate::diagnostics::render);
-    let mut repl = Repl { top, executor, backend: opts.backend, opt: opts.opt, lines: 0 };
+    let top = TopLevel::new(Config::new(opts.backend, opts.opt).executor()?).with_renderer(nesl::diagnostics::render);
+    let mut repl = Repl { top, backend: opts.backend, opt: opts.opt, lines: 0 };
     let mut reader = Reader::new(history_file());
     let stdout = std::io::stdout();
     let mut buffer = String::new();

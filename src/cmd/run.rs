@@ -2,21 +2,12 @@
 //! on stdout (program output included, where it happens). The exit status is 1 when
 //! any form failed (syntax, type, compile or run-time error), 0 otherwise.
 
-use crate::{Backend, RunOpts};
+use crate::RunOpts;
 use anyhow::Context;
-use nesl_front::toplevel::{Executor, TopLevel};
+use nesl::{Executor, TopLevel};
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
-
-/// The regression crate's name for a CLI backend choice.
-pub fn backend(b: Backend) -> regression::Backend {
-    match b {
-        Backend::Cpu => regression::Backend::Cpu,
-        Backend::Cuda => regression::Backend::Cuda,
-        Backend::Auto => regression::Backend::Auto,
-    }
-}
 
 /// Prints the operation counts of `executor` on stderr (after flushing stdout): one row
 /// per CVL family, a `total` row, and on a device backend the device's counters (`kernel
@@ -70,14 +61,13 @@ pub fn write_stats_json(executor: &dyn Executor, path: &Path) -> anyhow::Result<
 /// Entry point of `nesl run`; `stats_json` is where `--stats-json` writes the statistics.
 pub fn main(file: &Path, opts: &RunOpts, stats_json: Option<&Path>) -> anyhow::Result<ExitCode> {
     let count = opts.stats || stats_json.is_some();
-    let executor = regression::executor(backend(opts.backend), opts.opt, count).map_err(anyhow::Error::msg)?;
-    let bytes = std::fs::read(file).with_context(|| format!("cannot read {}", file.display()))?;
-    let src = String::from_utf8_lossy(&bytes);
-    let mut top = TopLevel::new(executor).with_renderer(crate::diagnostics::render);
+    let executor = opts.config().with_stats(count).executor()?;
+    let src = nesl::pipeline::read_source(file)?;
+    let mut top = TopLevel::new(executor).with_renderer(nesl::diagnostics::render);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let summary = top
-        .eval_source(&file.display().to_string(), &src, &mut out)
+        .eval_source(&src.name, &src.text, &mut out)
         .context("writing the transcript failed")?;
     out.flush()?;
     drop(out);

@@ -15,17 +15,15 @@ pub fn main(dirs: &[PathBuf], opts: &RunOpts) -> anyhow::Result<ExitCode> {
     if dirs.is_empty() {
         anyhow::bail!("give at least one directory (or .nesl file) to test, e.g. `nesl test regression/nesl`");
     }
-    let backend = super::run::backend(opts.backend);
+    let config = opts.config();
     // Fail early, with one message, when the backend cannot run at all.
-    regression::executor(backend, opts.opt, false).map_err(anyhow::Error::msg)?;
+    config.executor()?;
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut total = Summary::default();
     for dir in dirs {
-        let mut transcribe = |path: &Path, src: &str| match regression::executor(backend, opts.opt, false) {
-            Ok(ex) => regression::nesl_transcript(path, src, ex, Some(crate::diagnostics::render)),
-            Err(e) => format!("error: {e}\n\n"),
-        };
+        let mut transcribe =
+            |path: &Path, src: &str| nesl::corpus::transcript(path, src, &config, Some(nesl::diagnostics::render));
         let mut report = |case: &regression::Case, v: &Verdict| {
             let name = case.source.display();
             let _ = match v {

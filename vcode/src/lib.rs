@@ -44,7 +44,7 @@ pub use fused::{Expr, Fold, FoldKind, SuperOp};
 pub use ir::{Const, Function, Imm, Instr, Origin, Place, Pos, Program, Scope};
 pub use op::{Opcode, Ty};
 pub use parse::{parse, ParseError};
-pub use print::{c_exp, float_literal, format_value, format_vinterp};
+pub use print::{c_exp, float_literal, format_value, format_vinterp, WithOrigins};
 pub use step::{Location, SlotInfo, StepEvent, Stepper};
 pub use trap::{Frame, Trap, TrapKind, TrapSite};
 pub use verify::{analyze, verify, Analysis, FunctionInfo, Slot, VerifyError};

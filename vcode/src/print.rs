@@ -1,7 +1,7 @@
 //! The printers: VCODE / FCODE text (the inverse of [`crate::parse`]) and the
 //! `vinterp` final-stack format.
 
-use crate::ir::{Const, Function, Imm, Instr, Program};
+use crate::ir::{Const, Function, Imm, Instr, Origin, Program};
 use crate::HostValue;
 use std::fmt::{self, Write as _};
 
@@ -67,20 +67,25 @@ impl fmt::Display for Instr {
     }
 }
 
+/// The `FUNC name [I ins... O outs...]` line of a function.
+fn write_header(func: &Function, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    write!(f, "FUNC {}", func.name)?;
+    if let Some((ins, outs)) = &func.sig {
+        write!(f, " I")?;
+        for t in ins {
+            write!(f, " {}", t.name())?;
+        }
+        write!(f, " O")?;
+        for t in outs {
+            write!(f, " {}", t.name())?;
+        }
+    }
+    writeln!(f)
+}
+
 impl fmt::Display for Function {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "FUNC {}", self.name)?;
-        if let Some((ins, outs)) = &self.sig {
-            write!(f, " I")?;
-            for t in ins {
-                write!(f, " {}", t.name())?;
-            }
-            write!(f, " O")?;
-            for t in outs {
-                write!(f, " {}", t.name())?;
-            }
-        }
-        writeln!(f)?;
+        write_header(self, f)?;
         for ins in &self.body {
             writeln!(f, "{ins}")?;
         }
@@ -102,6 +107,88 @@ impl fmt::Display for Program {
                 writeln!(f)?;
             }
             write!(f, "{func}")?;
+        }
+        Ok(())
+    }
+}
+
+/// A program printed as VCODE text with each instruction's origin as a comment after it
+/// (`{ file.nesl:3:14 in qsort }`, `{ <prelude>:10:5 in sum, inlined at file.nesl:3:1 }`;
+/// for an instruction of VCODE text, `{ NAME:line:col }` when the text is named, else
+/// nothing). Comments are skipped by the parser, so the text reads back as the same
+/// program (without the origins). See [`Program::with_origins`].
+pub struct WithOrigins<'a> {
+    program: &'a Program,
+    vcode_name: Option<&'a str>,
+}
+
+impl Program {
+    /// The program as VCODE text with origin comments; `vcode_name` names the VCODE text
+    /// the program was read from, for the instructions that came from it.
+    pub fn with_origins<'a>(&'a self, vcode_name: Option<&'a str>) -> WithOrigins<'a> {
+        WithOrigins { program: self, vcode_name }
+    }
+}
+
+impl WithOrigins<'_> {
+    /// `file:line:col in f` for a NESL origin; `NAME:line:col` for VCODE text.
+    fn place(&self, o: Origin) -> Option<String> {
+        let clean = |s: &str| s.replace('}', ")");
+        if o.pos.line == 0 {
+            return None;
+        }
+        match (o.scope as usize).checked_sub(1).and_then(|k| self.program.scopes.get(k)) {
+            Some(scope) => {
+                let at = format!("{}:{}:{}", clean(&scope.file), o.pos.line, o.pos.col);
+                Some(match &scope.function {
+                    Some(f) => format!("{at} in {}", clean(f)),
+                    None => at,
+                })
+            }
+            None => self.vcode_name.map(|n| format!("{}:{}:{}", clean(n), o.pos.line, o.pos.col)),
+        }
+    }
+
+    /// The comment for an origin: its place, then the call sites it was inlined at.
+    fn comment(&self, o: Origin) -> Option<String> {
+        let mut text = self.place(o)?;
+        let mut site = o.inlined_at;
+        // The chain ends at a site that was not itself inlined; a malformed chain stops.
+        let mut steps = 0;
+        while let Some(&call) = (site as usize).checked_sub(1).and_then(|k| self.program.inline_sites.get(k)) {
+            if let Some(p) = self.place(call) {
+                text.push_str(&format!(", inlined at {p}"));
+            }
+            site = call.inlined_at;
+            steps += 1;
+            if steps > self.program.inline_sites.len() {
+                break;
+            }
+        }
+        Some(text)
+    }
+}
+
+impl fmt::Display for WithOrigins<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let p = self.program;
+        for (i, op) in p.superops.iter().enumerate() {
+            writeln!(f, "SUPEROP {i} {op}")?;
+        }
+        if !p.superops.is_empty() {
+            writeln!(f)?;
+        }
+        for (i, func) in p.functions.iter().enumerate() {
+            if i > 0 {
+                writeln!(f)?;
+            }
+            write_header(func, f)?;
+            for (k, ins) in func.body.iter().enumerate() {
+                match func.origins.get(k).and_then(|&o| self.comment(o)) {
+                    Some(c) => writeln!(f, "{ins} {{ {c} }}")?,
+                    None => writeln!(f, "{ins}")?,
+                }
+            }
         }
         Ok(())
     }

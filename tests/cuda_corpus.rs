@@ -1,12 +1,13 @@
 //! The regression corpus (and the shared conformance corpus when present) evaluated on the
 //! CUDA backend, compared transcript by transcript with the CPU backend. On a GPU it runs
 //! the real kernels; without one, the CPU emulation of the kernels (slow: hence ignored by
-//! default; run with `cargo test -p cvl-cuda --test corpus -- --ignored`).
+//! default; run with `cargo test --test cuda_corpus -- --ignored`). Both run through the
+//! driver's executors on a vector library chosen here.
 
 use std::path::{Path, PathBuf};
 
 use cvl_cuda::CudaCvl;
-use nesl_front::toplevel::{CpuExecutor, VcodeExecutor};
+use nesl::exec::{CpuExecutor, VcodeExecutor};
 
 fn cuda() -> Option<CudaCvl> {
     match CudaCvl::new() {
@@ -26,7 +27,7 @@ fn cuda() -> Option<CudaCvl> {
 }
 
 fn suites() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).to_path_buf();
     let mut out = vec![root.join("regression/nesl")];
     if std::env::var_os("NESL_CORPUS_CONFORMANCE").is_some() {
         out.extend(regression::conformance_dir(&root));
@@ -55,9 +56,9 @@ fn corpus_transcripts_match_the_cpu_backend() {
             };
             total += 1;
             let cpu =
-                regression::nesl_transcript(&case.source, &src, Box::new(CpuExecutor::new()), None);
+                nesl::corpus::transcript_on(&case.source, &src, Box::new(CpuExecutor::new()), None);
             let Some(g) = cuda() else { return };
-            let gpu = regression::nesl_transcript(
+            let gpu = nesl::corpus::transcript_on(
                 &case.source,
                 &src,
                 Box::new(VcodeExecutor::with_cvl(g)),

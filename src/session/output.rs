@@ -132,7 +132,7 @@ mod tests {
         t.start_line()?;
         t.program_output().write_all(b"\nRUNTIME ERROR: z\n")?;
         t.end_paragraph()?;
-        write!(t.program_output(), "\n")?;
+        writeln!(t.program_output())?;
         write!(t.program_output(), "x")?;
         t.start_line()?;
         let written = t.written();

@@ -1,45 +1,44 @@
-//! The evaluation loop of the top level: parse a file form by form, check each form,
-//! compile and run expressions and bindings, print the transcript line of each form.
+//! The NESL top level: evaluate forms in order, print the transcript.
+//!
+//! [`TopLevel`] owns the type-checking session and the values of the global variables;
+//! for each form of a file it prints what the NESL top level prints (spec section 6.2):
+//! `name = fn : type` for a function or datatype, `it = value : type` for an expression,
+//! `pattern = value : type` for a binding, an error paragraph (starting with `error` or
+//! `RUNTIME ERROR`, ending with a blank line) for a form that fails, after which the
+//! evaluation goes on with the next form. A run-time error is rendered like a compile
+//! error, at the NESL place where it happened, with the calls that led there.
+//!
+//! Each expression is compiled by the front end and run by an [`Executor`] (the backend
+//! and optimisation level are the caller's choice, [`crate::exec::Config`]). [`output`]
+//! tracks the transcript's line state (the reference glues program output onto the
+//! previous result line, and every error paragraph must start a line and end with a
+//! blank one).
 
-use super::output::Transcript;
-use super::value::{format_value, slot_count};
-use super::{ExecError, ExecResult, Executor, HostValue};
-use crate::ast::{Command, CommandKind, Expr, Pattern, PatternKind, Span, TopLevel as Form};
-use crate::check::{builtin_description, builtin_scheme, format_scheme, format_type, ItemInfo, Session};
-use crate::diag::{DiagKind, Diagnostic, LineIndex};
-use crate::flatten::{compile_expr, CompileOptions, GlobalValue, Globals};
-use crate::parser::parse_items;
-use crate::ty::Type;
+mod each;
+pub mod output;
+#[cfg(test)]
+mod tests;
+
+use crate::diagnostics::plain_render;
+use crate::exec::{ExecResult, Executor};
+use crate::{Backtrace, Error};
+use nesl_front::ast::{Command, CommandKind, Expr, Pattern, PatternKind, Span, TopLevel as Form};
+use nesl_front::check::{builtin_description, builtin_scheme, format_scheme, format_type, ItemInfo, Session};
+use nesl_front::diag::{DiagKind, Diagnostic};
+use nesl_front::flatten::{compile_expr, CompileOptions, GlobalValue, Globals};
+use nesl_front::parser::parse_items;
+use nesl_front::ty::Type;
+use nesl_front::value::{format_value, slot_count};
+use output::Transcript;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use vcode::HostValue;
 
 /// Renders diagnostics of one source file as text. Every diagnostic's text must start
-/// with the word `error` and end with a blank line. The CLI passes its own renderer
-/// (with source snippets); [`plain_render`] is the default.
+/// with the word `error` and end with a blank line. The command line passes
+/// [`crate::diagnostics::render`] (with source snippets); [`plain_render`] is the
+/// default.
 pub type Renderer = fn(file: &str, src: &str, diags: &[Diagnostic]) -> String;
-
-/// The default renderer: `error: FILE:LINE:COL: KIND: MESSAGE`, one `note:` line per
-/// note, and a blank line after each diagnostic.
-pub fn plain_render(file: &str, src: &str, diags: &[Diagnostic]) -> String {
-    let index = LineIndex::new(src);
-    let mut out = String::new();
-    for d in diags {
-        let (line, col) = index.line_col(d.span.start as usize);
-        out.push_str(&format!("error: {file}:{line}:{col}: {}: {}\n", d.kind.describe(), d.message));
-        for (span, note) in &d.notes {
-            match span {
-                Some(s) => {
-                    let (l, c) = index.line_col(s.start as usize);
-                    out.push_str(&format!("  note: {file}:{l}:{c}: {note}\n"));
-                }
-                None => out.push_str(&format!("  note: {note}\n")),
-            }
-        }
-        out.push('\n');
-    }
-    out
-}
-
 
 /// The settings the `set` command changes.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -129,6 +128,12 @@ impl TopLevel {
         self.executor.as_ref()
     }
 
+    /// Runs the following forms with `executor` (the REPL's `set backend` and `set opt`);
+    /// what is defined so far stays.
+    pub fn set_executor(&mut self, executor: Box<dyn Executor>) {
+        self.executor = executor;
+    }
+
     /// Reads and evaluates a file; `file` names it in messages.
     pub fn eval_file(&mut self, path: &Path, out: &mut dyn Write) -> io::Result<EvalSummary> {
         let bytes = std::fs::read(path)?;
@@ -191,7 +196,7 @@ impl TopLevel {
 
     /// Prints a run-time error paragraph that says where in the NESL source it happened
     /// when `backtrace` knows; returns `false` (failed).
-    fn located_runtime_error(&self, t: &mut Out<'_>, message: &str, backtrace: &[vcode::Place]) -> io::Result<bool> {
+    fn located_runtime_error(&self, t: &mut Out<'_>, message: &str, backtrace: &Backtrace) -> io::Result<bool> {
         match self.render_runtime(message, backtrace) {
             Some(text) => {
                 t.start_line()?;
@@ -204,23 +209,33 @@ impl TopLevel {
         }
     }
 
-    /// The source text named `file`: one this session read, or the standard library's.
-    fn source_named(&self, file: &str) -> Option<std::sync::Arc<crate::diag::Source>> {
-        let mine = self.session.sources.iter().rev().find(|s| &*s.name == file);
-        let prelude = || crate::flatten::prelude::prelude().ok()?.sources.iter().find(|s| &*s.name == file);
+    /// The source text of `place`: one this session read, or the standard library's.
+    /// Several texts may have the same name (the REPL's inputs, each padded with blank
+    /// lines so positions stay unique in the session; a file loaded again): the newest
+    /// one with text at the place's position, else the newest of that name.
+    fn source_of(&self, place: &vcode::Place) -> Option<std::sync::Arc<nesl_front::diag::Source>> {
+        let file = place.file.as_deref()?;
+        let named = || self.session.sources.iter().rev().filter(|s| &*s.name == file);
+        let has_text = |s: &&std::sync::Arc<nesl_front::diag::Source>| {
+            let (line, col) = (place.pos.line as usize, place.pos.col as usize);
+            let at = s.index.offset(line, col, s.text.len());
+            s.index.line_col(at) == (line, col) && s.text[at..].chars().next().is_some_and(|c| !c.is_whitespace())
+        };
+        let mine = named().find(has_text).or_else(|| named().next());
+        let prelude = || nesl_front::flatten::prelude::prelude().ok()?.sources.iter().find(|s| &*s.name == file);
         mine.or_else(prelude).cloned()
     }
 
     /// A runtime diagnostic rendered at the innermost NESL place of `backtrace`, with the
     /// calls that led there as notes; `None` when no place is in a known NESL source.
-    fn render_runtime(&self, message: &str, backtrace: &[vcode::Place]) -> Option<String> {
-        let all: Vec<&vcode::Place> = backtrace.iter().filter(|p| p.file.is_some() && p.pos.line > 0).collect();
+    fn render_runtime(&self, message: &str, backtrace: &Backtrace) -> Option<String> {
+        let all: Vec<&vcode::Place> = backtrace.places.iter().filter(|p| p.file.is_some() && p.pos.line > 0).collect();
         // Point at the user's code: the innermost place outside the standard library
         // (the library frames above it become a note).
-        let k = all.iter().position(|p| p.file.as_deref() != Some(crate::flatten::prelude::PRELUDE_NAME)).unwrap_or(0);
+        let k = all.iter().position(|p| p.file.as_deref() != Some(nesl_front::flatten::prelude::PRELUDE_NAME)).unwrap_or(0);
         let nesl = &all[k..];
         let first = nesl.first()?;
-        let src = self.source_named(first.file.as_deref()?)?;
+        let src = self.source_of(first)?;
         let at = src.index.offset(first.pos.line as usize, first.pos.col as usize, src.text.len());
         let end = src.text[at..].find(|c: char| c.is_whitespace() || c == ';').map_or(src.text.len(), |k| at + k.max(1));
         let mut d = Diagnostic::new(DiagKind::Runtime, Span::new(at, end), message);
@@ -228,7 +243,7 @@ impl TopLevel {
             Some(f) => format!("function `{f}`"),
             None => "the top level".to_string(),
         };
-        d = d.with_note(None, format!("in {}", name(first)));
+        d = d.with_note(None, format!("in {}{}", name(first), self.each_levels(first)));
         if k > 0 {
             let lib = all[..k].iter().filter_map(|p| p.function.as_deref()).collect::<Vec<_>>();
             d = d.with_note(None, format!("inside the standard library: {}", lib.join(", called from ")));
@@ -244,13 +259,30 @@ impl TopLevel {
             }
             let file = p.file.as_deref().unwrap_or("");
             let times = if n > 1 { format!(" ({n} times)") } else { String::new() };
-            d = d.with_note(None, format!("called from {} at {file}:{}:{}{times}", name(p), p.pos.line, p.pos.col));
+            let each = self.each_levels(p);
+            d = d.with_note(None, format!("called from {} at {file}:{}:{}{times}{each}", name(p), p.pos.line, p.pos.col));
             i += n;
         }
-        if backtrace.len() >= vcode::trap::MAX_FRAMES {
+        if backtrace.truncated {
             d = d.with_note(None, format!("(only the innermost {} calls are shown)", vcode::trap::MAX_FRAMES));
         }
         Some((self.render)(&src.name, &src.text, &[d]))
+    }
+
+    /// The apply-to-each levels that run the expression at `place` once per element, as
+    /// a note's tail: `, applied to each element at L:C` (the apply-to-each's `{`, in the
+    /// same file) for the innermost, `, inside the apply-to-each at L:C` for each one
+    /// around it; empty when the place is not inside one (or its source is unknown).
+    fn each_levels(&self, place: &vcode::Place) -> String {
+        let Some(src) = self.source_of(place) else { return String::new() };
+        let at = src.index.offset(place.pos.line as usize, place.pos.col as usize, src.text.len());
+        let mut text = String::new();
+        for (i, start) in each::enclosing(&src.text, at).into_iter().enumerate() {
+            let (line, col) = src.index.line_col(start);
+            let how = if i == 0 { "applied to each element" } else { "inside the apply-to-each" };
+            text.push_str(&format!(", {how} at {line}:{col}"));
+        }
+        text
     }
 
     /// Prints a run-time error paragraph; returns `false` (failed).
@@ -402,8 +434,12 @@ impl TopLevel {
                 }
                 Ok(None)
             }
-            Err(ExecError { message, backtrace }) => {
-                self.located_runtime_error(t, &message, &backtrace)?;
+            Err(Error::Runtime(e)) => {
+                self.located_runtime_error(t, &e.to_string(), &e.backtrace)?;
+                Ok(None)
+            }
+            Err(e) => {
+                Self::runtime_error(t, &e.to_string())?;
                 Ok(None)
             }
         }

@@ -16,7 +16,7 @@
 //! position they keep their parentheses); datatype values as constructor calls
 //! `point(1, 2)`; function values as `fn`.
 
-use super::HostValue;
+use vcode::HostValue;
 use crate::ty::Type;
 use std::fmt::Write as _;
 

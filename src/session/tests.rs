@@ -2,6 +2,8 @@
 //! results, exits and traps with scripted executors.
 
 use super::*;
+use crate::exec::CpuExecutor;
+use crate::{Backtrace, RuntimeError};
 use std::collections::VecDeque;
 use std::io::Write;
 
@@ -16,22 +18,27 @@ fn run(src: &str) -> (String, usize) {
 /// An executor that ignores the code and plays back scripted results, writing the
 /// scripted program output first.
 struct Scripted {
-    steps: VecDeque<(&'static str, Result<ExecResult, String>)>,
+    steps: VecDeque<(&'static str, Result<ExecResult, Error>)>,
 }
 
 impl Executor for Scripted {
-    fn execute(&mut self, _code: vcode::Program, out: &mut dyn Write) -> Result<ExecResult, super::ExecError> {
-        let (text, result) = self.steps.pop_front().unwrap_or(("", Err("no more scripted results".into())));
-        out.write_all(text.as_bytes()).map_err(|e| e.to_string())?;
-        Ok(result?)
+    fn execute(&mut self, _code: vcode::Program, out: &mut dyn Write) -> crate::Result<ExecResult> {
+        let (text, result) = self.steps.pop_front().unwrap_or(("", Err(Error::Backend("no more scripted results".into()))));
+        out.write_all(text.as_bytes()).map_err(|e| Error::Backend(e.to_string()))?;
+        result
     }
 }
 
-fn scripted(src: &str, steps: Vec<(&'static str, Result<ExecResult, String>)>) -> (String, EvalSummary) {
+fn scripted(src: &str, steps: Vec<(&'static str, Result<ExecResult, Error>)>) -> (String, EvalSummary) {
     let mut top = TopLevel::new(Box::new(Scripted { steps: steps.into() }));
     let mut out = Vec::new();
     let summary = top.eval_source("test.nesl", src, &mut out).expect("writing to a Vec");
     (String::from_utf8_lossy(&out).into_owned(), summary)
+}
+
+/// A run-time error with no place (as from VCODE not compiled from NESL).
+fn trap(kind: vcode::TrapKind) -> Error {
+    Error::Runtime(RuntimeError { trap: vcode::Trap::new(kind), backtrace: Backtrace::default() })
 }
 
 fn int(v: i64) -> HostValue {
@@ -44,9 +51,9 @@ fn results_exits_and_traps() {
     let steps = vec![
         ("", Ok(ExecResult::Finished(vec![int(3)]))),
         ("hi", Ok(ExecResult::Finished(vec![HostValue::Segdes(vec![3]), HostValue::Int(vec![1, 2, 3])]))),
-        ("\nRUNTIME ERROR: Divide by zero.\n", Ok(ExecResult::Exited(Vec::new()))),
-        ("", Err("index 7 out of range for a segment of length 2".into())),
-        ("", Ok(ExecResult::Exited(Vec::new()))),
+        ("\nRUNTIME ERROR: Divide by zero.\n", Ok(ExecResult::Exited(Backtrace::default()))),
+        ("", Err(trap(vcode::TrapKind::IndexOutOfRange { index: 7, len: 2 }))),
+        ("", Ok(ExecResult::Exited(Backtrace::default()))),
     ];
     let (text, summary) = scripted(src, steps);
     assert_eq!(
@@ -167,7 +174,7 @@ fn load_is_relative_to_the_file() {
 #[test]
 fn plain_render_names_the_place() {
     let src = "x = 1;\n  y z;\n";
-    let d = crate::Diagnostic::new(crate::diag::DiagKind::Syntax, crate::ast::Span::new(11, 12), "unexpected `z`")
+    let d = nesl_front::Diagnostic::new(nesl_front::DiagKind::Syntax, nesl_front::Span::new(11, 12), "unexpected `z`")
         .with_note(None, "a note");
     assert_eq!(
         plain_render("f.nesl", src, &[d]),
