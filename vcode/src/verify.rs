@@ -64,6 +64,10 @@ pub enum Slot {
 
 use Slot as S;
 
+/// The deepest a `COPY`, `POP` or `CPOP` may reach (`n + d`): far beyond any compiled
+/// program's stack, small enough that modelling a stack that deep is cheap.
+pub const MAX_REACH: usize = 1 << 20;
+
 /// What the verifier inferred about one function: its stack signature.
 #[derive(Debug, Clone, PartialEq)]
 pub struct FunctionInfo {
@@ -319,6 +323,15 @@ impl Checker<'_> {
         match (ins.op.info().exec, &ins.imm) {
             (Exec::Copy | Exec::Pop | Exec::Cpop, Imm::Counts(n, d)) => {
                 let (n, d) = (*n as usize, *d as usize);
+                if n + d > MAX_REACH {
+                    // Checked before the stack model grows to that depth (which could
+                    // need more memory than the machine has).
+                    self.error(format!(
+                        "reaches {} slots below the top of the stack; no VCODE stack here holds more than {MAX_REACH}",
+                        n + d
+                    ));
+                    return;
+                }
                 self.ensure(st, n + d);
                 let start = st.stack.len() - n - d;
                 match ins.op.info().exec {

@@ -50,7 +50,7 @@ const WORDS: &[&str] = &[
     "/", "%", "<", "=", "SELECT", "+_SCAN", "MAX_REDUCE", "PERMUTE", "BPERMUTE", "DPERMUTE", "DIST",
     "INDEX", "EXTRACT", "REPLACE", "PACK", "RANK_UP", "LENGTH", "MAKE_SEGDES", "LENGTHS", "COPY",
     "POP", "CPOP", "PAIR", "UNPAIR", "EXIT", "WRITE", "NOT", "I_TO_F", "SQRT", "FUSED", "SUPEROP",
-    "$0", "$1", "{ c }", "\n", "\n", "\n",
+    "$0", "$1", "{ c }", "\n", "\n", "\n", "4294967295", "1048577", "65536",
 ];
 
 #[test]
@@ -144,4 +144,19 @@ fn mutated_fixtures_never_panic() {
         }
     }
     assert!(ran > 100, "too few mutants parsed ({ran})");
+}
+
+#[test]
+fn huge_stack_counts_are_errors_not_aborts() {
+    // The verifier refuses a reach past its bound before modelling a stack that deep
+    // (it used to allocate 206 GB and abort here).
+    for ins in ["COPY 4294967295 4294967295", "POP 1 4294967295", "CPOP 4294967295 0", "COPY 1048577 0"] {
+        let src = format!("FUNC MAIN\nCONST INT 1\n{ins}\nRET\nFUNC F1\n{ins}\nRET\n");
+        let p = vcode::parse(&src).expect("parses");
+        let errs = vcode::verify(&p).expect_err(ins);
+        assert!(errs.iter().any(|e| e.message.contains("slots below the top")), "{ins}: {errs:?}");
+    }
+    // A deep but bounded reach in a function that takes its inputs from its callers is fine.
+    let p = vcode::parse("FUNC MAIN\nRET\nFUNC F1\nCOPY 1 1000\nRET\n").expect("parses");
+    assert!(vcode::verify(&p).is_ok());
 }
