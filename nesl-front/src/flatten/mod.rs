@@ -21,6 +21,7 @@ mod helpers;
 mod layout;
 pub mod prelude;
 mod prims;
+mod stack;
 mod strings;
 
 pub use layout::SlotKind;
@@ -219,11 +220,9 @@ pub fn compile_exprs(session: &Session, exprs: &[Expr], globals: &Globals, opts:
     let (mut fb, _) = FunBuilder::new(0);
     let mut results = Vec::new();
     for e in exprs {
-        let mark = fb.height();
         let ctx = c.unit_ctx(&mut fb);
         let mut env = Env::new();
         let v = c.expr(&mut fb, &mut env, ctx, e).map_err(|d| vec![d])?;
-        fb.collapse(mark, &v.s);
         results.extend(v.s);
     }
     c.drain().map_err(|d| vec![d])?;
