@@ -77,6 +77,7 @@ fn run_on<C: vcode::Cvl>(file: &Path, prog: &vcode::Program, mut cvl: C, run_opt
         Ok(rep) => {
             if run_opts.stats {
                 super::run::print_op_rows(&rep.stats.rows);
+                super::run::print_instructions(rep.stats.instructions);
             }
             match rep.outcome {
                 vcode::RunOutcome::Finished(stack) => {

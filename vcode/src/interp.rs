@@ -39,6 +39,8 @@ pub(crate) enum Arg {
     None,
     Counts(usize, usize),
     Target(usize),
+    /// A `CALL` in tail position: its target, entered without a return address.
+    Tail(usize),
     Const(usize),
     Fused(usize),
 }
@@ -124,11 +126,38 @@ pub(crate) fn decode(p: &Program) -> Result<Code, Trap> {
         if f.body.last().map(|i| i.op.info().exec) != Some(Exec::Ret) {
             return Err(link_error(format!("function {} does not end with RET", f.name)));
         }
+        mark_tail_calls(&mut code[starts[fi]..], starts[fi]);
     }
     if p.functions.is_empty() {
         return Err(link_error("no functions".into()));
     }
     Ok(Code { code, sites, entry: starts[p.entry()] })
+}
+
+/// Marks the tail calls of one function's decoded code (`base` is its first index): a
+/// `CALL` whose next instructions, up to `RET`, are only `ELSE` (a jump past its
+/// `ENDIF`) and `ENDIF` (nothing) returns straight to its own caller, so it runs as a
+/// jump that reuses the caller's return address: tail recursion, self or mutual, runs in
+/// constant space. The VCODE is unchanged (CMU's interpreter runs it as a plain call).
+fn mark_tail_calls(code: &mut [Decoded], base: usize) {
+    for i in 0..code.len() {
+        let Arg::Target(t) = code[i].arg else { continue };
+        if code[i].exec != Exec::Call {
+            continue;
+        }
+        let mut q = i + 1;
+        let tail = loop {
+            match code.get(q).map(|d| (d.exec, d.arg)) {
+                Some((Exec::EndIf, _)) => q += 1,
+                Some((Exec::Else, Arg::Target(e))) if e > base + q => q = e - base,
+                Some((Exec::Ret, _)) => break true,
+                _ => break false,
+            }
+        };
+        if tail {
+            code[i].arg = Arg::Tail(t);
+        }
+    }
 }
 
 fn host_const<C: Cvl>(cvl: &mut C, c: &Const) -> Result<Value<C>, Trap> {
@@ -201,6 +230,8 @@ pub(crate) enum Flow {
     Next,
     Jump(usize),
     Call(usize),
+    /// A call in tail position: a jump that keeps the current return address.
+    TailCall(usize),
     Ret,
     Exit(i64),
 }
@@ -377,8 +408,11 @@ impl<C: Cvl> Machine<'_, C> {
                 return Ok(Flow::Next);
             }
             Exec::Call => {
-                let Arg::Target(t) = d.arg else { return Ok(Flow::Next) };
-                return Ok(Flow::Call(t));
+                return Ok(match d.arg {
+                    Arg::Target(t) => Flow::Call(t),
+                    Arg::Tail(t) => Flow::TailCall(t),
+                    _ => Flow::Next,
+                });
             }
             Exec::Ret => return Ok(Flow::Ret),
             Exec::If => {
@@ -745,6 +779,7 @@ pub(crate) fn run<C: Cvl>(
                 calls.push(pc + 1);
                 pc = t;
             }
+            Flow::TailCall(t) => pc = t,
             Flow::Ret => match calls.pop() {
                 Some(r) => pc = r,
                 None => break None,
@@ -754,6 +789,9 @@ pub(crate) fn run<C: Cvl>(
     };
     m.files.flush();
     let _ = out.flush();
+    if opts.stats {
+        m.stats.instructions = steps;
+    }
     let mut exit_site = None;
     let outcome = match outcome {
         Some((s, at)) => {

@@ -154,7 +154,7 @@ impl<'a, C: Cvl> Stepper<'a, C> {
     pub fn pending_call(&self) -> Option<usize> {
         match self.code.code.get(self.pc) {
             Some(d) if d.exec == Exec::Call && self.state == State::Running => match d.arg {
-                Arg::Target(t) => self.code.sites.get(t).map(|s| s.0),
+                Arg::Target(t) | Arg::Tail(t) => self.code.sites.get(t).map(|s| s.0),
                 _ => None,
             },
             _ => None,
@@ -199,6 +199,10 @@ impl<'a, C: Cvl> Stepper<'a, C> {
                     return Err(Trap::new(TrapKind::CallStackOverflow(self.max_call_depth)).at(|| site));
                 }
                 self.calls.push(pc + 1);
+                self.pc = t;
+                StepEvent::Stepped
+            }
+            Flow::TailCall(t) => {
                 self.pc = t;
                 StepEvent::Stepped
             }
