@@ -8,6 +8,7 @@
 //! vector or segdes, element type) before it runs; every failure is a [`Trap`] that
 //! names the function and instruction.
 
+use crate::calls::CallStack;
 use crate::cvl::{Cvl, HostScalar, HostVector, OpStats};
 use crate::io::{write_text, Files};
 use crate::ir::{Const, Imm, Program};
@@ -712,13 +713,13 @@ pub(crate) fn site_of(p: &Program, code: &Code, pc: usize) -> TrapSite {
 /// The place of decoded instruction `pc` with the call stack `calls` (return addresses,
 /// outermost first, as the run loop keeps them): computed only when a trap or `EXIT`
 /// happens. At most [`crate::trap::MAX_FRAMES`] innermost frames are kept.
-pub(crate) fn site_with_stack(p: &Program, code: &Code, pc: usize, calls: &[usize]) -> TrapSite {
+pub(crate) fn site_with_stack(p: &Program, code: &Code, pc: usize, calls: &CallStack) -> TrapSite {
     let mut site = site_of(p, code, pc);
     site.stack = calls
-        .iter()
+        .returns()
         .rev()
         .take(crate::trap::MAX_FRAMES)
-        .map(|&r| {
+        .map(|r| {
             let (fi, ii) = code.sites.get(r.wrapping_sub(1)).copied().unwrap_or((0, 0));
             let f = &p.functions[fi];
             crate::trap::Frame { function: f.name.clone(), call: f.origin_of(ii) }
@@ -738,7 +739,7 @@ pub(crate) fn run<C: Cvl>(
     let mut m = Machine::load(p, cvl)?;
     m.files.configure(opts.stdin.clone(), opts.file_access);
     let mut pc = code.entry;
-    let mut calls: Vec<usize> = Vec::new();
+    let mut calls = CallStack::default();
     let mut steps: u64 = 0;
     let outcome = loop {
         let site = |pc: usize| site_with_stack(p, &code, pc, &calls);
@@ -773,14 +774,17 @@ pub(crate) fn run<C: Cvl>(
             Flow::Next => pc += 1,
             Flow::Jump(t) => pc = t,
             Flow::Call(t) => {
-                if calls.len() >= opts.max_call_depth {
+                if calls.depth() >= opts.max_call_depth {
                     return Err(Trap::new(TrapKind::CallStackOverflow(opts.max_call_depth)).at(|| site(pc)));
                 }
-                calls.push(pc + 1);
+                calls.call(pc + 1);
                 pc = t;
             }
-            Flow::TailCall(t) => pc = t,
-            Flow::Ret => match calls.pop() {
+            Flow::TailCall(t) => {
+                calls.tail_call(pc + 1);
+                pc = t;
+            }
+            Flow::Ret => match calls.ret() {
                 Some(r) => pc = r,
                 None => break None,
             },
