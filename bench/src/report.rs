@@ -61,12 +61,12 @@ fn mib(bytes: u64) -> f64 {
 /// The markdown table: one line per (program, size, backend, level, threads).
 pub fn markdown(rows: &[Row]) -> String {
     let mut s = String::new();
-    s.push_str("| program | size | backend | opt | threads | median ms | min–max ms | Melem/s | peak MiB | speedup vs 1 thread | ours/peer | CVL ops | launches | round trips | ok |\n");
-    s.push_str("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    s.push_str("| program | size | backend | opt | threads | median ms | min–max ms | Melem/s | peak MiB | speedup vs 1 thread | ours/peer | CVL ops | VCODE instrs | launches | round trips | ok |\n");
+    s.push_str("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for r in rows {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.program,
             r.size,
             r.backend,
@@ -79,6 +79,7 @@ pub fn markdown(rows: &[Row]) -> String {
             or_dash(speedup(rows, r), |x| format!("{x:.2}×")),
             or_dash(peer_ratio(rows, r), |x| format!("{x:.2}×")),
             or_dash(r.cvl_ops, |c| c.to_string()),
+            or_dash(r.instructions, |c| c.to_string()),
             or_dash(r.launches, |c| c.to_string()),
             or_dash(r.round_trips, |c| c.to_string()),
             match (&r.error, r.ok) {
@@ -111,6 +112,7 @@ struct JsonRow<'a> {
     speedup_vs_1_thread: Option<f64>,
     ratio_to_peer: Option<f64>,
     cvl_ops: Option<u64>,
+    instructions: Option<u64>,
     launches: Option<u64>,
     round_trips: Option<u64>,
     ok: bool,
@@ -152,6 +154,7 @@ pub fn to_json(rows: &[Row], machine: &str, command: &str, date: &str) -> String
                 speedup_vs_1_thread: speedup(rows, r),
                 ratio_to_peer: peer_ratio(rows, r),
                 cvl_ops: r.cvl_ops,
+                instructions: r.instructions,
                 launches: r.launches,
                 round_trips: r.round_trips,
                 ok: r.ok && r.error.is_none(),
@@ -234,6 +237,7 @@ mod tests {
             peak_rss_bytes: Some(3 * 1024 * 1024 / 2),
             ok: true,
             cvl_ops: Some(7),
+            instructions: None,
             launches: None,
             round_trips: None,
             error: None,
