@@ -375,10 +375,8 @@ impl<C: Cvl> Machine<'_, C> {
                     Exec::Pop => {
                         self.stack.drain(start..start + n);
                     }
-                    _ => {
-                        let moved: Vec<Value<C>> = self.stack.drain(start..start + n).collect();
-                        self.stack.extend(moved);
-                    }
+                    // CPOP: the block goes to the top, in place.
+                    _ => self.stack[start..].rotate_left(n),
                 }
                 return Ok(Flow::Next);
             }

@@ -7,8 +7,11 @@
 //! (spec Part 2, sections 9-12). Top-level code runs in a context of one instance, where
 //! this is exactly the plain layout of vcode.md section 3.
 //!
-//! Every user function instance (function, concrete argument type) becomes one VCODE
-//! function taking its arguments in the lifted layout and the context on top. An
+//! Every user function instance (function, concrete argument type, serial or lifted)
+//! becomes one VCODE function. The lifted one takes its arguments in the lifted layout and
+//! the context on top; the serial one, for calls in a context of one instance (where
+//! `Ctx::unit` holds and the lifted layout is the plain one), takes just the arguments and
+//! runs its body in a unit context of its own. An
 //! apply-to-each runs its body in a context of all elements of all instances; a
 //! conditional packs the variables each branch uses and runs a branch only when some
 //! instance takes it.
