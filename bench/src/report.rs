@@ -237,7 +237,7 @@ mod tests {
             peak_rss_bytes: Some(3 * 1024 * 1024 / 2),
             ok: true,
             cvl_ops: Some(7),
-            instructions: None,
+            instructions: Some(40),
             launches: None,
             round_trips: None,
             error: None,
@@ -259,13 +259,13 @@ mod tests {
         let t = markdown(&rows);
         assert_eq!(t.lines().count(), 6, "{t}");
         let header = t.lines().next().unwrap();
-        for col in ["threads", "median ms", "min–max ms", "Melem/s", "peak MiB", "speedup vs 1 thread", "ours/peer", "CVL ops", "launches", "round trips", "ok"] {
+        for col in ["threads", "median ms", "min–max ms", "Melem/s", "peak MiB", "speedup vs 1 thread", "ours/peer", "CVL ops", "VCODE instrs", "launches", "round trips", "ok"] {
             assert!(header.contains(&format!("| {col} |")), "no column {col}: {header}");
         }
         let cols = |l: &str| header.split('|').count() == l.split('|').count();
         assert!(t.lines().all(cols), "{t}");
         // 1 thread: 8 ms median, no speedup, twice the peer's time
-        assert!(t.contains("| dotp | 1000 | cpu | 2 | 1 | 8.000 | 4.000–12.000 | 0.125 | 1.5 | - | 2.00× | 7 | - | - | yes |"), "{t}");
+        assert!(t.contains("| dotp | 1000 | cpu | 2 | 1 | 8.000 | 4.000–12.000 | 0.125 | 1.5 | - | 2.00× | 7 | 40 | - | - | yes |"), "{t}");
         // 4 threads: 4× faster than on 1, also twice the peer's time at 4 threads
         assert!(t.contains("| dotp | 1000 | cpu | 2 | 4 | 2.000 | 1.000–3.000 | 0.500 | 1.5 | 4.00× | 2.00× |"), "{t}");
         // the peer has a speedup but no ratio to itself
@@ -282,7 +282,7 @@ mod tests {
         b.error = Some("timed out | badly".into());
         let t = markdown(&[a, b]);
         assert!(t.contains("| CHECK FAILED |"), "{t}");
-        assert!(t.contains("| 2 | - | - | - | 1.5 | - | - | 7 | - | - | FAILED: timed out / badly |"), "{t}");
+        assert!(t.contains("| 2 | - | - | - | 1.5 | - | - | 7 | 40 | - | - | FAILED: timed out / badly |"), "{t}");
     }
 
     #[test]
@@ -299,6 +299,7 @@ mod tests {
         assert_eq!(r["peak_rss_bytes"], 3 * 1024 * 1024 / 2);
         assert_eq!(r["peak_mib"], 1.5);
         assert_eq!(r["ok"], true);
+        assert_eq!(r["instructions"], 40);
         assert!(r["launches"].is_null() && r["error"].is_null());
         assert_eq!(r["times_s"].as_array().unwrap().len(), 3);
         assert!(v["rows"][2]["ratio_to_peer"].is_null() && v["rows"][2]["opt"].is_null());
