@@ -46,7 +46,7 @@ pub struct RunOpts {
     /// Optimisation level: 0 = VCODE as written, 1 = inlined and re-stacked, 2 = fused.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=2))]
     pub opt: u8,
-    /// Print how many CVL operations ran, by kind, and the elements they touched.
+    /// Print how many CVL operations ran, by kind, the elements they touched, and the VCODE instructions executed.
     #[arg(long)]
     pub stats: bool,
 }
