@@ -181,6 +181,7 @@ impl<C: Cvl> Executor for VcodeExecutor<C> {
         self.cvl.srand(0).map_err(|t| RuntimeError::new(&program, t))?;
         let report = vcode::run(&program, &mut self.cvl, out, &self.options).map_err(|t| RuntimeError::new(&program, t))?;
         if let Some(total) = &mut self.stats {
+            total.instructions += report.stats.instructions;
             for (kind, calls, elements) in &report.stats.rows {
                 match total.rows.iter_mut().find(|r| r.0 == *kind) {
                     Some(r) => {

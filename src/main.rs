@@ -36,7 +36,7 @@ pub struct RunOpts {
     /// Optimisation level: 0 = VCODE as written, 1 = inlined and re-stacked, 2 = fused.
     #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u8).range(0..=2))]
     pub opt: u8,
-    /// Print how many CVL operations ran, by kind, and the elements they touched.
+    /// Print how many CVL operations ran, by kind, the elements they touched, and the VCODE instructions executed.
     #[arg(long)]
     pub stats: bool,
 }
@@ -128,7 +128,7 @@ pub enum Command {
         /// Runs per configuration (the table shows the median, min and max).
         #[arg(long, default_value_t = 3)]
         runs: usize,
-        /// Only these programs (comma-separated: dotp,quicksort,blackscholes,quickhull,barneshut,smvm,muladd).
+        /// Only these programs (comma-separated: dotp,quicksort,blackscholes,quickhull,barneshut,smvm,muladd,loop,fib,strbuild).
         #[arg(long, value_delimiter = ',')]
         programs: Vec<String>,
         /// Optimisation levels to run (comma-separated).

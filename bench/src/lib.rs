@@ -38,18 +38,25 @@ pub struct Program {
     pub quick_size: usize,
     /// Number of elements per unit of size, for elements per second (1 for all but smvm).
     pub elements_per_unit: f64,
+    /// The sizes of `--sweep`, where the default rule (the paper's size divided by 1000,
+    /// 100, 10 and 1) does not fit: scalar recursion, whose size is a depth.
+    pub sweep: Option<&'static [usize]>,
 }
 
 /// The benchmark programs, in the order of the paper's Table 1, then ours.
 pub fn programs() -> Vec<Program> {
     vec![
-        Program { name: "dotp", source: include_str!("../programs/dotp.nesl"), paper_size: 10_000_000, quick_size: 100_000, elements_per_unit: 1.0 },
-        Program { name: "quicksort", source: include_str!("../programs/quicksort.nesl"), paper_size: 1_000_000, quick_size: 20_000, elements_per_unit: 1.0 },
-        Program { name: "blackscholes", source: include_str!("../programs/blackscholes.nesl"), paper_size: 10_000_000, quick_size: 100_000, elements_per_unit: 1.0 },
-        Program { name: "quickhull", source: include_str!("../programs/quickhull.nesl"), paper_size: 5_000_000, quick_size: 50_000, elements_per_unit: 1.0 },
-        Program { name: "barneshut", source: include_str!("../programs/barneshut.nesl"), paper_size: 75_000, quick_size: 2_000, elements_per_unit: 1.0 },
-        Program { name: "smvm", source: include_str!("../programs/smvm.nesl"), paper_size: 1_000_000, quick_size: 10_000, elements_per_unit: 9.0 },
-        Program { name: "muladd", source: include_str!("../programs/muladd.nesl"), paper_size: 10_000_000, quick_size: 100_000, elements_per_unit: 1.0 },
+        Program { name: "dotp", source: include_str!("../programs/dotp.nesl"), paper_size: 10_000_000, quick_size: 100_000, elements_per_unit: 1.0, sweep: None },
+        Program { name: "quicksort", source: include_str!("../programs/quicksort.nesl"), paper_size: 1_000_000, quick_size: 20_000, elements_per_unit: 1.0, sweep: None },
+        Program { name: "blackscholes", source: include_str!("../programs/blackscholes.nesl"), paper_size: 10_000_000, quick_size: 100_000, elements_per_unit: 1.0, sweep: None },
+        Program { name: "quickhull", source: include_str!("../programs/quickhull.nesl"), paper_size: 5_000_000, quick_size: 50_000, elements_per_unit: 1.0, sweep: None },
+        Program { name: "barneshut", source: include_str!("../programs/barneshut.nesl"), paper_size: 75_000, quick_size: 2_000, elements_per_unit: 1.0, sweep: None },
+        Program { name: "smvm", source: include_str!("../programs/smvm.nesl"), paper_size: 1_000_000, quick_size: 10_000, elements_per_unit: 9.0, sweep: None },
+        Program { name: "muladd", source: include_str!("../programs/muladd.nesl"), paper_size: 10_000_000, quick_size: 100_000, elements_per_unit: 1.0, sweep: None },
+        // Serial code (issue 13): scalar recursion, where the size is a depth.
+        Program { name: "loop", source: include_str!("../programs/loop.nesl"), paper_size: 1_000_000, quick_size: 100_000, elements_per_unit: 1.0, sweep: Some(&[10_000, 100_000, 1_000_000, 10_000_000]) },
+        Program { name: "fib", source: include_str!("../programs/fib.nesl"), paper_size: 25, quick_size: 18, elements_per_unit: 1.0, sweep: Some(&[15, 20, 25]) },
+        Program { name: "strbuild", source: include_str!("../programs/strbuild.nesl"), paper_size: 20_000, quick_size: 2_000, elements_per_unit: 1.0, sweep: Some(&[2_000, 5_000, 20_000]) },
     ]
 }
 
@@ -70,6 +77,7 @@ impl Sizes {
         match self {
             Sizes::Paper => vec![p.paper_size],
             Sizes::Quick => vec![p.quick_size],
+            Sizes::Sweep if p.sweep.is_some() => p.sweep.map(<[usize]>::to_vec).unwrap_or_default(),
             Sizes::Sweep => {
                 let mut v: Vec<usize> =
                     [1000, 100, 10, 1].iter().map(|d| (p.paper_size / d).max(1000)).collect();
@@ -145,6 +153,8 @@ pub struct Row {
     pub ok: bool,
     /// CVL operations executed, when counted.
     pub cvl_ops: Option<u64>,
+    /// VCODE instructions executed, when counted.
+    pub instructions: Option<u64>,
     /// Kernel launches (GPU backend).
     pub launches: Option<u64>,
     /// Host round trips (GPU backend).
@@ -168,6 +178,7 @@ impl Row {
             peak_rss_bytes: None,
             ok: true,
             cvl_ops: None,
+            instructions: None,
             launches: None,
             round_trips: None,
             error: None,
@@ -199,6 +210,7 @@ impl Row {
         self.walls.push(o.wall);
         self.peak_rss_bytes = self.peak_rss_bytes.max(o.peak_rss_bytes);
         self.cvl_ops = o.cvl_ops.or(self.cvl_ops);
+        self.instructions = o.instructions.or(self.instructions);
         self.launches = o.launches.or(self.launches);
         self.round_trips = o.round_trips.or(self.round_trips);
     }
@@ -248,6 +260,7 @@ struct Outcome {
     wall: f64,
     peak_rss_bytes: Option<u64>,
     cvl_ops: Option<u64>,
+    instructions: Option<u64>,
     launches: Option<u64>,
     round_trips: Option<u64>,
 }
@@ -330,6 +343,7 @@ fn run_nesl(cfg: &Config, file: &Path, backend: &str, opt: u8, threads: usize, s
         wall,
         peak_rss_bytes: st.peak_rss_bytes,
         cvl_ops: st.cvl_ops(),
+        instructions: st.instructions,
         launches: st.counter("kernel launches"),
         round_trips: st.counter("host round trips"),
     })
@@ -343,7 +357,7 @@ fn run_peer(cfg: &Config, program: &str, n: usize, threads: usize) -> Result<Out
     if r.threads != threads {
         return Err(format!("ran on {} threads, not {threads}", r.threads));
     }
-    Ok(Outcome { ok: r.ok, seconds: r.seconds, wall, peak_rss_bytes: r.peak_rss_bytes, cvl_ops: None, launches: None, round_trips: None })
+    Ok(Outcome { ok: r.ok, seconds: r.seconds, wall, peak_rss_bytes: r.peak_rss_bytes, cvl_ops: None, instructions: None, launches: None, round_trips: None })
 }
 
 /// What a configuration runs.

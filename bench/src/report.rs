@@ -61,12 +61,12 @@ fn mib(bytes: u64) -> f64 {
 /// The markdown table: one line per (program, size, backend, level, threads).
 pub fn markdown(rows: &[Row]) -> String {
     let mut s = String::new();
-    s.push_str("| program | size | backend | opt | threads | median ms | min–max ms | Melem/s | peak MiB | speedup vs 1 thread | ours/peer | CVL ops | launches | round trips | ok |\n");
-    s.push_str("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
+    s.push_str("| program | size | backend | opt | threads | median ms | min–max ms | Melem/s | peak MiB | speedup vs 1 thread | ours/peer | CVL ops | VCODE instrs | launches | round trips | ok |\n");
+    s.push_str("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
     for r in rows {
         let _ = writeln!(
             s,
-            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} | {} |",
             r.program,
             r.size,
             r.backend,
@@ -79,6 +79,7 @@ pub fn markdown(rows: &[Row]) -> String {
             or_dash(speedup(rows, r), |x| format!("{x:.2}×")),
             or_dash(peer_ratio(rows, r), |x| format!("{x:.2}×")),
             or_dash(r.cvl_ops, |c| c.to_string()),
+            or_dash(r.instructions, |c| c.to_string()),
             or_dash(r.launches, |c| c.to_string()),
             or_dash(r.round_trips, |c| c.to_string()),
             match (&r.error, r.ok) {
@@ -111,6 +112,7 @@ struct JsonRow<'a> {
     speedup_vs_1_thread: Option<f64>,
     ratio_to_peer: Option<f64>,
     cvl_ops: Option<u64>,
+    instructions: Option<u64>,
     launches: Option<u64>,
     round_trips: Option<u64>,
     ok: bool,
@@ -152,6 +154,7 @@ pub fn to_json(rows: &[Row], machine: &str, command: &str, date: &str) -> String
                 speedup_vs_1_thread: speedup(rows, r),
                 ratio_to_peer: peer_ratio(rows, r),
                 cvl_ops: r.cvl_ops,
+                instructions: r.instructions,
                 launches: r.launches,
                 round_trips: r.round_trips,
                 ok: r.ok && r.error.is_none(),
@@ -234,6 +237,7 @@ mod tests {
             peak_rss_bytes: Some(3 * 1024 * 1024 / 2),
             ok: true,
             cvl_ops: Some(7),
+            instructions: Some(40),
             launches: None,
             round_trips: None,
             error: None,
@@ -255,13 +259,13 @@ mod tests {
         let t = markdown(&rows);
         assert_eq!(t.lines().count(), 6, "{t}");
         let header = t.lines().next().unwrap();
-        for col in ["threads", "median ms", "min–max ms", "Melem/s", "peak MiB", "speedup vs 1 thread", "ours/peer", "CVL ops", "launches", "round trips", "ok"] {
+        for col in ["threads", "median ms", "min–max ms", "Melem/s", "peak MiB", "speedup vs 1 thread", "ours/peer", "CVL ops", "VCODE instrs", "launches", "round trips", "ok"] {
             assert!(header.contains(&format!("| {col} |")), "no column {col}: {header}");
         }
         let cols = |l: &str| header.split('|').count() == l.split('|').count();
         assert!(t.lines().all(cols), "{t}");
         // 1 thread: 8 ms median, no speedup, twice the peer's time
-        assert!(t.contains("| dotp | 1000 | cpu | 2 | 1 | 8.000 | 4.000–12.000 | 0.125 | 1.5 | - | 2.00× | 7 | - | - | yes |"), "{t}");
+        assert!(t.contains("| dotp | 1000 | cpu | 2 | 1 | 8.000 | 4.000–12.000 | 0.125 | 1.5 | - | 2.00× | 7 | 40 | - | - | yes |"), "{t}");
         // 4 threads: 4× faster than on 1, also twice the peer's time at 4 threads
         assert!(t.contains("| dotp | 1000 | cpu | 2 | 4 | 2.000 | 1.000–3.000 | 0.500 | 1.5 | 4.00× | 2.00× |"), "{t}");
         // the peer has a speedup but no ratio to itself
@@ -278,7 +282,7 @@ mod tests {
         b.error = Some("timed out | badly".into());
         let t = markdown(&[a, b]);
         assert!(t.contains("| CHECK FAILED |"), "{t}");
-        assert!(t.contains("| 2 | - | - | - | 1.5 | - | - | 7 | - | - | FAILED: timed out / badly |"), "{t}");
+        assert!(t.contains("| 2 | - | - | - | 1.5 | - | - | 7 | 40 | - | - | FAILED: timed out / badly |"), "{t}");
     }
 
     #[test]
@@ -295,6 +299,7 @@ mod tests {
         assert_eq!(r["peak_rss_bytes"], 3 * 1024 * 1024 / 2);
         assert_eq!(r["peak_mib"], 1.5);
         assert_eq!(r["ok"], true);
+        assert_eq!(r["instructions"], 40);
         assert!(r["launches"].is_null() && r["error"].is_null());
         assert_eq!(r["times_s"].as_array().unwrap().len(), 3);
         assert!(v["rows"][2]["ratio_to_peer"].is_null() && v["rows"][2]["opt"].is_null());

@@ -4,7 +4,7 @@
 //!
 //! ```json
 //! {"ops": [{"kind": "elementwise", "calls": 3, "elements": 300}],
-//!  "total_calls": 3, "total_elements": 300,
+//!  "total_calls": 3, "total_elements": 300, "instructions": 40,
 //!  "device": null,
 //!  "threads": 8, "peak_rss_bytes": 12345678}
 //! ```
@@ -44,6 +44,9 @@ pub struct RunStats {
     pub total_calls: u64,
     /// Sum of the elements.
     pub total_elements: u64,
+    /// VCODE instructions executed; `null` when the executor does not count them.
+    #[serde(default)]
+    pub instructions: Option<u64>,
     /// The device's counters on a GPU backend; `null` on the CPU.
     pub device: Option<DeviceStats>,
     /// Threads of the CPU vector library in that process.
@@ -61,6 +64,7 @@ impl RunStats {
             ops: rows.iter().map(|(k, c, e)| OpCount { kind: k.clone(), calls: *c, elements: *e }).collect(),
             total_calls: rows.iter().map(|r| r.1).sum(),
             total_elements: rows.iter().map(|r| r.2).sum(),
+            instructions: None,
             device: device.map(|(name, rows)| DeviceStats { name, counters: rows.into_iter().collect() }),
             threads,
             peak_rss_bytes: peak_rss_bytes(),

@@ -372,7 +372,15 @@ impl Gen<'_> {
             }
             Rhs::If { cond, then, els } => {
                 let acts = [Act::Push(*cond), Act::Emit(Instr::plain(Opcode::If), 1, 0, at)];
-                self.run_acts(&acts, &[], live_after)?;
+                // The condition is consumed by `IF` only if no branch reads it either.
+                let mut inside = live_after.clone();
+                then.for_each_use(&mut |v| {
+                    inside.insert(v);
+                });
+                els.for_each_use(&mut |v| {
+                    inside.insert(v);
+                });
+                self.run_acts(&acts, &[], &inside)?;
                 // The IF instruction itself is emitted below, around the branches.
                 self.out.pop();
                 let mut seen = HashSet::new();

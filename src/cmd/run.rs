@@ -17,7 +17,10 @@ pub fn print_stats(executor: &dyn Executor) {
     // The transcript's last line has no newline (as the reference prints it).
     eprintln!();
     match executor.stats() {
-        Some(stats) => print_op_rows(&stats.rows),
+        Some(stats) => {
+            print_op_rows(&stats.rows);
+            print_instructions(stats.instructions);
+        }
         None => eprintln!("this backend keeps no operation counts"),
     }
     if let Some((device, rows)) = executor.device_stats() {
@@ -40,6 +43,11 @@ pub fn print_op_rows(rows: &[(String, u64, u64)]) {
     eprintln!("{:<16} {calls:>12} {elements:>16}", "total");
 }
 
+/// The number of VCODE instructions executed (stderr).
+pub fn print_instructions(n: u64) {
+    eprintln!("{:<16} {n:>12}", "instructions");
+}
+
 /// The device counters of a GPU backend (stderr): `device NAME (ARCH)`, then one
 /// `name value` row each.
 pub fn print_device_rows(device: &str, rows: &[(String, u64)]) {
@@ -53,7 +61,8 @@ pub fn print_device_rows(device: &str, rows: &[(String, u64)]) {
 /// operation counts, device counters, the CPU library's thread count, peak memory.
 pub fn write_stats_json(executor: &dyn Executor, path: &Path) -> anyhow::Result<()> {
     let rows = executor.stats().map(|s| s.rows.as_slice()).unwrap_or(&[]);
-    let stats = bench::stats::RunStats::new(rows, executor.device_stats(), vcode::cvl::cpu::threads::default_threads());
+    let mut stats = bench::stats::RunStats::new(rows, executor.device_stats(), vcode::cvl::cpu::threads::default_threads());
+    stats.instructions = executor.stats().map(|s| s.instructions);
     let text = serde_json::to_string(&stats)?;
     std::fs::write(path, text + "\n").with_context(|| format!("cannot write {}", path.display()))
 }

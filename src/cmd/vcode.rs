@@ -43,6 +43,7 @@ pub fn main(file: &Path, check: bool, opts: &RunOpts) -> anyhow::Result<ExitCode
         Ok(rep) => {
             if opts.stats {
                 super::run::print_op_rows(&rep.stats.rows);
+                super::run::print_instructions(rep.stats.instructions);
             }
             match rep.outcome {
                 vcode::RunOutcome::Finished(stack) => {

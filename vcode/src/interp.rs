@@ -8,6 +8,7 @@
 //! vector or segdes, element type) before it runs; every failure is a [`Trap`] that
 //! names the function and instruction.
 
+use crate::calls::CallStack;
 use crate::cvl::{Cvl, HostScalar, HostVector, OpStats};
 use crate::io::{write_text, Files};
 use crate::ir::{Const, Imm, Program};
@@ -39,6 +40,8 @@ pub(crate) enum Arg {
     None,
     Counts(usize, usize),
     Target(usize),
+    /// A `CALL` in tail position: its target, entered without a return address.
+    Tail(usize),
     Const(usize),
     Fused(usize),
 }
@@ -124,11 +127,38 @@ pub(crate) fn decode(p: &Program) -> Result<Code, Trap> {
         if f.body.last().map(|i| i.op.info().exec) != Some(Exec::Ret) {
             return Err(link_error(format!("function {} does not end with RET", f.name)));
         }
+        mark_tail_calls(&mut code[starts[fi]..], starts[fi]);
     }
     if p.functions.is_empty() {
         return Err(link_error("no functions".into()));
     }
     Ok(Code { code, sites, entry: starts[p.entry()] })
+}
+
+/// Marks the tail calls of one function's decoded code (`base` is its first index): a
+/// `CALL` whose next instructions, up to `RET`, are only `ELSE` (a jump past its
+/// `ENDIF`) and `ENDIF` (nothing) returns straight to its own caller, so it runs as a
+/// jump that reuses the caller's return address: tail recursion, self or mutual, runs in
+/// constant space. The VCODE is unchanged (CMU's interpreter runs it as a plain call).
+fn mark_tail_calls(code: &mut [Decoded], base: usize) {
+    for i in 0..code.len() {
+        let Arg::Target(t) = code[i].arg else { continue };
+        if code[i].exec != Exec::Call {
+            continue;
+        }
+        let mut q = i + 1;
+        let tail = loop {
+            match code.get(q).map(|d| (d.exec, d.arg)) {
+                Some((Exec::EndIf, _)) => q += 1,
+                Some((Exec::Else, Arg::Target(e))) if e > base + q => q = e - base,
+                Some((Exec::Ret, _)) => break true,
+                _ => break false,
+            }
+        };
+        if tail {
+            code[i].arg = Arg::Tail(t);
+        }
+    }
 }
 
 fn host_const<C: Cvl>(cvl: &mut C, c: &Const) -> Result<Value<C>, Trap> {
@@ -201,6 +231,8 @@ pub(crate) enum Flow {
     Next,
     Jump(usize),
     Call(usize),
+    /// A call in tail position: a jump that keeps the current return address.
+    TailCall(usize),
     Ret,
     Exit(i64),
 }
@@ -343,10 +375,8 @@ impl<C: Cvl> Machine<'_, C> {
                     Exec::Pop => {
                         self.stack.drain(start..start + n);
                     }
-                    _ => {
-                        let moved: Vec<Value<C>> = self.stack.drain(start..start + n).collect();
-                        self.stack.extend(moved);
-                    }
+                    // CPOP: the block goes to the top, in place.
+                    _ => self.stack[start..].rotate_left(n),
                 }
                 return Ok(Flow::Next);
             }
@@ -377,8 +407,11 @@ impl<C: Cvl> Machine<'_, C> {
                 return Ok(Flow::Next);
             }
             Exec::Call => {
-                let Arg::Target(t) = d.arg else { return Ok(Flow::Next) };
-                return Ok(Flow::Call(t));
+                return Ok(match d.arg {
+                    Arg::Target(t) => Flow::Call(t),
+                    Arg::Tail(t) => Flow::TailCall(t),
+                    _ => Flow::Next,
+                });
             }
             Exec::Ret => return Ok(Flow::Ret),
             Exec::If => {
@@ -693,13 +726,13 @@ pub(crate) fn site_of(p: &Program, code: &Code, pc: usize) -> TrapSite {
 /// The place of decoded instruction `pc` with the call stack `calls` (return addresses,
 /// outermost first, as the run loop keeps them): computed only when a trap or `EXIT`
 /// happens. At most [`crate::trap::MAX_FRAMES`] innermost frames are kept.
-pub(crate) fn site_with_stack(p: &Program, code: &Code, pc: usize, calls: &[usize]) -> TrapSite {
+pub(crate) fn site_with_stack(p: &Program, code: &Code, pc: usize, calls: &CallStack) -> TrapSite {
     let mut site = site_of(p, code, pc);
     site.stack = calls
-        .iter()
+        .returns()
         .rev()
         .take(crate::trap::MAX_FRAMES)
-        .map(|&r| {
+        .map(|r| {
             let (fi, ii) = code.sites.get(r.wrapping_sub(1)).copied().unwrap_or((0, 0));
             let f = &p.functions[fi];
             crate::trap::Frame { function: f.name.clone(), call: f.origin_of(ii) }
@@ -719,7 +752,7 @@ pub(crate) fn run<C: Cvl>(
     let mut m = Machine::load(p, cvl)?;
     m.files.configure(opts.stdin.clone(), opts.file_access);
     let mut pc = code.entry;
-    let mut calls: Vec<usize> = Vec::new();
+    let mut calls = CallStack::default();
     let mut steps: u64 = 0;
     let outcome = loop {
         let site = |pc: usize| site_with_stack(p, &code, pc, &calls);
@@ -754,13 +787,17 @@ pub(crate) fn run<C: Cvl>(
             Flow::Next => pc += 1,
             Flow::Jump(t) => pc = t,
             Flow::Call(t) => {
-                if calls.len() >= opts.max_call_depth {
+                if calls.depth() >= opts.max_call_depth {
                     return Err(Trap::new(TrapKind::CallStackOverflow(opts.max_call_depth)).at(|| site(pc)));
                 }
-                calls.push(pc + 1);
+                calls.call(pc + 1);
                 pc = t;
             }
-            Flow::Ret => match calls.pop() {
+            Flow::TailCall(t) => {
+                calls.tail_call(pc + 1);
+                pc = t;
+            }
+            Flow::Ret => match calls.ret() {
                 Some(r) => pc = r,
                 None => break None,
             },
@@ -769,6 +806,9 @@ pub(crate) fn run<C: Cvl>(
     };
     m.files.flush();
     let _ = out.flush();
+    if opts.stats {
+        m.stats.instructions = steps;
+    }
     let mut exit_site = None;
     let outcome = match outcome {
         Some((s, at)) => {

@@ -24,6 +24,7 @@
 
 #![deny(missing_docs)]
 
+mod calls;
 pub mod cvl;
 pub mod fused;
 mod interp;

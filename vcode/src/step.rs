@@ -18,6 +18,7 @@
 //! assert_eq!(s.read_slot(0).unwrap(), vcode::HostValue::Int(vec![4]));
 //! ```
 
+use crate::calls::CallStack;
 use crate::cvl::{Cvl, VType};
 use crate::interp::{decode, site_of, site_with_stack, to_host_value, Arg, Code, Flow, Machine, Value};
 use crate::op::Exec;
@@ -79,7 +80,7 @@ pub struct Stepper<'a, C: Cvl> {
     machine: Machine<'a, C>,
     pc: usize,
     /// Return addresses of the active calls, outermost first.
-    calls: Vec<usize>,
+    calls: CallStack,
     starts: Vec<usize>,
     max_call_depth: usize,
     steps: u64,
@@ -104,7 +105,7 @@ impl<'a, C: Cvl> Stepper<'a, C> {
             code,
             machine,
             pc,
-            calls: Vec::new(),
+            calls: CallStack::default(),
             starts,
             max_call_depth: opts.max_call_depth,
             steps: 0,
@@ -141,20 +142,20 @@ impl<'a, C: Cvl> Stepper<'a, C> {
     /// instruction of each active call.
     pub fn backtrace(&self) -> Vec<Location> {
         let mut out = vec![self.location()];
-        out.extend(self.calls.iter().rev().map(|&r| self.location_of(r - 1)));
+        out.extend(self.calls.returns().rev().map(|r| self.location_of(r - 1)));
         out
     }
 
     /// Number of active calls (0 in the entry function).
     pub fn call_depth(&self) -> usize {
-        self.calls.len()
+        self.calls.depth()
     }
 
     /// The function a `CALL` at the current location would enter, if it is one.
     pub fn pending_call(&self) -> Option<usize> {
         match self.code.code.get(self.pc) {
             Some(d) if d.exec == Exec::Call && self.state == State::Running => match d.arg {
-                Arg::Target(t) => self.code.sites.get(t).map(|s| s.0),
+                Arg::Target(t) | Arg::Tail(t) => self.code.sites.get(t).map(|s| s.0),
                 _ => None,
             },
             _ => None,
@@ -193,16 +194,21 @@ impl<'a, C: Cvl> Stepper<'a, C> {
                 StepEvent::Stepped
             }
             Flow::Call(t) => {
-                if self.calls.len() >= self.max_call_depth {
+                if self.calls.depth() >= self.max_call_depth {
                     self.state = State::Trapped;
                     let site = site_with_stack(prog, &self.code, pc, &self.calls);
                     return Err(Trap::new(TrapKind::CallStackOverflow(self.max_call_depth)).at(|| site));
                 }
-                self.calls.push(pc + 1);
+                self.calls.call(pc + 1);
                 self.pc = t;
                 StepEvent::Stepped
             }
-            Flow::Ret => match self.calls.pop() {
+            Flow::TailCall(t) => {
+                self.calls.tail_call(pc + 1);
+                self.pc = t;
+                StepEvent::Stepped
+            }
+            Flow::Ret => match self.calls.ret() {
                 Some(r) => {
                     self.pc = r;
                     StepEvent::Stepped

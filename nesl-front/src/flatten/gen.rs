@@ -7,8 +7,11 @@
 //! (spec Part 2, sections 9-12). Top-level code runs in a context of one instance, where
 //! this is exactly the plain layout of vcode.md section 3.
 //!
-//! Every user function instance (function, concrete argument type) becomes one VCODE
-//! function taking its arguments in the lifted layout and the context on top. An
+//! Every user function instance (function, concrete argument type, serial or lifted)
+//! becomes one VCODE function. The lifted one takes its arguments in the lifted layout and
+//! the context on top; the serial one, for calls in a context of one instance (where
+//! `Ctx::unit` holds and the lifted layout is the plain one), takes just the arguments and
+//! runs its body in a unit context of its own. An
 //! apply-to-each runs its body in a context of all elements of all instances; a
 //! conditional packs the variables each branch uses and runs a branch only when some
 //! instance takes it.
@@ -189,8 +192,10 @@ pub(crate) struct Compiler<'a> {
 }
 
 /// What identifies a function instance: origin, name, argument type and layout, the
-/// versions of its hidden top-level variables, and its epoch.
-type InstanceKey = (Origin, String, Type, Lay, Vec<usize>, usize);
+/// versions of its hidden top-level variables, its epoch, and whether it is the serial
+/// version (called in a context of one instance: arguments in the plain layout, no
+/// context descriptor) or the lifted one.
+type InstanceKey = (Origin, String, Type, Lay, Vec<usize>, usize, bool);
 
 /// A compile-time error at `span`.
 pub(crate) fn err(span: Span, msg: impl Into<String>) -> Diagnostic {
@@ -538,23 +543,24 @@ impl<'a> Compiler<'a> {
 
     // ----- function instances -----
 
-    /// The VCODE name of the instance of a function at a ground argument type, queueing
-    /// it for compilation if it is new.
-    #[allow(dead_code)]
-    pub(crate) fn instance(&mut self, origin: Origin, name: &str, arg: &Type) -> String {
-        let lay = lay_of(arg, self.info).unwrap_or(Lay::Unit);
-        self.instance_at(origin, name, arg, &lay)
+    /// Calls function `name` of `origin` on `arg` (of type `aty`) in `ctx`: its serial
+    /// instance in a context of one instance, its lifted one otherwise.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn call_fn(&mut self, fb: &mut FunBuilder, origin: Origin, name: &str, aty: &Type, arg: &Val, ctx: Ctx, rty: &Type, span: Span) -> R<Val> {
+        let f = self.instance_at(origin, name, aty, &arg.lay, ctx.unit);
+        self.call(fb, &f, arg, ctx, rty, span)
     }
 
-    /// Like [`Compiler::instance`] for an argument whose layout `lay` may name the
-    /// callees of function arguments: the instance is specialised for them.
-    pub(crate) fn instance_at(&mut self, origin: Origin, name: &str, arg: &Type, lay: &Lay) -> String {
+    /// The VCODE name of the instance of a function at a ground argument type whose layout
+    /// `lay` may name the callees of function arguments (the instance is specialised for
+    /// them), serial or lifted, queueing it for compilation if it is new.
+    fn instance_at(&mut self, origin: Origin, name: &str, arg: &Type, lay: &Lay, serial: bool) -> String {
         let versions = self.hidden_globals(origin, name, lay);
         // Prelude instances that call no user function are the same in every epoch.
         let mut user = Vec::new();
         lay_user_funs(lay, &mut user);
         let epoch = if origin == Origin::User || !user.is_empty() { self.epoch } else { 0 };
-        let key = (origin, name.to_string(), arg.clone(), lay.clone(), versions.clone(), epoch);
+        let key = (origin, name.to_string(), arg.clone(), lay.clone(), versions.clone(), epoch, serial);
         if let Some(v) = self.instances.get(&key) {
             return v.clone();
         }
@@ -672,7 +678,7 @@ impl<'a> Compiler<'a> {
 
     /// Compiles every queued function instance.
     pub(crate) fn drain(&mut self) -> R<()> {
-        while let Some(((origin, name, arg, lay, versions, epoch), vname)) = self.pending.pop() {
+        while let Some(((origin, name, arg, lay, versions, epoch, serial), vname)) = self.pending.pop() {
             let info = self.info;
             let saved_epoch = std::mem::replace(&mut self.epoch, epoch);
             let def = match origin {
@@ -687,7 +693,7 @@ impl<'a> Compiler<'a> {
             let saved_src = std::mem::replace(&mut self.src, info.source_of(origin, &name));
             let saved_scope = self.scope;
             self.scope = self.scope_id(Some(&name));
-            let r = self.compile_fun(def, &arg, &lay, &versions, &vname);
+            let r = self.compile_fun(def, &arg, &lay, &versions, &vname, serial);
             self.origin = saved;
             self.src = saved_src;
             self.scope = saved_scope;
@@ -697,7 +703,7 @@ impl<'a> Compiler<'a> {
         Ok(())
     }
 
-    fn compile_fun(&mut self, def: &FunDef, arg: &Type, lay: &Lay, versions: &[usize], vname: &str) -> R<()> {
+    fn compile_fun(&mut self, def: &FunDef, arg: &Type, lay: &Lay, versions: &[usize], vname: &str, serial: bool) -> R<()> {
         let body = match &def.body {
             Some(b) => b,
             None => return Err(err(def.span, format!("function {} has no body", def.name.name))),
@@ -714,7 +720,7 @@ impl<'a> Compiler<'a> {
         let lay = lay.clone();
         let n = lay.size();
         // Arguments: the parameters (lifted), the hidden top-level variables (unlifted),
-        // the context.
+        // the context (lifted version only; the serial one runs in a unit context).
         let mut hidden = Vec::new();
         let mut k = n;
         for &v in versions {
@@ -723,8 +729,8 @@ impl<'a> Compiler<'a> {
             hidden.push((v, g.clone(), val.lay.clone(), k));
             k += sz;
         }
-        let (mut fb, args) = FunBuilder::new(k + 1);
-        let ctx = Ctx { seg: args[k], unit: false };
+        let (mut fb, args) = FunBuilder::new(if serial { k } else { k + 1 });
+        let ctx = if serial { self.unit_ctx(&mut fb) } else { Ctx { seg: args[k], unit: false } };
         let fun_globals =
             hidden.into_iter().map(|(v, g, l, at)| (v, g, Val::new(args[at..at + l.size()].to_vec(), l))).collect();
         let saved_globals = self.fun_globals.replace(fun_globals);
@@ -811,11 +817,9 @@ impl<'a> Compiler<'a> {
         ) || matches!(&e.kind, ExprKind::Var(id) if id.res == Res::Global);
         if !ctx.unit && hoist && !uses_locals(e) {
             // No instance-dependent input: evaluate once, then replicate (as CMU NESL).
-            let mark = fb.height();
             let u = self.unit_ctx(fb);
             let v = self.expr(fb, env, u, e)?;
             let r = self.replicate(fb, &v, ctx)?;
-            fb.collapse(mark, &r.s);
             return Ok(r);
         }
         let ty = self.ty(e)?;
@@ -839,7 +843,6 @@ impl<'a> Compiler<'a> {
                 Ok(Val::pair(x, y))
             }
             ExprKind::Let(binds, body) => {
-                let mark = fb.height();
                 let n = env.len();
                 for (p, x) in binds {
                     let v = self.expr(fb, env, ctx, x)?;
@@ -848,7 +851,6 @@ impl<'a> Compiler<'a> {
                 let r = self.expr(fb, env, ctx, body);
                 env.truncate(n);
                 let r = r?;
-                fb.collapse(mark, &r.s);
                 Ok(r)
             }
             ExprKind::If(c, a, b) => self.if_expr(fb, env, ctx, c, a, b, &ty, e.span),
@@ -914,8 +916,7 @@ impl<'a> Compiler<'a> {
                         if origin == Origin::User {
                             self.check_callee(&func.name, &aty, &ty, func.span)?;
                         }
-                        let name = self.instance_at(origin, &func.name, &aty, &v.lay);
-                        self.call(fb, &name, &v, ctx, &ty, e.span)
+                        self.call_fn(fb, origin, &func.name, &aty, &v, ctx, &ty, e.span)
                     }
                     Res::Builtin => {
                         if let Some(r) = self.lazy_builtin(fb, env, ctx, &func.name, arg, &ty, e.span)? {
@@ -963,8 +964,7 @@ impl<'a> Compiler<'a> {
                 if *origin == Origin::User {
                     self.check_callee(name, aty, rty, span)?;
                 }
-                let vname = self.instance_at(*origin, name, aty, &arg.lay);
-                self.call(fb, &vname, &arg, ctx, rty, span)
+                self.call_fn(fb, *origin, name, aty, &arg, ctx, rty, span)
             }
             FunRef::Builtin(name) => self.builtin(fb, ctx, name, arg, aty, rty, span),
             FunRef::Con(_) => {
@@ -986,8 +986,9 @@ impl<'a> Compiler<'a> {
         fb.op1(O::Div.t(Ty::Int), &[c, d])
     }
 
-    /// Calls a VCODE function on a lifted argument in `ctx`.
-    pub(crate) fn call(&mut self, fb: &mut FunBuilder, name: &str, arg: &Val, ctx: Ctx, res: &Type, span: Span) -> R<Val> {
+    /// Calls a VCODE function instance on an argument in `ctx` (its serial instance in a
+    /// unit context, which takes no context descriptor).
+    fn call(&mut self, fb: &mut FunBuilder, name: &str, arg: &Val, ctx: Ctx, res: &Type, span: Span) -> R<Val> {
         let lay = self.lay(res, span)?;
         let mut args = arg.s.clone();
         if let Some(versions) = self.instance_globals.get(name) {
@@ -1002,8 +1003,10 @@ impl<'a> Compiler<'a> {
                 }
             }
         }
-        args.push(ctx.seg);
-        let s = fb.call(&name, &args, lay.size());
+        if !ctx.unit {
+            args.push(ctx.seg);
+        }
+        let s = fb.call(name, &args, lay.size());
         Ok(Val::new(s, lay))
     }
 
@@ -1240,7 +1243,6 @@ impl<'a> Compiler<'a> {
         ty: &Type,
         span: Span,
     ) -> R<Val> {
-        let mark = fb.height();
         let mut seqs = Vec::new();
         for b in binders {
             seqs.push(self.expr(fb, env, ctx, &b.seq)?);
@@ -1376,7 +1378,6 @@ impl<'a> Compiler<'a> {
         let lay = self.lay(ty, span)?;
         let out = Val::mk_seq(seg, r);
         let out = Val::new(out.s, lay);
-        fb.collapse(mark, &out.s);
         Ok(out)
     }
 
@@ -1425,14 +1426,12 @@ impl<'a> Compiler<'a> {
                 }
             }
         }
-        let mark = fb.height();
         let mut vals = Vec::with_capacity(es.len());
         for x in es {
             vals.push(self.expr(fb, env, ctx, x)?);
         }
         let out = self.make_seq(fb, ctx, &vals, &el);
         let out = Val::new(out.s, lay);
-        fb.collapse(mark, &out.s);
         Ok(out)
     }
 }

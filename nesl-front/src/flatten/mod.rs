@@ -7,9 +7,13 @@
 //! entry function (the first of the program) leaves the expression's value on the stack in
 //! the flat layout of vcode.md section 3 ([`flat_slots`] gives that layout).
 //!
-//! How (spec Part 2): every function instance is generated in its lifted ("extended")
-//! form only, taking its arguments one level up plus a context segment descriptor; the
-//! top level runs in a context of one instance ([`gen`]). Sequence primitives are index
+//! How (spec Part 2): a function instance is generated in its lifted ("extended") form,
+//! taking its arguments one level up plus a context segment descriptor, for calls inside
+//! an apply-to-each, and in its serial form, taking plain arguments and no descriptor, for
+//! calls in a context of one instance (the top level, serial code): scalar arithmetic,
+//! `if` and calls there are scalar VCODE, as CMU's compiler writes them ([`gen`]). The
+//! builder writes stack code by liveness ([`stack`]): a value dies at its last use and a
+//! call in tail position runs in constant stack. Sequence primitives are index
 //! computations followed by a type-directed gather ([`helpers`], [`prims`]); library
 //! functions that are natural in NESL are written in NESL ([`prelude`]) and compiled
 //! like user functions.
@@ -21,6 +25,7 @@ mod helpers;
 mod layout;
 pub mod prelude;
 mod prims;
+mod stack;
 mod strings;
 
 pub use layout::SlotKind;
@@ -219,11 +224,9 @@ pub fn compile_exprs(session: &Session, exprs: &[Expr], globals: &Globals, opts:
     let (mut fb, _) = FunBuilder::new(0);
     let mut results = Vec::new();
     for e in exprs {
-        let mark = fb.height();
         let ctx = c.unit_ctx(&mut fb);
         let mut env = Env::new();
         let v = c.expr(&mut fb, &mut env, ctx, e).map_err(|d| vec![d])?;
-        fb.collapse(mark, &v.s);
         results.extend(v.s);
     }
     c.drain().map_err(|d| vec![d])?;

@@ -116,14 +116,12 @@ impl Compiler<'_> {
             return Ok(None);
         }
         let rlay = self.lay(rty, span)?;
-        let mark = fb.height();
         let mut vs = Vec::with_capacity(es.len());
         for e in es {
             vs.push(self.expr(fb, env, ctx, e)?);
         }
         let r = self.seq_concat(fb, ctx, &vs);
         let r = Val::new(r.s, rlay);
-        fb.collapse(mark, &r.s);
         Ok(Some(r))
     }
 
@@ -369,8 +367,7 @@ impl Compiler<'_> {
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn builtin(&mut self, fb: &mut FunBuilder, ctx: Ctx, name: &str, arg: Val, aty: &Type, rty: &Type, span: Span) -> R<Val> {
         if self.info.prelude(name).is_some() {
-            let f = self.instance_at(Origin::Prelude, name, aty, &arg.lay);
-            return self.call(fb, &f, &arg, ctx, rty, span);
+            return self.call_fn(fb, Origin::Prelude, name, aty, &arg, ctx, rty, span);
         }
         if let Some(r) = self.string_builtin(fb, ctx, name, &arg, aty, rty, span)? {
             return Ok(r);

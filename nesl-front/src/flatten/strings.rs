@@ -75,8 +75,7 @@ impl Compiler<'_> {
         if self.info.prelude(name).is_none() {
             return Err(err(span, format!("internal error: the prelude lacks {name}")));
         }
-        let f = self.instance(Origin::Prelude, name, aty);
-        self.call(fb, &f, arg, ctx, rty, span)
+        self.call_fn(fb, Origin::Prelude, name, aty, arg, ctx, rty, span)
     }
 
     /// A prelude text function of one argument (`[char]` result).

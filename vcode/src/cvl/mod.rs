@@ -85,6 +85,8 @@ pub struct OpStats {
     /// `(kind, calls, elements)` in first-use order; `kind` is a CVL family name such as
     /// `elementwise`, `scan`, `reduce`, `permute`.
     pub rows: Vec<(String, u64, u64)>,
+    /// VCODE instructions executed (every kind, stack shuffles and control included).
+    pub instructions: u64,
 }
 
 impl OpStats {
