@@ -7,7 +7,7 @@
 //! - the serial version of a function (called in a scalar context) and its lifted version
 //!   (called inside an apply-to-each) agree on random inputs, at every level.
 
-use nesl_front::toplevel::TopLevel;
+use nesl::{Backend, Config, TopLevel};
 use std::path::Path;
 
 const LOOP: &str = "function loop(i, acc) = if i == 0 then acc else loop(i - 1, acc + i);\n";
@@ -19,7 +19,7 @@ const STRING: &str = "function build(i, s) = if i == 0 then s else build(i - 1, 
 
 /// The transcript of `src` at `opt` and the VCODE instructions it executed.
 fn run_counted(src: &str, opt: u8) -> (String, u64) {
-    let ex = regression::executor(regression::Backend::Cpu, opt, true).expect("cpu executor");
+    let ex = Config::new(Backend::Cpu, opt).with_stats(true).executor().expect("cpu executor");
     let mut top = TopLevel::new(ex);
     let mut out = Vec::new();
     top.eval_source("serial.nesl", src, &mut out).expect("transcript");
@@ -170,7 +170,7 @@ fn serial_and_lifted_versions_agree_on_random_inputs() {
 ", c.replace('X', "x").replace('Y', "y"), pairs.join(", ")));
     }
     for opt in [0, 1, 2] {
-        let ex = regression::executor(regression::Backend::Cpu, opt, false).expect("cpu executor");
+        let ex = Config::new(Backend::Cpu, opt).executor().expect("cpu executor");
         let mut top = TopLevel::new(ex);
         let mut out = Vec::new();
         top.eval_source("agree.nesl", &src, &mut out).expect("transcript");
