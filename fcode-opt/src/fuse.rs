@@ -14,8 +14,8 @@
 //! values are never stored. This holds for a one-operation tree too.
 
 use crate::lir::{removable, use_counts, Block, LProgram, Rhs, Tree, Var};
-use std::collections::HashMap;
 use crate::util::{exec_of, operand_types, scalar_const};
+use std::collections::HashMap;
 use vcode::op::{Exec, SlotTy};
 use vcode::{Expr, Fold, HostScalar, HostVector, Imm, Instr, Opcode, SuperOp, Ty, VType};
 
