@@ -180,7 +180,7 @@ impl Tree {
     /// True when evaluating the tree may trap on its values (integer `/` or `%`).
     pub fn may_trap(&self) -> bool {
         match self {
-            Tree::Op { ins, args, .. } => may_trap(ins) || args.iter().any(Tree::may_trap),
+            Tree::Op { ins, args, .. } => ins.may_trap_on_values() || args.iter().any(Tree::may_trap),
             _ => false,
         }
     }
@@ -195,7 +195,7 @@ impl Tree {
     pub fn trap_origin(&self) -> Option<Origin> {
         match self {
             Tree::Op { ins, args, origin } => {
-                args.iter().find_map(Tree::trap_origin).or_else(|| may_trap(ins).then_some(*origin))
+                args.iter().find_map(Tree::trap_origin).or_else(|| ins.may_trap_on_values().then_some(*origin))
             }
             _ => None,
         }
@@ -209,10 +209,6 @@ impl Tree {
     }
 }
 
-/// True for the instructions that trap on some operand values (integer `/`, `%`).
-pub fn may_trap(ins: &Instr) -> bool {
-    matches!(ins.op, vcode::Opcode::Mod) || (matches!(ins.op, vcode::Opcode::Div) && ins.ty != Some(Ty::Float))
-}
 
 impl Rhs {
     /// Calls `f` on every variable this statement reads, including free variables of
@@ -273,33 +269,18 @@ fn pure_exec(e: Exec) -> bool {
 }
 
 /// True when a statement whose results are unused can be deleted: it has no effect and
-/// cannot trap on well-formed input (permutations, `EXTRACT` and `REPLACE` check indices
-/// and integer division checks for zero, so they stay; `MAKE_SEGDES` only rejects
-/// negative lengths, which compiled code never builds, so an unused one goes).
+/// cannot trap on well-formed input ([`vcode::Instr::removable_when_unused`], plus pairs
+/// and superoperators without integer division).
 pub fn removable(rhs: &Rhs, superops: &[SuperOp]) -> bool {
     match rhs {
         Rhs::Tree(t) => !t.may_trap(),
         Rhs::Prim { ins, .. } => match exec_of(ins) {
-            Exec::Binary(_) => !may_trap(ins),
-            Exec::Unary(_)
-            | Exec::Select
-            | Exec::Const
-            | Exec::Dist
-            | Exec::Length
-            | Exec::Lengths
-            | Exec::MakeSegdes
-            | Exec::Scan(_)
-            | Exec::Reduce(_)
-            | Exec::Index
-            | Exec::Rank(_)
-            | Exec::Pack
-            | Exec::Pair
-            | Exec::Unpair => true,
+            Exec::Pair | Exec::Unpair => true,
             Exec::Fused => match ins.imm {
                 vcode::Imm::Index(k) => superops.get(k as usize).is_some_and(|op| !expr_may_trap(&op.body)),
                 _ => false,
             },
-            _ => false,
+            _ => ins.removable_when_unused(),
         },
         Rhs::If { then, els, .. } => {
             !then.diverges

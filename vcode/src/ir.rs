@@ -189,6 +189,34 @@ pub struct Instr {
 }
 
 impl Instr {
+    /// True for the instructions that trap on some operand values: integer `/` and `%`.
+    pub fn may_trap_on_values(&self) -> bool {
+        matches!(self.op, Opcode::Mod) || (matches!(self.op, Opcode::Div) && self.ty != Some(Ty::Float))
+    }
+    /// True when the instruction may be dropped if its results are unused: no effect
+    /// besides its results, and no trap on the inputs compiled code gives it (integer
+    /// division stays; so do the permutations, `EXTRACT` and `REPLACE`, which check their
+    /// indices; `MAKE_SEGDES` only rejects negative lengths, which compiled code never
+    /// builds). Stack shuffles, pairs and `FUSED` are left to the caller.
+    pub fn removable_when_unused(&self) -> bool {
+        use crate::op::Exec;
+        match self.op.info().exec {
+            Exec::Binary(_) => !self.may_trap_on_values(),
+            Exec::Unary(_)
+            | Exec::Select
+            | Exec::Const
+            | Exec::Dist
+            | Exec::Length
+            | Exec::Lengths
+            | Exec::MakeSegdes
+            | Exec::Scan(_)
+            | Exec::Reduce(_)
+            | Exec::Index
+            | Exec::Rank(_)
+            | Exec::Pack => true,
+            _ => false,
+        }
+    }
     /// An instruction with no type argument and no immediate.
     pub fn plain(op: Opcode) -> Self {
         Instr { op, ty: None, imm: Imm::None }

@@ -15,7 +15,6 @@
 
 use super::builder::Slot;
 use std::collections::{HashMap, HashSet};
-use vcode::op::Exec;
 use vcode::{Const, Imm, Instr, Opcode, Origin};
 
 /// A sequence of slot instructions.
@@ -131,28 +130,6 @@ fn find_consts(b: &Block, out: &mut HashMap<Slot, Instr>) {
     }
 }
 
-/// True for an instruction that may be dropped when its results are unused: no effect
-/// besides its results, and no trap on the inputs compiled code gives it (integer
-/// division and the permutations, which check their indices, stay).
-fn removable(ins: &Instr) -> bool {
-    match ins.op.info().exec {
-        Exec::Binary(_) => !(matches!(ins.op, Opcode::Mod) || (matches!(ins.op, Opcode::Div) && ins.ty != Some(vcode::Ty::Float))),
-        Exec::Unary(_)
-        | Exec::Select
-        | Exec::Const
-        | Exec::Dist
-        | Exec::Length
-        | Exec::Lengths
-        | Exec::MakeSegdes
-        | Exec::Scan(_)
-        | Exec::Reduce(_)
-        | Exec::Index
-        | Exec::Rank(_)
-        | Exec::Pack => true,
-        _ => false,
-    }
-}
-
 struct Liveness<'a> {
     remat: &'a HashMap<Slot, Instr>,
 }
@@ -178,7 +155,7 @@ impl Liveness<'_> {
             match n {
                 Node::Op(o) => {
                     let used = o.res.iter().any(|r| live.contains(r));
-                    if self.remat.contains_key(o.res.first().unwrap_or(&Slot::MAX)) || (!used && removable(&o.ins)) {
+                    if self.remat.contains_key(o.res.first().unwrap_or(&Slot::MAX)) || (!used && o.ins.removable_when_unused()) {
                         o.keep = false;
                         continue;
                     }
