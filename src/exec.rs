@@ -6,13 +6,16 @@
 use crate::backend::{Backend, Library};
 use crate::error::{Backtrace, Error, Result, RuntimeError};
 use cvl_cuda::{CudaCvl, StatsProbe};
-use vcode::{Cvl, HostValue, OpStats, RunOptions, RunOutcome};
+use vcode::{Const, Cvl, HostValue, OpStats, Residents, RunOptions, RunOutcome};
 
 /// What running a compiled top-level expression gave.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ExecResult {
-    /// The program ran to its end; its final stack, bottom first.
-    Finished(Vec<HostValue>),
+    /// The program ran to its end; its final stack, bottom first: values the executor
+    /// keeps in its vector library ([`Const::Resident`], which later programs of the same
+    /// executor can hold as constants) or host constants. [`Executor::fetch`] copies one
+    /// to the host.
+    Finished(Vec<Const>),
     /// The program stopped with `EXIT` (after writing its runtime error message): where
     /// the `EXIT` was and how the program got there (empty when unknown).
     Exited(Backtrace),
@@ -25,6 +28,22 @@ pub trait Executor {
     /// output, runtime error messages before `EXIT`). `Err` is a run-time error (with its
     /// place), a program that does not load, or an internal error of the optimiser.
     fn execute(&mut self, program: vcode::Program, out: &mut dyn std::io::Write) -> Result<ExecResult>;
+
+    /// A host copy of a value a run of this executor left ([`ExecResult::Finished`]), or
+    /// of a host constant. A value stays in the vector library while some handle to it
+    /// is held (in a global, in a program) and is dropped at a later run after that.
+    fn fetch(&mut self, value: &Const) -> Result<HostValue> {
+        match value {
+            Const::Resident(_) => Err(Error::Backend("this executor keeps no values between runs".into())),
+            c => Ok(c.to_host()),
+        }
+    }
+
+    /// Puts a host value where this executor keeps values between runs; the constant
+    /// that later programs hold to use it (the host value itself by default).
+    fn keep(&mut self, value: HostValue) -> Result<Const> {
+        Ok(Const::from(value))
+    }
 
     /// Counts of the vector operations run so far (for `--stats`), when kept.
     fn stats(&self) -> Option<&OpStats> {
@@ -100,11 +119,18 @@ pub fn optimiser(opt: u8) -> Option<Transform> {
     (opt > 0).then(|| -> Transform { Box::new(move |p: vcode::Program| crate::pipeline::optimise(&p, opt)) })
 }
 
+/// Values of at most this many elements that a run leaves come back to the host as
+/// constants (scalars the optimiser can fold into later programs); larger ones stay in
+/// the vector library ([`vcode::run_resident`]).
+const SMALL: usize = 16;
+
 /// Runs programs with the VCODE interpreter on the vector library `C`, which is kept from
 /// one evaluation to the next (a GPU library keeps its context and compiled kernels),
 /// after an optional rewrite (the optimiser).
 pub struct VcodeExecutor<C: Cvl> {
     cvl: C,
+    /// The final stacks of earlier runs, kept in the library for later ones.
+    residents: Residents<C>,
     options: RunOptions,
     transform: Option<Transform>,
     stats: Option<OpStats>,
@@ -130,7 +156,7 @@ impl Default for VcodeExecutor<vcode::CpuCvl> {
 impl<C: Cvl> VcodeExecutor<C> {
     /// Runs on `cvl`.
     pub fn with_cvl(cvl: C) -> Self {
-        VcodeExecutor { cvl, options: RunOptions::default(), transform: None, stats: None, verify: false }
+        VcodeExecutor { cvl, residents: Residents::new(), options: RunOptions::default(), transform: None, stats: None, verify: false }
     }
 
     /// Keeps counts of the vector operations (summed over all evaluations) when `on`.
@@ -179,7 +205,10 @@ impl<C: Cvl> Executor for VcodeExecutor<C> {
         // Every evaluation is a fresh VCODE process in the reference: the random
         // generator starts again from its initial state (spec section 4, "Random numbers").
         self.cvl.srand(0).map_err(|t| RuntimeError::new(&program, t))?;
-        let report = vcode::run(&program, &mut self.cvl, out, &self.options).map_err(|t| RuntimeError::new(&program, t))?;
+        let report = vcode::run_resident(&program, &mut self.cvl, &mut self.residents, SMALL, out, &self.options);
+        // Between forms the library holds only live values (the REPL gives memory back).
+        self.cvl.release_idle();
+        let report = report.map_err(|t| RuntimeError::new(&program, t))?;
         if let Some(total) = &mut self.stats {
             total.instructions += report.stats.instructions;
             for (kind, calls, elements) in &report.stats.rows {
@@ -196,6 +225,18 @@ impl<C: Cvl> Executor for VcodeExecutor<C> {
             RunOutcome::Finished(values) => ExecResult::Finished(values),
             RunOutcome::Exited(_) => ExecResult::Exited(report.exit_site.map(|s| Backtrace::new(&program, &s)).unwrap_or_default()),
         })
+    }
+
+    fn fetch(&mut self, value: &Const) -> Result<HostValue> {
+        self.residents
+            .to_host(&mut self.cvl, value)
+            .map_err(|t| Error::Backend(format!("cannot copy a value out of the vector library: {}", t.kind)))
+    }
+
+    fn keep(&mut self, value: HostValue) -> Result<Const> {
+        self.residents
+            .insert_host(&mut self.cvl, value)
+            .map_err(|t| Error::Backend(format!("cannot copy a value into the vector library: {}", t.kind)))
     }
 
     fn stats(&self) -> Option<&OpStats> {
@@ -245,6 +286,14 @@ impl CudaExecutor {
 impl Executor for CudaExecutor {
     fn execute(&mut self, program: vcode::Program, out: &mut dyn std::io::Write) -> Result<ExecResult> {
         self.inner.execute(program, out)
+    }
+
+    fn fetch(&mut self, value: &Const) -> Result<HostValue> {
+        self.inner.fetch(value)
+    }
+
+    fn keep(&mut self, value: HostValue) -> Result<Const> {
+        self.inner.keep(value)
     }
 
     fn stats(&self) -> Option<&OpStats> {

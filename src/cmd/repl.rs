@@ -204,9 +204,8 @@ impl Repl {
             Special::Backend(b) => (b, self.opt),
             Special::Opt(n) => (self.backend, n),
         };
-        match Config::new(backend, opt).executor() {
-            Ok(ex) => {
-                self.top.set_executor(ex);
+        match Config::new(backend, opt).executor().and_then(|ex| self.top.set_executor(ex)) {
+            Ok(()) => {
                 self.backend = backend;
                 self.opt = opt;
                 Ok(())

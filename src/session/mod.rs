@@ -129,9 +129,27 @@ impl TopLevel {
     }
 
     /// Runs the following forms with `executor` (the REPL's `set backend` and `set opt`);
-    /// what is defined so far stays.
-    pub fn set_executor(&mut self, executor: Box<dyn Executor>) {
+    /// what is defined so far stays: the global values move from the old executor's
+    /// vector library into the new one's. When a value cannot move, nothing changes.
+    pub fn set_executor(&mut self, mut executor: Box<dyn Executor>) -> crate::Result<()> {
+        let mut moved = Vec::with_capacity(self.globals.len());
+        for (name, g) in &self.globals {
+            let mut slots = Vec::with_capacity(g.slots.len());
+            for c in &g.slots {
+                slots.push(match c {
+                    vcode::Const::Resident(_) => executor.keep(self.executor.fetch(c)?)?,
+                    host => host.clone(),
+                });
+            }
+            moved.push((name.clone(), slots));
+        }
+        for (name, slots) in moved {
+            if let Some(g) = self.globals.get_mut(&name) {
+                g.slots = slots;
+            }
+        }
         self.executor = executor;
+        Ok(())
     }
 
     /// Reads and evaluates a file; `file` names it in messages.
@@ -328,7 +346,7 @@ impl TopLevel {
                 };
                 let ok = self.print_value(t, "it", &ty, &slots)?;
                 if ok {
-                    self.globals.insert("it".to_string(), GlobalValue { ty, slots: slots.into_iter().map(vcode::Const::from).collect() });
+                    self.globals.insert("it".to_string(), GlobalValue { ty, slots });
                 } else {
                     self.restore(previous);
                 }
@@ -391,7 +409,8 @@ impl TopLevel {
     }
 
     /// Compiles and runs a top-level expression; `None` when an error was printed.
-    fn run(&mut self, expr: &Expr, ty: &Type, file: &str, src: &str, t: &mut Out<'_>) -> io::Result<Option<Vec<HostValue>>> {
+    /// Its value stays where the executor keeps it (see [`Executor::fetch`]).
+    fn run(&mut self, expr: &Expr, ty: &Type, file: &str, src: &str, t: &mut Out<'_>) -> io::Result<Option<Vec<vcode::Const>>> {
         let opts = CompileOptions { arg_check: self.settings.arg_check };
         let code = match compile_expr(&self.session, expr, &self.globals, &opts) {
             Ok(code) => code,
@@ -445,11 +464,17 @@ impl TopLevel {
         }
     }
 
-    /// Prints `lhs = value : type`, or a run-time error when the value cannot be
-    /// printed (NaN or infinity, inconsistent slots).
-    fn print_value(&self, t: &mut Out<'_>, lhs: &str, ty: &Type, slots: &[HostValue]) -> io::Result<bool> {
+    /// Prints `lhs = value : type` (copying the value out of the executor for that), or
+    /// a run-time error when the value cannot be printed (NaN or infinity, inconsistent
+    /// slots).
+    fn print_value(&mut self, t: &mut Out<'_>, lhs: &str, ty: &Type, slots: &[vcode::Const]) -> io::Result<bool> {
+        let host: Result<Vec<HostValue>, Error> = slots.iter().map(|c| self.executor.fetch(c)).collect();
+        let host = match host {
+            Ok(h) => h,
+            Err(e) => return Self::runtime_error(t, &e.to_string()),
+        };
         let data = |name: &str, args: &[Type]| self.datatype_fields(name, args);
-        match format_value(ty, slots, &data, self.settings.print_length) {
+        match format_value(ty, &host, &data, self.settings.print_length) {
             Ok(text) => Self::result_line(t, lhs, &text, &format_type(ty)),
             Err(msg) => Self::runtime_error(t, &msg),
         }
@@ -468,7 +493,7 @@ impl TopLevel {
         &self,
         pat: &Pattern,
         ty: &Type,
-        slots: &[HostValue],
+        slots: &[vcode::Const],
         names: &[(String, Type)],
         pos: &mut usize,
         out: &mut Vec<(String, GlobalValue)>,
@@ -481,7 +506,7 @@ impl TopLevel {
                 let end = *pos + n;
                 let part = slots.get(*pos..end).ok_or("the value has fewer stack slots than its pattern needs")?;
                 *pos = end;
-                out.push((id.name.clone(), GlobalValue { ty, slots: part.iter().cloned().map(vcode::Const::from).collect() }));
+                out.push((id.name.clone(), GlobalValue { ty, slots: part.to_vec() }));
                 Ok(())
             }
             (PatternKind::Pair(a, b), Type::Pair(ta, tb)) => {

@@ -41,8 +41,8 @@ fn trap(kind: vcode::TrapKind) -> Error {
     Error::Runtime(RuntimeError { trap: vcode::Trap::new(kind), backtrace: Backtrace::default() })
 }
 
-fn int(v: i64) -> HostValue {
-    HostValue::Int(vec![v])
+fn int(v: i64) -> vcode::Const {
+    vcode::Const::ints(vec![v])
 }
 
 #[test]
@@ -50,7 +50,7 @@ fn results_exits_and_traps() {
     let src = "1 + 2;\n[1, 2] ++ [3];\n4 * 5;\n6 - 1;\n7;\n";
     let steps = vec![
         ("", Ok(ExecResult::Finished(vec![int(3)]))),
-        ("hi", Ok(ExecResult::Finished(vec![HostValue::Segdes(vec![3]), HostValue::Int(vec![1, 2, 3])]))),
+        ("hi", Ok(ExecResult::Finished(vec![HostValue::Segdes(vec![3]).into(), HostValue::Int(vec![1, 2, 3]).into()]))),
         ("\nRUNTIME ERROR: Divide by zero.\n", Ok(ExecResult::Exited(Backtrace::default()))),
         ("", Err(trap(vcode::TrapKind::IndexOutOfRange { index: 7, len: 2 }))),
         ("", Ok(ExecResult::Exited(Backtrace::default()))),
@@ -69,7 +69,7 @@ fn results_exits_and_traps() {
 fn results_that_do_not_fit_their_type_are_errors() {
     let steps = vec![
         ("", Ok(ExecResult::Finished(vec![int(1), int(2)]))),
-        ("", Ok(ExecResult::Finished(vec![HostValue::Float(vec![f64::NAN])]))),
+        ("", Ok(ExecResult::Finished(vec![HostValue::Float(vec![f64::NAN]).into()]))),
     ];
     let (text, summary) = scripted("1;\n2.0 / 0.0;\n", steps);
     assert_eq!(summary.failed, 2, "{text}");
@@ -180,4 +180,37 @@ fn plain_render_names_the_place() {
         plain_render("f.nesl", src, &[d]),
         "error: f.nesl:2:5: syntax error: unexpected `z`\n  note: a note\n\n"
     );
+}
+
+/// The slots of global `name` that the executor keeps in its vector library.
+fn resident_slots(top: &TopLevel, name: &str) -> usize {
+    top.globals()[name].slots.iter().filter(|c| matches!(c, vcode::Const::Resident(_))).count()
+}
+
+#[test]
+fn large_globals_stay_in_the_vector_library_across_forms_and_executors() {
+    let mut top = TopLevel::new(crate::Config::new(crate::Backend::Cpu, 2).executor().expect("the CPU library"));
+    let mut out = Vec::new();
+    let src = "n = 5;\nxs = {i * i : i in index(1000)};\nys = {x + n : x in xs};\nsum(ys);\nnest = {index(i) : i in index(40)};\n";
+    let summary = top.eval_source("test.nesl", src, &mut out).expect("writing to a Vec");
+    let text = String::from_utf8_lossy(&out).into_owned();
+    assert_eq!(summary.failed, 0, "{text}");
+    assert!(text.contains("it = 332838500 : int"), "{text}");
+    // A scalar comes back to the host (the optimiser folds it into later forms); a
+    // sequence of 1000 elements stays: its segment descriptor (one segment) is small, its
+    // data is not.
+    assert_eq!(resident_slots(&top, "n"), 0);
+    assert_eq!(resident_slots(&top, "xs"), 1);
+    assert_eq!(resident_slots(&top, "ys"), 1);
+    // 40 segments and 780 elements: both kept.
+    assert_eq!(resident_slots(&top, "nest"), 2);
+    // Another optimisation level: another library; the values move with the globals.
+    top.set_executor(crate::Config::new(crate::Backend::Cpu, 0).executor().expect("the CPU library")).expect("moved");
+    assert_eq!(resident_slots(&top, "xs"), 1);
+    let mut out = Vec::new();
+    top.eval_source("test.nesl", "sum(ys) - sum(xs);\n{sum(v) : v in nest}[39];\nxs[999];\n", &mut out).expect("writing to a Vec");
+    let text = String::from_utf8_lossy(&out).into_owned();
+    assert!(text.contains("it = 5000 : int"), "{text}");
+    assert!(text.contains("it = 741 : int"), "{text}");
+    assert!(text.contains("it = 998001 : int"), "{text}");
 }

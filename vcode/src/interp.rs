@@ -14,6 +14,7 @@ use crate::io::{write_text, Files};
 use crate::ir::{Const, Imm, Program};
 use crate::op::{Effect, Exec, Pat, SlotTy, Ty};
 use crate::trap::{Trap, TrapKind, TrapSite};
+use crate::resident::Residents;
 use crate::{HostValue, RunOptions, RunOutcome, RunReport};
 use std::io::Write;
 use std::time::Instant;
@@ -161,8 +162,9 @@ fn mark_tail_calls(code: &mut [Decoded], base: usize) {
     }
 }
 
-fn host_const<C: Cvl>(cvl: &mut C, c: &Const) -> Result<Value<C>, Trap> {
+fn host_const<C: Cvl>(cvl: &mut C, residents: &Residents<C>, c: &Const) -> Result<Value<C>, Trap> {
     Ok(match c {
+        Const::Resident(r) => residents.get(r)?.clone(),
         Const::Int(v, _) => Value::Vec(cvl.from_host(HostVector::Int(v.to_vec()))?),
         Const::Float(v, _) => Value::Vec(cvl.from_host(HostVector::Float(v.to_vec()))?),
         Const::Bool(v, _) => Value::Vec(cvl.from_host(HostVector::Bool(v.to_vec()))?),
@@ -172,6 +174,16 @@ fn host_const<C: Cvl>(cvl: &mut C, c: &Const) -> Result<Value<C>, Trap> {
             Value::Seg(cvl.segdes_from_host(&lens)?)
         }
     })
+}
+
+/// A host value copied into the library.
+pub(crate) fn from_host<C: Cvl>(cvl: &mut C, v: HostValue) -> Result<Value<C>, Trap> {
+    match v {
+        HostValue::Int(a) => cvl.from_host(HostVector::Int(a)).map(Value::Vec),
+        HostValue::Float(a) => cvl.from_host(HostVector::Float(a)).map(Value::Vec),
+        HostValue::Bool(a) => cvl.from_host(HostVector::Bool(a)).map(Value::Vec),
+        HostValue::Segdes(a) => cvl.segdes_from_host(&a).map(Value::Seg),
+    }
 }
 
 fn slot_name<C: Cvl>(cvl: &C, v: &Value<C>) -> &'static str {
@@ -307,13 +319,7 @@ impl<C: Cvl> Machine<'_, C> {
     }
 
     fn from_host_value(&mut self, v: HostValue) -> Result<Value<C>, String> {
-        let r = match v {
-            HostValue::Int(a) => self.cvl.from_host(HostVector::Int(a)).map(Value::Vec),
-            HostValue::Float(a) => self.cvl.from_host(HostVector::Float(a)).map(Value::Vec),
-            HostValue::Bool(a) => self.cvl.from_host(HostVector::Bool(a)).map(Value::Vec),
-            HostValue::Segdes(a) => self.cvl.segdes_from_host(&a).map(Value::Seg),
-        };
-        r.map_err(|t| t.kind.to_string())
+        from_host(self.cvl, v).map_err(|t| t.kind.to_string())
     }
 
     fn string_arg(&mut self, v: &C::Vector) -> Result<String, Trap> {
@@ -695,12 +701,12 @@ impl<C: Cvl> Machine<'_, C> {
 
 impl<'a, C: Cvl> Machine<'a, C> {
     /// A machine with an empty stack and every constant of `p` loaded into `cvl`.
-    pub(crate) fn load(p: &Program, cvl: &'a mut C) -> Result<Self, Trap> {
+    pub(crate) fn load(p: &Program, cvl: &'a mut C, residents: &Residents<C>) -> Result<Self, Trap> {
         let mut consts = Vec::new();
         for f in &p.functions {
             for ins in &f.body {
                 if let Imm::Const(c) = &ins.imm {
-                    consts.push(host_const(cvl, c)?);
+                    consts.push(host_const(cvl, residents, c)?);
                 }
             }
         }
@@ -741,15 +747,17 @@ pub(crate) fn site_with_stack(p: &Program, code: &Code, pc: usize, calls: &CallS
     site
 }
 
-/// Runs `p` on `cvl`; see [`crate::run`].
+/// Runs `p` on `cvl`, its resident constants taken from `residents`; the final stack is
+/// left in the library (see [`crate::run`], [`crate::run_resident`]).
 pub(crate) fn run<C: Cvl>(
     p: &Program,
     cvl: &mut C,
+    residents: &Residents<C>,
     out: &mut dyn Write,
     opts: &RunOptions,
-) -> Result<RunReport, Trap> {
+) -> Result<RunReport<Value<C>>, Trap> {
     let code = decode(p)?;
-    let mut m = Machine::load(p, cvl)?;
+    let mut m = Machine::load(p, cvl, residents)?;
     m.files.configure(opts.stdin.clone(), opts.file_access);
     let mut pc = code.entry;
     let mut calls = CallStack::default();
@@ -815,13 +823,7 @@ pub(crate) fn run<C: Cvl>(
             exit_site = Some(at);
             RunOutcome::Exited(s)
         }
-        None => {
-            let mut vals = Vec::with_capacity(m.stack.len());
-            for v in &m.stack {
-                vals.push(to_host_value(m.cvl, v)?);
-            }
-            RunOutcome::Finished(vals)
-        }
+        None => RunOutcome::Finished(std::mem::take(&mut m.stack)),
     };
     Ok(RunReport { outcome, stats: m.stats, exit_site })
 }

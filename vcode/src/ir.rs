@@ -293,6 +293,10 @@ pub enum Const {
     Segdes(Arc<[i64]>, bool),
     /// `CONST CHAR "text"`: an `INT` vector of character codes.
     Char(String),
+    /// A value kept in the vector library by an earlier run ([`crate::run_resident`]):
+    /// not part of the VCODE text (it prints as `CONST INT <resident 3>`, which does not
+    /// read back), only of programs built and run in one process.
+    Resident(crate::Resident),
 }
 
 impl From<crate::HostValue> for Const {
@@ -351,6 +355,23 @@ impl Const {
             Const::Bool(..) => Ty::Bool,
             Const::Segdes(..) => Ty::Segdes,
             Const::Char(_) => Ty::Char,
+            Const::Resident(r) => r.ty(),
+        }
+    }
+
+    /// The constant's data as a host value (a segment descriptor as its lengths, a scalar
+    /// as a one-element vector, text as character codes); a [`Const::Resident`] has none
+    /// here and gives an empty `INT` vector: use [`crate::Residents::to_host`] for it.
+    pub fn to_host(&self) -> crate::HostValue {
+        use crate::HostValue;
+        match self {
+            Const::Int(v, _) => HostValue::Int(v.to_vec()),
+            Const::Float(v, _) => HostValue::Float(v.to_vec()),
+            Const::Bool(v, _) => HostValue::Bool(v.to_vec()),
+            Const::Segdes(v, true) => HostValue::Segdes(v.to_vec()),
+            Const::Segdes(v, false) => HostValue::Segdes(vec![v.first().copied().unwrap_or(0)]),
+            Const::Char(s) => HostValue::Int(s.chars().map(|c| c as i64).collect()),
+            Const::Resident(_) => HostValue::Int(Vec::new()),
         }
     }
 }

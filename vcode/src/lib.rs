@@ -34,6 +34,7 @@ mod lex;
 pub mod op;
 mod parse;
 mod print;
+mod resident;
 mod step;
 pub mod trap;
 mod verify;
@@ -45,6 +46,7 @@ pub use fused::{Expr, Fold, FoldKind, SuperOp};
 pub use ir::{Const, Function, Imm, Instr, Origin, Place, Pos, Program, Scope};
 pub use op::{Opcode, Ty};
 pub use parse::{parse, ParseError};
+pub use resident::{run_resident, Resident, Residents};
 pub use print::{c_exp, float_literal, format_value, format_vinterp, WithOrigins};
 pub use step::{Location, SlotInfo, StepEvent, Stepper};
 pub use trap::{Frame, Trap, TrapKind, TrapSite};
@@ -99,18 +101,19 @@ pub enum HostValue {
 
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
-pub enum RunOutcome {
-    /// The entry function returned; the final stack, bottom first.
-    Finished(Vec<HostValue>),
+pub enum RunOutcome<T = HostValue> {
+    /// The entry function returned; the final stack, bottom first (host copies from
+    /// [`run`], handles to values kept in the library from [`run_resident`]).
+    Finished(Vec<T>),
     /// `EXIT` ran (status: the `INT` on top of the stack, or 0); nothing is printed.
     Exited(i64),
 }
 
-/// The result of [`run`].
+/// The result of [`run`] (and of [`run_resident`], whose final stack is kept).
 #[derive(Debug, Clone, PartialEq)]
-pub struct RunReport {
+pub struct RunReport<T = HostValue> {
     /// How the run ended.
-    pub outcome: RunOutcome,
+    pub outcome: RunOutcome<T>,
     /// Operation counts (empty unless [`RunOptions::stats`]).
     pub stats: OpStats,
     /// When the run stopped by `EXIT`: the place of that `EXIT` instruction, with the
@@ -129,5 +132,26 @@ pub fn run<C: Cvl>(
     out: &mut dyn std::io::Write,
     opts: &RunOptions,
 ) -> Result<RunReport, Trap> {
-    interp::run(p, cvl, out, opts)
+    let report = interp::run(p, cvl, &Residents::new(), out, opts)?;
+    report.try_map(|v| interp::to_host_value(cvl, &v))
+}
+
+impl<T> RunReport<T> {
+    /// The same report with every final stack slot replaced by `f` of it.
+    pub fn map<U>(self, f: impl FnMut(T) -> U) -> RunReport<U> {
+        let outcome = match self.outcome {
+            RunOutcome::Finished(v) => RunOutcome::Finished(v.into_iter().map(f).collect()),
+            RunOutcome::Exited(s) => RunOutcome::Exited(s),
+        };
+        RunReport { outcome, stats: self.stats, exit_site: self.exit_site }
+    }
+
+    /// [`RunReport::map`] with a fallible `f`: the first error.
+    pub fn try_map<U, E>(self, mut f: impl FnMut(T) -> Result<U, E>) -> Result<RunReport<U>, E> {
+        let outcome = match self.outcome {
+            RunOutcome::Finished(v) => RunOutcome::Finished(v.into_iter().map(&mut f).collect::<Result<_, E>>()?),
+            RunOutcome::Exited(s) => RunOutcome::Exited(s),
+        };
+        Ok(RunReport { outcome, stats: self.stats, exit_site: self.exit_site })
+    }
 }

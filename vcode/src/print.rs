@@ -47,6 +47,7 @@ impl fmt::Display for Const {
             Const::Float(v, l) => write_list(f, v, *l, |x| float_literal(*x)),
             Const::Bool(v, l) => write_list(f, v, *l, |x| if *x { "T".into() } else { "F".into() }),
             Const::Char(s) => write!(f, "\"{s}\""),
+            Const::Resident(r) => write!(f, "<resident {}>", r.id()),
         }
     }
 }

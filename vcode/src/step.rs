@@ -92,7 +92,7 @@ impl<'a, C: Cvl> Stepper<'a, C> {
     /// first instruction of the entry function. Only `max_call_depth` of `opts` is used.
     pub fn new(prog: &'a Program, cvl: &'a mut C, opts: &RunOptions) -> Result<Self, Trap> {
         let code = decode(prog)?;
-        let machine = Machine::load(prog, cvl)?;
+        let machine = Machine::load(prog, cvl, &crate::Residents::new())?;
         let mut starts = Vec::with_capacity(prog.functions.len());
         let mut n = 0;
         for f in &prog.functions {

@@ -48,6 +48,8 @@ fn const_form(c: &Const) -> String {
         Const::Bool(v, l) => ("BOOL", v.len(), *l),
         Const::Segdes(v, l) => ("SEGDES", v.len(), *l),
         Const::Char(s) => ("CHAR", s.len(), true),
+        // Not VCODE text: only programs built in one process hold these.
+        Const::Resident(_) => return "CONST resident".into(),
     };
     let shape = match (list, n) {
         (false, _) => "scalar",

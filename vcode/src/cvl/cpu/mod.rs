@@ -262,6 +262,10 @@ impl Cvl for CpuCvl {
         Ok(())
     }
 
+    fn release_idle(&mut self) {
+        self.par.on_every_thread(pool::release_idle);
+    }
+
     fn scan(&mut self, op: ReduceOp, v: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::scan_reduce(true, v.shape(), s.shape())?;
         Ok(vecd(scan::scan(&self.par, op, v.data(), &s.0)?))

@@ -39,6 +39,11 @@ pub(crate) fn recycle(d: Data) {
     }
 }
 
+/// Frees the buffers this thread's pool holds.
+pub(crate) fn release_idle() {
+    let _ = POOL.try_with(|p| p.borrow_mut().clear());
+}
+
 /// An empty buffer of `T` with room for `n` elements (and at most `4n`) from the pool.
 pub(crate) fn pooled<T: Elem>(n: usize) -> Option<Vec<T>> {
     if n < POOLED_MIN {
@@ -158,5 +163,8 @@ mod tests {
         assert!(pooled::<f64>(POOLED_MIN).is_some());
         assert!(pooled::<i64>(POOLED_MIN).is_none(), "no INT buffer was given back");
         assert!(pooled::<f64>(POOLED_MIN * 5).is_none(), "too small for this size");
+        release_idle();
+        assert_eq!(POOL.with(|p| p.borrow().len()), 0);
+        assert!(pooled::<f64>(POOLED_MIN).is_none(), "nothing is kept after a release");
     }
 }
