@@ -300,6 +300,20 @@ pub fn is_serial_only_builtin(name: &str) -> bool {
     SERIAL_ONLY.contains(&name)
 }
 
+/// Built-ins a user function may not replace: those CMU NESL's library marks
+/// `:redefine no`, and `length` and `elt`, which `#a` and `a[i]` denote. A user function
+/// may take the name of any other built-in; the new definition wins from then on.
+const NOT_REDEFINABLE: &[&str] = &[
+    "length", "elt", "index", "sum", "max_val", "min_val", "any", "all", "put", "cond_put",
+    "enumerate", "count", "max_index", "min_index", "rotate", "unpack", "join", "subseq",
+    "drop", "take", "split", "bottop", "head_rest", "rest_tail",
+];
+
+/// True for a built-in that a user function may replace ([`NOT_REDEFINABLE`]).
+pub fn is_redefinable_builtin(name: &str) -> bool {
+    is_builtin(name) && !NOT_REDEFINABLE.contains(&name)
+}
+
 /// Names of the datatypes the prelude predefines (usable in type strings).
 const PREDEFINED_DATATYPES: &[&str] = &["stream"];
 
