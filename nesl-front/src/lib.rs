@@ -12,6 +12,7 @@ pub mod ast;
 pub mod check;
 pub mod diag;
 pub mod flatten;
+mod lambda;
 pub mod lexer;
 pub mod parser;
 pub mod ty;

@@ -265,7 +265,12 @@ impl<'s> Driver<'s> {
             let slice = &toks[start..=last];
             let tokens = slice.iter().cloned().map(Ok::<Spanned, ActionError>);
             match self.parser.parse(self.src, tokens) {
-                Ok(item) => return (Ok(item), last + 1, false),
+                Ok(item) => {
+                    if let Some(longer) = self.bare_context_continues(start, &item, last) {
+                        return longer;
+                    }
+                    return (Ok(item), last + 1, false);
+                }
                 Err(ParseError::UnrecognizedEof { .. }) if end + 1 < toks.len() => {
                     // The terminator belongs to an inner construct: extend the form.
                     end = self.balanced_terminator(start, end + 1);
@@ -287,6 +292,34 @@ impl<'s> Driver<'s> {
                 }
             }
         }
+    }
+
+    /// A datatype with a context without parentheses ends at its first `;` as far as the
+    /// grammar can tell (`datatype d(a, b) :: a in any; b in any $`). When the tokens
+    /// after that `;` are another context item (`name in class` and a terminator, which
+    /// no form can be), the form goes on: the parse of the longer text, if it succeeds.
+    fn bare_context_continues(
+        &self,
+        start: usize,
+        item: &TopLevel,
+        last: usize,
+    ) -> Option<(Result<TopLevel, Vec<Diagnostic>>, usize, bool)> {
+        let toks = &self.lexed.tokens;
+        if !matches!(item, TopLevel::Datatype(_)) || !matches!(toks[last].1, Token::Semi) {
+            return None;
+        }
+        let next = toks.get(last + 1..last + 5)?;
+        let item_follows = matches!(next[0].1, Token::Ident(_))
+            && matches!(next[1].1, Token::In)
+            && matches!(next[2].1, Token::Ident(_))
+            && next[3].1.is_terminator();
+        if !item_follows {
+            return None;
+        }
+        let slice = &toks[start..=last + 4];
+        let tokens = slice.iter().cloned().map(Ok::<Spanned, ActionError>);
+        let item = self.parser.parse(self.src, tokens).ok()?;
+        Some(self.bare_context_continues(start, &item, last + 4).unwrap_or((Ok(item), last + 5, false)))
     }
 
     /// Where a form with a syntax error at token `err` ends: the first terminator at or

@@ -337,6 +337,10 @@ impl TopLevel {
         };
         match (info, form) {
             (ItemInfo::Function { name, scheme }, _) | (ItemInfo::Datatype { name, scheme }, _) => {
+                for note in std::mem::take(&mut self.session.notes) {
+                    t.start_line()?;
+                    writeln!(t, "Note: {note}.")?;
+                }
                 Self::result_line(t, &name, "fn", &format_scheme(&scheme))
             }
             (ItemInfo::Expr { ty }, Form::Expr(expr)) => {

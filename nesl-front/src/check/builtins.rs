@@ -232,6 +232,36 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("shell_command", "([char], [char]) -> [char]", "Run a shell command with the given input; its output."),
     ("get_environment_variable", "[char] -> [char]", "The value of an environment variable."),
     ("spawn", "([char], stream, stream, stream) -> ((stream, stream, stream), bool, [char])", "Start a subprocess."),
+    // Further functions of CMU NESL's library (its *.lnesl files and other-ops.nesl)
+    ("get", "([a], [int]) -> [a] :: (a in any)", "Gather: result k is a[i[k]] (same as ->)."),
+    ("append", "([a], [a]) -> [a] :: (a in any)", "Append two sequences (same as ++)."),
+    ("first", "(a, b) -> a :: (a in any; b in any)", "The first element of a pair."),
+    ("rest", "(a, b) -> b :: (a in any; b in any)", "The second element of a pair."),
+    ("make_sequence", "([a], a) -> [a] :: (a in any)", "Appends an element (same as snoc)."),
+    ("seq_dist", "(a, int) -> [a] :: (a in any)", "A sequence of n copies of a value (same as dist)."),
+    ("eput", "([a], [(int, a)]) -> [a] :: (a in any)", "Scatter (same as <-)."),
+    ("pack_scalar", "[(a, bool)] -> [a] :: (a in any)", "Keep the values whose flag is true (same as pack)."),
+    ("max_reduce", "[a] -> a :: (a in ordinal)", "The largest element (same as max_val)."),
+    ("min_reduce", "[a] -> a :: (a in ordinal)", "The smallest element (same as min_val)."),
+    ("or_reduce", "[a] -> a :: (a in logical)", "Or of the elements (same as any)."),
+    ("and_reduce", "[a] -> a :: (a in logical)", "And of the elements (same as all)."),
+    ("split_index", "[bool] -> ([int], [int])", "The counts of false and true flags, and each element's position in split."),
+    ("fseq", "(float, float, float) -> [float]", "fseq(s, d, e): s, s + d, ... up to |e - s| from s."),
+    ("next_char", "([int], [a], [a], int) -> [int] :: (a in any)", "The candidate starts c at which w[i:] occurs in s at c + i."),
+    ("collect_pairs", "[(a, b)] -> [[(a, b)]] :: (a in any; b in any)", "The pairs grouped by key."),
+    ("group_by_space", "([char], [char]) -> [[char]]", "Words: the runs of str between characters of space_chars."),
+    ("prompt", "[char] -> [char]", "Print a prompt and read a non-empty line from standard input."),
+    ("one", "a -> a :: (a in number)", "1 of the argument's type."),
+    ("zero", "a -> a :: (a in number)", "0 of the argument's type."),
+    ("float_num", "a -> float :: (a in number)", "A number as a float."),
+    ("int_to_any", "(int, a) -> a :: (a in number)", "An integer as a number of the type of the second argument."),
+    ("float_to_any", "(float, a) -> a :: (a in number)", "A float as a number of the type of the second argument (rounded for int)."),
+    ("hash_float", "float -> int", "A hash of a float (0 for 0.0)."),
+    ("hash_scalar", "a -> int :: (a in any)", "A hash of a scalar: an int itself, a bool 0 or 1, a character its code."),
+    ("hash_vector", "[a] -> int :: (a in any)", "A hash of a sequence."),
+    ("cheap_hash_vector", "[a] -> int :: (a in any)", "A hash of a sequence."),
+    ("start_timer", "int -> int", "Start the timer; returns its argument."),
+    ("stop_timer", "int -> float", "Seconds since start_timer."),
 ];
 
 /// Built-ins that may not be called inside an apply-to-each ("Cannot call X in
@@ -262,11 +292,26 @@ const SERIAL_ONLY: &[&str] = &[
     "shell_command",
     "get_environment_variable",
     "spawn",
+    "prompt",
 ];
 
 /// True for a built-in that may not be called inside an apply-to-each.
 pub fn is_serial_only_builtin(name: &str) -> bool {
     SERIAL_ONLY.contains(&name)
+}
+
+/// Built-ins a user function may not replace: those CMU NESL's library marks
+/// `:redefine no`, and `length` and `elt`, which `#a` and `a[i]` denote. A user function
+/// may take the name of any other built-in; the new definition wins from then on.
+const NOT_REDEFINABLE: &[&str] = &[
+    "length", "elt", "index", "sum", "max_val", "min_val", "any", "all", "put", "cond_put",
+    "enumerate", "count", "max_index", "min_index", "rotate", "unpack", "join", "subseq",
+    "drop", "take", "split", "bottop", "head_rest", "rest_tail",
+];
+
+/// True for a built-in that a user function may replace ([`NOT_REDEFINABLE`]).
+pub fn is_redefinable_builtin(name: &str) -> bool {
+    is_builtin(name) && !NOT_REDEFINABLE.contains(&name)
 }
 
 /// Names of the datatypes the prelude predefines (usable in type strings).

@@ -6,7 +6,7 @@
 //! defaults the variables that may not stay polymorphic to `int` and writes the fully
 //! substituted types back into the AST.
 
-use super::builtins::{builtin_scheme_ref, class_from_name, is_builtin};
+use super::builtins::{builtin_scheme_ref, class_from_name, is_builtin, is_redefinable_builtin};
 use super::print::{format_scheme, TypePrinter};
 use super::unify::{free_vars, substitute, Unifier, UnifyError};
 use super::{ItemInfo, Session};
@@ -199,12 +199,15 @@ impl<'s> Infer<'s> {
         let name = f.name.name.clone();
         f.name.res = Res::Function;
         if !self.sess.prelude_mode && is_builtin(&name) {
-            self.error(
-                DiagKind::Name,
-                f.name.span,
-                format!("`{name}` is a built-in function and cannot be redefined"),
-            );
-            return self.take_errors().map(|_| ItemInfo::Command);
+            if !is_redefinable_builtin(&name) {
+                self.error(
+                    DiagKind::Name,
+                    f.name.span,
+                    format!("`{name}` is a built-in function and cannot be redefined"),
+                );
+                return self.take_errors().map(|_| ItemInfo::Command);
+            }
+            // Otherwise the definition shadows the built-in (Session::check_item notes it).
         }
         if self.sess.datatypes.contains_key(&name) {
             self.error(

@@ -114,6 +114,9 @@ pub struct Session {
     pub sources: Vec<std::sync::Arc<crate::diag::Source>>,
     /// The source the items checked now come from (an index into `sources`).
     pub current_source: Option<usize>,
+    /// Remarks about forms that checked (a definition that replaces a built-in), for the
+    /// top level to show and clear.
+    pub notes: Vec<String>,
 }
 
 impl Default for Session {
@@ -148,6 +151,7 @@ impl Session {
             serial_functions: HashSet::new(),
             sources: Vec::new(),
             current_source: None,
+            notes: Vec::new(),
         }
     }
 
@@ -181,6 +185,11 @@ impl Session {
         let info = outcome.result?;
         match (&info, &*item) {
             (ItemInfo::Function { name, scheme }, TopLevel::Function(def)) => {
+                if !self.prelude_mode && is_builtin(name) && !self.functions.contains_key(name) {
+                    self.notes.push(format!(
+                        "`{name}` is a built-in function; this definition replaces it from here on"
+                    ));
+                }
                 if outcome.calls_serial {
                     self.serial_functions.insert(name.clone());
                 } else {

@@ -63,6 +63,33 @@ impl Compiler<'_> {
                 let pos = fb.op1(O::And.t(Ty::Int), &[h, mask]);
                 Val::base(fb.op1(O::Mod, &[pos, l.one()]), SlotKind::Int)
             }
+            // CMU's hash_scalar: an int is its own hash, a bool its btoi, a character its
+            // code, a float hash_float (the prelude); the sequence hashes and anything
+            // else use the full-range hash behind `hash`.
+            "hash_scalar" | "hash_vector" | "cheap_hash_vector" => {
+                let h = match &arg.lay {
+                    Lay::Base(SlotKind::Int) if name == "hash_scalar" => Some(arg.one()),
+                    Lay::Base(SlotKind::Bool) if name == "hash_scalar" => Some(fb.op1(O::BToI, &[arg.one()])),
+                    Lay::Base(SlotKind::Float) if name == "hash_scalar" => {
+                        let fty = Type::Float;
+                        return self.builtin(fb, ctx, "hash_float", arg.clone(), &fty, rty, span).map(Some);
+                    }
+                    _ => self.hash_of(fb, arg),
+                };
+                match h {
+                    Some(h) => Val::base(h, SlotKind::Int),
+                    None => Val::base(self.int_in(fb, ctx, 0), SlotKind::Int),
+                }
+            }
+            "start_timer" => {
+                fb.emit(O::StartTimer);
+                arg.clone()
+            }
+            "stop_timer" => {
+                let t = fb.op1(O::StopTimer, &[]);
+                let t = if ctx.unit { t } else { fb.op1(O::Dist.t(Ty::Float), &[t, ctx.seg]) };
+                Val::base(t, SlotKind::Float)
+            }
             "open_in_file" | "open_out_file" | "open_append_file" => {
                 let mode = match name {
                     "open_in_file" => MODE_READ,

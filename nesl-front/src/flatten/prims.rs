@@ -569,6 +569,27 @@ impl Compiler<'_> {
                 let z = self.zeros(fb, &arg.lay, ctx.seg);
                 Ok(z)
             }
+            // ----- number conversions of CMU's library, by the argument's type -----
+            "one" | "zero" => {
+                let k = if name == "one" { 1 } else { 0 };
+                base(self.const_in(fb, ctx, num(k1, k)))
+            }
+            "float_num" => match k1 {
+                SlotKind::Float => base(arg.one()),
+                _ => un!(O::IToF),
+            },
+            "int_to_any" | "float_to_any" => {
+                // The second argument only says the result type.
+                let to = match &rlay {
+                    Lay::Base(k) => *k,
+                    _ => SlotKind::Int,
+                };
+                match (name, to) {
+                    ("int_to_any", SlotKind::Float) => base(fb.op1(O::IToF, &[a.one()])),
+                    ("float_to_any", SlotKind::Int) => base(fb.op1(O::Round, &[a.one()])),
+                    _ => base(a.one()),
+                }
+            }
             "eql" => base(self.eql(fb, ctx, &a, &b)),
             "lowercase" | "uppercase" => {
                 let (lo, hi, d) = if name == "lowercase" { (65, 90, 32) } else { (97, 122, -32) };

@@ -102,7 +102,7 @@ impl Compiler<'_> {
             Type::Float => self.text_call(fb, ctx, "float_string", v, ty, span),
             Type::Bool => self.text_call(fb, ctx, "bool_string", v, ty, span),
             Type::Char => self.text_call(fb, ctx, "char_string", v, ty, span),
-            Type::Fun(..) => self.text_const(fb, ctx, "fn"),
+            Type::Fun(..) => self.text_const(fb, ctx, "function"), // as CMU NESL writes it
             Type::Seq(e) => {
                 let (seg, data) = v.seq();
                 // The elements of all instances form one context of their own.
