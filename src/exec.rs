@@ -205,10 +205,8 @@ impl<C: Cvl> Executor for VcodeExecutor<C> {
         // Every evaluation is a fresh VCODE process in the reference: the random
         // generator starts again from its initial state (spec section 4, "Random numbers").
         self.cvl.srand(0).map_err(|t| RuntimeError::new(&program, t))?;
-        let report = vcode::run_resident(&program, &mut self.cvl, &mut self.residents, SMALL, out, &self.options);
-        // Between forms the library holds only live values (the REPL gives memory back).
-        self.cvl.release_idle();
-        let report = report.map_err(|t| RuntimeError::new(&program, t))?;
+        let report = vcode::run_resident(&program, &mut self.cvl, &mut self.residents, SMALL, out, &self.options)
+            .map_err(|t| RuntimeError::new(&program, t))?;
         if let Some(total) = &mut self.stats {
             total.instructions += report.stats.instructions;
             for (kind, calls, elements) in &report.stats.rows {

@@ -172,10 +172,6 @@ pub trait Cvl {
     /// `SRAND`: reseeds the generator.
     fn srand(&mut self, seed: i64) -> Result<(), Trap>;
 
-    /// Gives back memory the library keeps for reuse without any value in it (buffers of
-    /// dead vectors), so that between runs it holds only live values. Nothing by default.
-    fn release_idle(&mut self) {}
-
     // ----- scans and reductions (segmented; one segment = unsegmented) -----
 
     /// Exclusive segmented scan of `v` (compatible with `s`), restarting at every segment.

@@ -45,20 +45,6 @@ impl Data {
             Data::Bool(v) => Slice::Bool(v),
         }
     }
-    pub(super) fn capacity(&self) -> usize {
-        match self {
-            Data::Int(v) => v.capacity(),
-            Data::Float(v) => v.capacity(),
-            Data::Bool(v) => v.capacity(),
-        }
-    }
-    pub(super) fn bytes(&self) -> usize {
-        match self {
-            Data::Int(v) => v.capacity() * std::mem::size_of::<i64>(),
-            Data::Float(v) => v.capacity() * std::mem::size_of::<f64>(),
-            Data::Bool(v) => v.capacity(),
-        }
-    }
     /// An empty placeholder (no allocation).
     pub(super) fn none() -> Data {
         Data::Int(Vec::new())

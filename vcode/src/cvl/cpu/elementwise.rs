@@ -19,25 +19,16 @@ fn take<T: Elem>(out: &mut Data) -> Vec<T> {
     }
 }
 
-/// The output buffer `out` holds, or a pooled one when that has no room for `n`.
-fn output<T: Elem>(out: &mut Data, n: usize) -> Vec<T> {
-    let v = take::<T>(out);
-    if v.capacity() >= n {
-        return v;
-    }
-    super::pool::pooled(n).unwrap_or(v)
-}
-
 #[inline]
 fn map1<A: Copy, R: Elem>(a: &[A], out: &mut Data, f: impl Fn(A) -> R) {
-    let mut v = output::<R>(out, a.len());
+    let mut v = take::<R>(out);
     v.extend(a.iter().map(|&x| f(x)));
     *out = R::wrap(v);
 }
 
 #[inline]
 fn map2<A: Copy, B: Copy, R: Elem>(a: &[A], b: &[B], out: &mut Data, f: impl Fn(A, B) -> R) {
-    let mut v = output::<R>(out, a.len());
+    let mut v = take::<R>(out);
     v.extend(a.iter().zip(b).map(|(&x, &y)| f(x, y)));
     *out = R::wrap(v);
 }
@@ -250,7 +241,7 @@ pub(super) fn unary_into(op: UnOp, a: Slice, out: &mut Data) -> Result<(), Trap>
 }
 
 fn select_t<T: Elem>(f: &[bool], a: &[T], b: &[T], out: &mut Data) {
-    let mut v = output::<T>(out, f.len());
+    let mut v = take::<T>(out);
     v.extend(f.iter().zip(a.iter().zip(b)).map(|(&c, (&x, &y))| if c { x } else { y }));
     *out = T::wrap(v);
 }

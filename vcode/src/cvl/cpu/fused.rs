@@ -9,7 +9,7 @@ use super::elementwise::{binary_into, select_into, unary_into};
 use super::par::{cut, split_mut, Chunk, Par, BLOCK};
 use super::scan::{block_offsets, fold_lanes, scan_in_place};
 use super::seg::Seg;
-use super::pool::build;
+use super::mem::build;
 use crate::cvl::{BinOp, HostScalar, UnOp, VType};
 use crate::fused::{Expr, SuperOp};
 use crate::trap::Trap;
@@ -191,7 +191,7 @@ fn eval_range<T: Elem>(
         }
         let root = run_chunk(p, &chunk_args, regs, hi - c)?;
         match T::of_slice(root) {
-            Some(r) => super::pool::write_all(&mut out[c..hi], r),
+            Some(r) => super::mem::write_all(&mut out[c..hi], r),
             None => return Err(Trap::ty(format!("superoperator produced {}", root.vtype().name()))),
         }
         c = hi;

@@ -1,8 +1,7 @@
 //! The CPU vector library: [`Cvl`] on host memory, on every core.
 //!
 //! One module per concern: element storage and the kernels' shared checks ([`data`]),
-//! memory ([`pool`]: buffers kept mapped across operations, results written into
-//! uninitialised memory), parallel execution ([`par`]: fixed blocks, so results never
+//! memory ([`mem`]: results written into uninitialised memory), parallel execution ([`par`]: fixed blocks, so results never
 //! depend on the thread count; [`threads`]: how many), segment descriptors ([`seg`]),
 //! element-wise operations ([`elementwise`]), superoperators ([`fused`]), scans and
 //! reductions ([`scan`]), permutes, gathers and segment fills ([`permute`]), `PACK`
@@ -17,7 +16,7 @@ mod fused;
 mod pack;
 mod par;
 mod permute;
-mod pool;
+mod mem;
 mod rank;
 mod scan;
 mod seg;
@@ -34,18 +33,17 @@ use data::{bools, each, each2, each_mut, ints, Slice};
 use fused::{Prog, Step};
 use par::{Par, GRAIN};
 use permute::Targets;
-use pool::Buf;
 use seg::Seg;
 use std::sync::Arc;
 
 /// Handle to a CPU data vector (reference counted, shareable between threads).
 #[derive(Debug, Clone)]
-pub struct CpuVector(Arc<Buf>);
+pub struct CpuVector(Arc<Data>);
 
 impl CpuVector {
     /// The elements.
     pub fn data(&self) -> &Data {
-        &self.0 .0
+        &self.0
     }
     fn shape(&self) -> V {
         V { ty: self.0.vtype(), len: self.0.len() }
@@ -77,7 +75,7 @@ impl Default for CpuCvl {
 }
 
 fn vecd(d: Data) -> CpuVector {
-    CpuVector(Arc::new(Buf(d)))
+    CpuVector(Arc::new(d))
 }
 
 /// The splitmix64 output for generator state `z`.
@@ -118,7 +116,7 @@ impl CpuCvl {
             ))))
         }
     }
-    fn seg(&self, lens: Arc<Buf>) -> Result<CpuSegdes, Trap> {
+    fn seg(&self, lens: Arc<Data>) -> Result<CpuSegdes, Trap> {
         let s = Seg::new(&self.par, lens)?;
         self.limit(s.total().max(s.m()))?;
         Ok(CpuSegdes(Arc::new(s)))
@@ -181,9 +179,9 @@ impl Cvl for CpuCvl {
         self.limit(n)?;
         let p = &self.par;
         Ok(vecd(match value {
-            HostScalar::Int(x) => Data::Int(pool::filled(p, x, n)?),
-            HostScalar::Float(x) => Data::Float(pool::filled(p, x, n)?),
-            HostScalar::Bool(x) => Data::Bool(pool::filled(p, x, n)?),
+            HostScalar::Int(x) => Data::Int(mem::filled(p, x, n)?),
+            HostScalar::Float(x) => Data::Float(mem::filled(p, x, n)?),
+            HostScalar::Bool(x) => Data::Bool(mem::filled(p, x, n)?),
         }))
     }
 
@@ -192,7 +190,7 @@ impl Cvl for CpuCvl {
         self.seg(lengths.0.clone())
     }
     fn segdes_from_host(&mut self, lengths: &[i64]) -> Result<CpuSegdes, Trap> {
-        self.seg(Arc::new(Buf(Data::Int(pool::copied(&self.par, lengths)?))))
+        self.seg(Arc::new(Data::Int(mem::copied(&self.par, lengths)?)))
     }
     fn lengths(&mut self, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         Ok(CpuVector(s.0.lens_buf().clone()))
@@ -245,7 +243,7 @@ impl Cvl for CpuCvl {
         // splitmix64 is counter based: draw `j` of this call is the output for state
         // `rng + (j+1)*GOLDEN`, so blocks draw independently and identically.
         let base = self.rng;
-        let out = pool::build(b.len(), |out| {
+        let out = mem::build(b.len(), |out| {
             self.par.blocks_mut(out, |lo, blk| {
                 for (j, (o, &x)) in blk.iter_mut().zip(&b[lo..]).enumerate() {
                     let z = base.wrapping_add(GOLDEN.wrapping_mul((lo + j + 1) as u64));
@@ -262,10 +260,6 @@ impl Cvl for CpuCvl {
         Ok(())
     }
 
-    fn release_idle(&mut self) {
-        self.par.on_every_thread(pool::release_idle);
-    }
-
     fn scan(&mut self, op: ReduceOp, v: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::scan_reduce(true, v.shape(), s.shape())?;
         Ok(vecd(scan::scan(&self.par, op, v.data(), &s.0)?))
@@ -280,7 +274,7 @@ impl Cvl for CpuCvl {
         let iv = ints(i.data(), "PERMUTE indices")?;
         let p = &self.par;
         Ok(vecd(each!(v.data(), |x| {
-            pool::filled(p, Default::default(), x.len())
+            mem::filled(p, Default::default(), x.len())
                 .and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, None), &s.0, &s.0).map(|_| out))
         })))
     }
@@ -289,7 +283,7 @@ impl Cvl for CpuCvl {
         let iv = ints(i.data(), "DPERMUTE indices")?;
         let p = &self.par;
         Ok(vecd(each2!(v.data(), d.data(), |x, dv| {
-            pool::copied(p, dv).and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, None), &ss.0, &sd.0).map(|_| out))
+            mem::copied(p, dv).and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, None), &ss.0, &sd.0).map(|_| out))
         })))
     }
     fn fpermute(&mut self, v: &CpuVector, i: &CpuVector, f: &CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<CpuVector, Trap> {
@@ -297,7 +291,7 @@ impl Cvl for CpuCvl {
         let (iv, fv) = (ints(i.data(), "FPERMUTE indices")?, bools(f.data(), "FPERMUTE flags")?);
         let p = &self.par;
         Ok(vecd(each!(v.data(), |x| {
-            pool::filled(p, Default::default(), sd.0.total())
+            mem::filled(p, Default::default(), sd.0.total())
                 .and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, Some(fv)), &ss.0, &sd.0).map(|_| out))
         })))
     }
@@ -326,7 +320,7 @@ impl Cvl for CpuCvl {
         let (iv, fv) = (ints(i.data(), "DFPERMUTE indices")?, bools(f.data(), "DFPERMUTE flags")?);
         let p = &self.par;
         Ok(vecd(each2!(v.data(), d.data(), |x, dv| {
-            pool::copied(p, dv).and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, Some(fv)), &ss.0, &sd.0).map(|_| out))
+            mem::copied(p, dv).and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, Some(fv)), &ss.0, &sd.0).map(|_| out))
         })))
     }
 
@@ -351,13 +345,13 @@ impl Cvl for CpuCvl {
         let iv = ints(i.data(), "REPLACE indices")?;
         permute::check_replace(iv, &s.0)?;
         let p = &self.par;
-        let copy = each!(v.data(), |y| pool::copied(p, y));
+        let copy = each!(v.data(), |y| mem::copied(p, y));
         Self::replace_into(copy, iv, x, s)
     }
 
     fn binary_reusing(&mut self, op: BinOp, a: &mut CpuVector, b: &CpuVector) -> Result<CpuVector, Trap> {
         if let Some(buf) = Arc::get_mut(&mut a.0) {
-            if elementwise::binary_in_place(&self.par, op, &mut buf.0, b.data().slice())? {
+            if elementwise::binary_in_place(&self.par, op, buf, b.data().slice())? {
                 return Ok(a.clone());
             }
         }
@@ -365,7 +359,7 @@ impl Cvl for CpuCvl {
     }
     fn unary_reusing(&mut self, op: UnOp, a: &mut CpuVector) -> Result<CpuVector, Trap> {
         if let Some(buf) = Arc::get_mut(&mut a.0) {
-            if elementwise::unary_in_place(&self.par, op, &mut buf.0) {
+            if elementwise::unary_in_place(&self.par, op, buf) {
                 return Ok(a.clone());
             }
         }
@@ -377,7 +371,7 @@ impl Cvl for CpuCvl {
         permute::check_replace(iv, &s.0)?;
         if let Some(buf) = Arc::get_mut(&mut v.0) {
             // Every check that can fail was made before the first write.
-            let out = std::mem::replace(&mut buf.0, Data::none());
+            let out = std::mem::replace(buf, Data::none());
             return Self::replace_into(out, iv, x, s);
         }
         self.replace(v, i, x, s)
@@ -397,7 +391,7 @@ impl Cvl for CpuCvl {
         // Every index is checked before the first write: the operand survives a trap, and
         // the scatter does not check them again.
         let targets = permute::check_scatter(p, iv, None, &ss.0, &sd.0)?;
-        each_mut!(&mut buf.0, v.data(), |o, x| permute::scatter(p, o, x, targets, &ss.0, &sd.0))?;
+        each_mut!(buf, v.data(), |o, x| permute::scatter(p, o, x, targets, &ss.0, &sd.0))?;
         Ok(d.clone())
     }
 
@@ -407,7 +401,7 @@ impl Cvl for CpuCvl {
         let p = &self.par;
         let counts = pack::count(p, fv, &s.0)?;
         let data = each!(v.data(), |x| pack::pack(p, x, fv, &s.0, &counts));
-        let seg = self.seg(Arc::new(Buf(Data::Int(counts.lens))))?;
+        let seg = self.seg(Arc::new(Data::Int(counts.lens)))?;
         Ok((vecd(data), seg))
     }
     fn rank(&mut self, up: bool, v: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
@@ -459,7 +453,7 @@ impl Cvl for CpuCvl {
             return Ok(vecd(fused::eval(&self.par, &prog, &slices, len)?));
         };
         let mut out = match args[r].as_mut().and_then(|v| Arc::get_mut(&mut v.0)) {
-            Some(buf) => std::mem::replace(&mut buf.0, Data::none()),
+            Some(buf) => std::mem::replace(buf, Data::none()),
             None => return Err(Trap::ty("superoperator operand vanished")),
         };
         let res = {
@@ -478,7 +472,7 @@ impl Cvl for CpuCvl {
             Err(t) => {
                 // Cannot happen for a program that cannot trap; keep the operand anyway.
                 if let Some(buf) = args[r].as_mut().and_then(|v| Arc::get_mut(&mut v.0)) {
-                    buf.0 = out;
+                    *buf = out;
                 }
                 Err(t)
             }
@@ -508,7 +502,6 @@ fn fused_args<'a>(op: &SuperOp, args: &[Option<&'a CpuVector>], len: usize) -> R
 #[cfg(test)]
 mod tests {
     use super::*;
-    use pool::POOLED_MIN;
     use rank::RADIX_MIN;
 
     fn iv(c: &mut CpuCvl, x: &[i64]) -> CpuVector {
@@ -545,6 +538,14 @@ mod tests {
         assert!(matches!(c.permute(&v, &bad, &s), Err(Trap { kind: TrapKind::IndexOutOfRange { .. }, .. })));
     }
 
+    fn ptr(v: &CpuVector) -> usize {
+        match v.data() {
+            Data::Int(x) => x.as_ptr() as usize,
+            Data::Float(x) => x.as_ptr() as usize,
+            Data::Bool(x) => x.as_ptr() as usize,
+        }
+    }
+
     #[test]
     fn rank_is_stable() {
         let mut c = CpuCvl::new();
@@ -554,56 +555,6 @@ mod tests {
         assert_eq!(host(&mut c, &r), HostVector::Int(vec![2, 1, 3, 0]));
         let r = c.rank(false, &v, &s).expect("rank");
         assert_eq!(host(&mut c, &r), HostVector::Int(vec![0, 2, 1, 3]));
-    }
-
-    #[test]
-    fn pooled_buffers_are_reused_and_never_leak_old_elements() {
-        let mut c = CpuCvl::new();
-        let n = POOLED_MIN * 3 + 5;
-        let a = iv(&mut c, &(0..n as i64).collect::<Vec<_>>());
-        let first = c.binary(BinOp::Mul, &a, &a).expect("mul");
-        let addr = match first.data() {
-            Data::Int(v) => v.as_ptr() as usize,
-            _ => 0,
-        };
-        drop(first);
-        // The next result of that size takes the dead buffer from the pool.
-        let s = c.segdes_from_host(&[n as i64 - 7, 0, 7]).expect("seg");
-        let r = c.scan(ReduceOp::Add, &a, &s).expect("scan");
-        match r.data() {
-            Data::Int(v) => assert_eq!(v.as_ptr() as usize, addr, "the pooled buffer was not reused"),
-            d => panic!("scan gave {d:?}"),
-        }
-        let mut want = Vec::with_capacity(n);
-        for (st, len) in [(0, n - 7), (n - 7, 0), (n - 7, 7)] {
-            let mut acc = 0i64;
-            for j in st..st + len {
-                want.push(acc);
-                acc += j as i64;
-            }
-        }
-        assert_eq!(host(&mut c, &r), HostVector::Int(want));
-        drop(r);
-        // Shorter results from pooled buffers hold exactly their own elements.
-        let f = c.from_host(HostVector::Bool((0..n).map(|j| j % 3 == 0).collect())).expect("flags");
-        let one = c.segdes_from_host(&[n as i64]).expect("seg");
-        let (p, ps) = c.pack(&a, &f, &one).expect("pack");
-        let kept: Vec<i64> = (0..n as i64).filter(|j| j % 3 == 0).collect();
-        assert_eq!(c.segdes_to_host(&ps).expect("lengths"), vec![kept.len() as i64]);
-        assert_eq!(host(&mut c, &p), HostVector::Int(kept));
-        let rev = iv(&mut c, &(0..n as i64).rev().collect::<Vec<_>>());
-        let r = c.permute(&a, &rev, &one).expect("permute");
-        assert_eq!(host(&mut c, &r), HostVector::Int((0..n as i64).rev().collect()));
-        let g = c.bpermute(&a, &rev, &one, &one).expect("bpermute");
-        assert_eq!(host(&mut c, &g), HostVector::Int((0..n as i64).rev().collect()));
-    }
-
-    fn ptr(v: &CpuVector) -> usize {
-        match v.data() {
-            Data::Int(x) => x.as_ptr() as usize,
-            Data::Float(x) => x.as_ptr() as usize,
-            Data::Bool(x) => x.as_ptr() as usize,
-        }
     }
 
     #[test]

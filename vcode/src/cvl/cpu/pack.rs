@@ -4,7 +4,7 @@
 
 use super::data::Elem;
 use super::par::{chunks, split_mut, Chunk, Par};
-use super::pool::build;
+use super::mem::build;
 use super::seg::Seg;
 use crate::trap::Trap;
 use std::mem::MaybeUninit;

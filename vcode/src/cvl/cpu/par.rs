@@ -31,14 +31,6 @@ impl Par {
     pub(crate) fn threads(&self) -> usize {
         self.pool.as_ref().map_or(1, |p| p.current_num_threads())
     }
-    /// Runs `f` on the calling thread and on every thread of the pool.
-    pub(crate) fn on_every_thread(&self, f: impl Fn() + Sync) {
-        f();
-        if let Some(p) = &self.pool {
-            p.broadcast(|_| f());
-        }
-    }
-
     /// The pool when `work` is worth running on it.
     fn pool_for(&self, work: usize) -> Option<&rayon::ThreadPool> {
         self.pool.as_deref().filter(|_| work >= GRAIN)

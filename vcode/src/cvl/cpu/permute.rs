@@ -6,7 +6,7 @@
 
 use super::data::Elem;
 use super::par::{chunks, split_mut, Par};
-use super::pool::build;
+use super::mem::build;
 use super::seg::Seg;
 use crate::trap::Trap;
 

@@ -6,7 +6,7 @@
 
 use super::data::{unsupported, Data, Elem};
 use super::par::{chunks, split_mut, Par, BLOCK};
-use super::pool::build;
+use super::mem::build;
 use super::seg::Seg;
 use crate::cvl::ReduceOp;
 use crate::trap::Trap;

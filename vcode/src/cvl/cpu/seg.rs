@@ -4,7 +4,7 @@
 
 use super::data::Data;
 use super::par::{Par, BLOCK};
-use super::pool::{build_plain, Buf};
+use super::mem::build_plain;
 use crate::trap::{Trap, TrapKind};
 use std::sync::Arc;
 
@@ -14,7 +14,7 @@ const MAX_TOTAL: usize = isize::MAX as usize / 16;
 /// A segment descriptor.
 #[derive(Debug)]
 pub struct Seg {
-    lens: Arc<Buf>,
+    lens: Arc<Data>,
     starts: Vec<usize>,
     total: usize,
 }
@@ -46,8 +46,8 @@ fn starts_of(lens: &[i64], base: usize, starts: &mut [std::mem::MaybeUninit<usiz
 impl Seg {
     /// A descriptor over the lengths held by `lens` (an `INT` buffer); traps on a negative
     /// length or an impossible total.
-    pub(crate) fn new(par: &Par, lens: Arc<Buf>) -> Result<Seg, Trap> {
-        let Data::Int(l) = &lens.0 else {
+    pub(crate) fn new(par: &Par, lens: Arc<Data>) -> Result<Seg, Trap> {
+        let Data::Int(l) = &*lens else {
             return Err(Trap::ty(format!("segment lengths must be INT, not {}", lens.vtype().name())));
         };
         let m = l.len();
@@ -91,13 +91,13 @@ impl Seg {
     }
     /// The lengths.
     pub(crate) fn lens(&self) -> &[i64] {
-        match &self.lens.0 {
+        match &*self.lens {
             Data::Int(l) => l,
             _ => &[],
         }
     }
     /// The buffer of the lengths (shared with `LENGTHS`).
-    pub(crate) fn lens_buf(&self) -> &Arc<Buf> {
+    pub(crate) fn lens_buf(&self) -> &Arc<Data> {
         &self.lens
     }
     /// Start of segment `k`.
