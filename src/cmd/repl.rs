@@ -127,6 +127,17 @@ struct Repl {
     /// Lines read so far: each input is evaluated as if it followed them, so messages
     /// give the line in the whole session.
     lines: usize,
+    /// Forms that failed so far (a REPL fed by a pipe exits with status 1 when any did).
+    failed: usize,
+}
+
+/// How the evaluation of a part of an input ended.
+enum Segment {
+    Done,
+    /// `exit;` ran.
+    Exited,
+    /// Ctrl-C stopped it.
+    Interrupted,
 }
 
 /// A REPL-level form found in an input: where it is and what to do.
@@ -175,23 +186,33 @@ impl Repl {
         for (start, end, special) in cuts {
             // `help;` is also the top level's: it runs with the segment before it.
             let upto = if matches!(special, Special::Help) { terminator_after(&src, end) } else { start };
-            if self.segment(&src, from, upto, out)? {
-                return Ok(true);
+            match self.segment(&src, from, upto, out)? {
+                Segment::Exited => return Ok(true),
+                Segment::Interrupted => return Ok(false),
+                Segment::Done => {}
             }
             from = upto.max(end);
             self.special(&src, start, special, out)?;
         }
-        self.segment(&src, from, src.len(), out)
+        Ok(matches!(self.segment(&src, from, src.len(), out)?, Segment::Exited))
     }
 
-    /// Evaluates the forms of `src[from..to]`; returns true when `exit;` ran.
-    fn segment(&mut self, src: &str, from: usize, to: usize, out: &mut dyn Write) -> std::io::Result<bool> {
+    /// Evaluates the forms of `src[from..to]`.
+    fn segment(&mut self, src: &str, from: usize, to: usize, out: &mut dyn Write) -> std::io::Result<Segment> {
         if src[from..to].trim().is_empty() {
-            return Ok(false);
+            return Ok(Segment::Done);
         }
         let text = blank_outside(src, from, to);
         let summary = self.top.eval_source(SOURCE_NAME, &text, out)?;
-        Ok(summary.exited)
+        self.failed += summary.failed;
+        Ok(if summary.exited {
+            Segment::Exited
+        } else if summary.interrupted {
+            // Ctrl-C stops the whole input; the session goes on with the next one.
+            Segment::Interrupted
+        } else {
+            Segment::Done
+        })
     }
 
     fn special(&mut self, src: &str, at: usize, special: Special, out: &mut dyn Write) -> std::io::Result<()> {
@@ -200,7 +221,10 @@ impl Repl {
                 out.write_all(REPL_HELP.as_bytes())?;
                 return Ok(());
             }
-            Special::Bad(msg) => return error(out, src, at, &msg),
+            Special::Bad(msg) => {
+                self.failed += 1;
+                return error(out, src, at, &msg);
+            }
             Special::Backend(b) => (b, self.opt),
             Special::Opt(n) => (self.backend, n),
         };
@@ -211,7 +235,10 @@ impl Repl {
                 self.opt = opt;
                 Ok(())
             }
-            Err(msg) => error(out, src, at, &format!("the setting was not changed: {msg}")),
+            Err(msg) => {
+                self.failed += 1;
+                error(out, src, at, &format!("the setting was not changed: {msg}"))
+            }
         }
     }
 }
@@ -237,7 +264,7 @@ fn blank_outside(src: &str, from: usize, to: usize) -> String {
 /// Entry point of `nesl repl`.
 pub fn main(opts: &RunOpts) -> anyhow::Result<ExitCode> {
     let top = TopLevel::new(Config::new(opts.backend, opts.opt).executor()?).with_renderer(nesl::diagnostics::render);
-    let mut repl = Repl { top, backend: opts.backend, opt: opts.opt, lines: 0 };
+    let mut repl = Repl { top, backend: opts.backend, opt: opts.opt, lines: 0, failed: 0 };
     let mut reader = Reader::new(history_file());
     let stdout = std::io::stdout();
     let mut buffer = String::new();
@@ -285,6 +312,8 @@ pub fn main(opts: &RunOpts) -> anyhow::Result<ExitCode> {
     }
     if reader.interactive() {
         println!();
+        return Ok(ExitCode::SUCCESS);
     }
-    Ok(ExitCode::SUCCESS)
+    // Fed by a pipe or a file: the status says whether every form went through.
+    Ok(if repl.failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

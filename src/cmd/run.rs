@@ -80,6 +80,11 @@ pub fn main(file: &Path, opts: &RunOpts, stats_json: Option<&Path>) -> anyhow::R
         .context("writing the transcript failed")?;
     out.flush()?;
     drop(out);
+    if summary.interrupted {
+        // Promptly: the memory the session holds goes back with the process.
+        let _ = std::io::stderr().flush();
+        std::process::exit(i32::from(super::INTERRUPTED));
+    }
     if opts.stats {
         print_stats(top.executor());
     }

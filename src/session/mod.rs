@@ -67,6 +67,9 @@ pub struct EvalSummary {
     pub failed: usize,
     /// True when an `exit;` command stopped the evaluation.
     pub exited: bool,
+    /// True when an interrupt (Ctrl-C, [`vcode::interrupt::request`]) stopped the
+    /// evaluation: the form running then failed and the forms after it were not read.
+    pub interrupted: bool,
 }
 
 /// Files loaded inside files may nest this deep.
@@ -164,17 +167,28 @@ impl TopLevel {
 
     fn eval_forms_in(&mut self, file: &str, src: &str, t: &mut Out<'_>, summary: &mut EvalSummary) -> io::Result<()> {
         for item in parse_items(src) {
+            // Each form starts uninterrupted (a Ctrl-C between forms stops the input
+            // below instead).
+            vcode::interrupt::clear();
             summary.forms += 1;
-            let ok = match item {
+            let mut ok = match item {
                 Err(diags) => self.report(t, file, src, &diags)?,
                 Ok(Form::Command(cmd)) => self.command(&cmd, file, src, t, summary)?,
                 Ok(form) => self.eval_form(form, file, src, t)?,
             };
+            if vcode::interrupt::requested() {
+                // Said once: by the run that trapped, by a loaded file, or here (an
+                // interrupt while checking, compiling or printing).
+                if ok && !summary.interrupted {
+                    ok = Self::runtime_error(t, "interrupted")?;
+                }
+                summary.interrupted = true;
+            }
             if !ok {
                 summary.failed += 1;
             }
             t.flush()?;
-            if summary.exited {
+            if summary.exited || summary.interrupted {
                 break;
             }
         }
@@ -526,6 +540,7 @@ impl TopLevel {
                 summary.forms += inner.forms;
                 summary.failed += inner.failed;
                 summary.exited |= inner.exited;
+                summary.interrupted |= inner.interrupted;
                 Ok(true)
             }
             CommandKind::Describe(id) => {

@@ -62,7 +62,7 @@ fn results_exits_and_traps() {
          RUNTIME ERROR: index 7 out of range for a segment of length 2\n\n\
          RUNTIME ERROR: the evaluation was aborted\n\n"
     );
-    assert_eq!(summary, EvalSummary { forms: 5, failed: 3, exited: false });
+    assert_eq!(summary, EvalSummary { forms: 5, failed: 3, exited: false, interrupted: false });
 }
 
 #[test]

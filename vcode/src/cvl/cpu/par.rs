@@ -37,8 +37,14 @@ impl Par {
     }
 
     /// Calls `f(lo, block)` for the consecutive [`BLOCK`]-element blocks of `out`
-    /// (`lo` = the block's offset in `out`).
+    /// (`lo` = the block's offset in `out`). Blocks are skipped once an interrupt is
+    /// requested ([`crate::interrupt::skip_work`]).
     pub(crate) fn blocks_mut<T: Send>(&self, out: &mut [T], f: impl Fn(usize, &mut [T]) + Sync + Send) {
+        let f = |lo: usize, blk: &mut [T]| {
+            if !crate::interrupt::skip_work() {
+                f(lo, blk)
+            }
+        };
         match self.pool_for(out.len()) {
             Some(pool) => pool.install(|| {
                 out.par_chunks_mut(BLOCK).enumerate().for_each(|(b, blk)| f(b * BLOCK, blk))
@@ -58,8 +64,14 @@ impl Par {
     }
 
     /// `f(item)` for every item; `work` (elements plus segments in all) decides whether
-    /// threads are worth it.
+    /// threads are worth it. Items are skipped once an interrupt is requested
+    /// ([`crate::interrupt::skip_work`]).
     pub(crate) fn each<I: Send>(&self, work: usize, items: Vec<I>, f: impl Fn(I) + Sync + Send) {
+        let f = |item: I| {
+            if !crate::interrupt::skip_work() {
+                f(item)
+            }
+        };
         match self.pool_for(work) {
             Some(pool) if items.len() > 1 => pool.install(|| items.into_par_iter().for_each(f)),
             _ => items.into_iter().for_each(f),
