@@ -220,7 +220,7 @@ fn session<C: Cvl>(loaded: &Loaded, mut cvl: C, backend: &str) -> anyhow::Result
         };
         let mut command = line.trim().to_string();
         if !reader.interactive() {
-            println!("{PROMPT}{command}");
+            writeln!(stdout.lock(), "{PROMPT}{command}")?;
         } else if command.is_empty() {
             command = last.clone();
         }

@@ -36,8 +36,21 @@ fn catch_interrupts(exit_on_second: bool) {
     }
 }
 
-/// Runs the chosen subcommand; `Ok` carries the exit status.
+/// Runs the chosen subcommand; `Ok` carries the exit status. A command whose standard
+/// output was closed (`nesl run f.nesl | head -1`) stops there quietly, with status 0.
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    match run_command(cli) {
+        Err(e) if is_broken_pipe(&e) => Ok(ExitCode::SUCCESS),
+        r => r,
+    }
+}
+
+/// True when `e` comes from writing to a closed pipe.
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+fn run_command(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Run { .. } => catch_interrupts(true),
         Command::Repl { .. } | Command::Debug { .. } => catch_interrupts(false),

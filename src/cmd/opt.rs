@@ -5,6 +5,7 @@
 //! Errors print `error: FILE:line:col: message` and exit with status 1.
 
 use fcode_opt::{emit_cuda, OptOptions};
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -81,7 +82,7 @@ pub fn main(file: &Path, output: Option<&Path>, cuda_out: Option<&Path>, flags: 
         Some(path) => {
             std::fs::write(path, &text).map_err(|e| nesl::Error::write(path, e))?
         }
-        None => print!("{text}"),
+        None => std::io::stdout().lock().write_all(text.as_bytes())?,
     }
     if let Some(path) = cuda_out {
         std::fs::write(path, emit_cuda(&out)).map_err(|e| nesl::Error::write(path, e))?;

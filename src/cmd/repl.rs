@@ -149,8 +149,9 @@ enum Special {
 }
 
 impl Repl {
-    /// Evaluates one complete input; returns true when `exit;` ran.
-    fn eval(&mut self, input: &str, out: &mut dyn Write) -> std::io::Result<bool> {
+    /// Evaluates one complete input, results on `out` and errors on `err`; returns true
+    /// when `exit;` ran.
+    fn eval(&mut self, input: &str, out: &mut dyn Write, err: &mut dyn Write) -> std::io::Result<bool> {
         let src = format!("{}{input}", "\n".repeat(self.lines));
         self.lines += input.matches('\n').count();
         // Forms the REPL handles itself split the input into segments that the top level
@@ -186,24 +187,24 @@ impl Repl {
         for (start, end, special) in cuts {
             // `help;` is also the top level's: it runs with the segment before it.
             let upto = if matches!(special, Special::Help) { terminator_after(&src, end) } else { start };
-            match self.segment(&src, from, upto, out)? {
+            match self.segment(&src, from, upto, out, err)? {
                 Segment::Exited => return Ok(true),
                 Segment::Interrupted => return Ok(false),
                 Segment::Done => {}
             }
             from = upto.max(end);
-            self.special(&src, start, special, out)?;
+            self.special(&src, start, special, out, err)?;
         }
-        Ok(matches!(self.segment(&src, from, src.len(), out)?, Segment::Exited))
+        Ok(matches!(self.segment(&src, from, src.len(), out, err)?, Segment::Exited))
     }
 
     /// Evaluates the forms of `src[from..to]`.
-    fn segment(&mut self, src: &str, from: usize, to: usize, out: &mut dyn Write) -> std::io::Result<Segment> {
+    fn segment(&mut self, src: &str, from: usize, to: usize, out: &mut dyn Write, err: &mut dyn Write) -> std::io::Result<Segment> {
         if src[from..to].trim().is_empty() {
             return Ok(Segment::Done);
         }
         let text = blank_outside(src, from, to);
-        let summary = self.top.eval_source(SOURCE_NAME, &text, out)?;
+        let summary = self.top.eval_source_split(SOURCE_NAME, &text, out, err)?;
         self.failed += summary.failed;
         Ok(if summary.exited {
             Segment::Exited
@@ -215,7 +216,7 @@ impl Repl {
         })
     }
 
-    fn special(&mut self, src: &str, at: usize, special: Special, out: &mut dyn Write) -> std::io::Result<()> {
+    fn special(&mut self, src: &str, at: usize, special: Special, out: &mut dyn Write, err: &mut dyn Write) -> std::io::Result<()> {
         let (backend, opt) = match special {
             Special::Help => {
                 out.write_all(REPL_HELP.as_bytes())?;
@@ -223,7 +224,7 @@ impl Repl {
             }
             Special::Bad(msg) => {
                 self.failed += 1;
-                return error(out, src, at, &msg);
+                return error(out, err, src, at, &msg);
             }
             Special::Backend(b) => (b, self.opt),
             Special::Opt(n) => (self.backend, n),
@@ -237,17 +238,20 @@ impl Repl {
             }
             Err(msg) => {
                 self.failed += 1;
-                error(out, src, at, &format!("the setting was not changed: {msg}"))
+                error(out, err, src, at, &format!("the setting was not changed: {msg}"))
             }
         }
     }
 }
 
-/// Prints an error paragraph about the form at byte `at` of `src`.
-fn error(out: &mut dyn Write, src: &str, at: usize, msg: &str) -> std::io::Result<()> {
+/// Prints an error paragraph about the form at byte `at` of `src` on `err` (after
+/// flushing `out`).
+fn error(out: &mut dyn Write, err: &mut dyn Write, src: &str, at: usize, msg: &str) -> std::io::Result<()> {
+    out.flush()?;
     let line = src[..at].matches('\n').count() + 1;
     let col = src[..at].rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    writeln!(out, "error: {SOURCE_NAME}:{line}:{col}: {msg}\n")
+    writeln!(err, "error: {SOURCE_NAME}:{line}:{col}: {msg}\n")?;
+    err.flush()
 }
 
 /// The offset just past the `;` or `$` that ends the command ending at `end`.
@@ -269,7 +273,7 @@ pub fn main(opts: &RunOpts) -> anyhow::Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut buffer = String::new();
     if reader.interactive() {
-        println!("NESL top level. Type `help;` for help; Ctrl-D leaves.");
+        writeln!(stdout.lock(), "NESL top level. Type `help;` for help; Ctrl-D leaves.")?;
     }
     loop {
         let prompt = if buffer.is_empty() { PROMPT } else { CONTINUATION };
@@ -291,7 +295,7 @@ pub fn main(opts: &RunOpts) -> anyhow::Result<ExitCode> {
                     repl.lines += buffer.matches('\n').count();
                     buffer.clear();
                 }
-                println!("(input dropped)");
+                writeln!(stdout.lock(), "(input dropped)")?;
                 continue;
             }
             Line::Eof => {
@@ -304,14 +308,14 @@ pub fn main(opts: &RunOpts) -> anyhow::Result<ExitCode> {
         let input = std::mem::take(&mut buffer);
         reader.remember(input.trim_end());
         let mut out = stdout.lock();
-        let exited = repl.eval(&input, &mut out)?;
+        let exited = repl.eval(&input, &mut out, &mut std::io::stderr().lock())?;
         out.flush()?;
         if exited {
             break;
         }
     }
     if reader.interactive() {
-        println!();
+        writeln!(stdout.lock())?;
         return Ok(ExitCode::SUCCESS);
     }
     // Fed by a pipe or a file: the status says whether every form went through.
