@@ -81,3 +81,21 @@ fn a_huge_line_gives_a_short_message() {
     assert!(stderr.len() < 2000, "{} bytes of error output", stderr.len());
     assert!(stderr.contains("true"), "{stderr}");
 }
+
+/// A VCODE file that defines a function twice (`regression/vcode/control.vcode`): the
+/// later definition wins, as the spec says, and a warning on stderr names both places;
+/// stdout is the program's output alone.
+#[test]
+fn a_function_defined_twice_is_a_warning_naming_both_places() {
+    let root = env!("CARGO_MANIFEST_DIR");
+    let file = format!("{root}/regression/vcode/control.vcode");
+    let out = nesl().args(["vcode", "--backend", "cpu", &file]).output().unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    let expected = std::fs::read_to_string(format!("{root}/regression/vcode/control.expected")).unwrap();
+    assert_eq!(stdout, expected);
+    assert_eq!(
+        stderr,
+        format!("warning: {file}:34:1: function `TWICE` is defined again; this definition replaces the one at {file}:30:1\n")
+    );
+}

@@ -87,7 +87,7 @@ fn load(file: &Path, opt: u8) -> anyhow::Result<Option<Loaded>> {
             Ok((program, checked.session))
         })
     } else {
-        nesl::pipeline::read_vcode(file, false).map(|p| (p, Session::new()))
+        nesl::pipeline::read_vcode(file, false).inspect(|p| super::warn_redefinitions(file, p)).map(|p| (p, Session::new()))
     };
     let (program, session) = match compiled {
         Ok(c) => c,

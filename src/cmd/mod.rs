@@ -45,6 +45,18 @@ pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     }
 }
 
+/// Prints a warning on stderr for each function of a VCODE file defined again under the
+/// same name, naming both places (the later definition wins, as the spec says).
+pub fn warn_redefinitions(file: &std::path::Path, program: &::vcode::Program) {
+    let file = file.display();
+    for (name, before, later) in program.redefinitions() {
+        eprintln!(
+            "warning: {file}:{}:{}: function `{name}` is defined again; this definition replaces the one at {file}:{}:{}",
+            later.line, later.col, before.line, before.col
+        );
+    }
+}
+
 /// True when `e` comes from writing to a closed pipe.
 pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
     e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))

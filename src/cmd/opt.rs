@@ -54,6 +54,7 @@ pub fn main(file: &Path, output: Option<&Path>, cuda_out: Option<&Path>, flags: 
         Ok(p) => p,
         Err(e) => return Ok(report(file, file_errors(e))),
     };
+    super::warn_redefinitions(file, &prog);
     let opts = OptOptions { verify: flags.verify, dump_after: flags.dump_after.clone(), timings: flags.timings };
     let (out, rep) = match nesl::pipeline::optimise_with(&prog, flags.level, &opts) {
         Ok(r) => r,
