@@ -12,9 +12,12 @@
 //!
 //! On a terminal, lines are edited with rustyline and the history is kept in
 //! `$NESL_HISTORY` or `~/.nesl_history` (silently not, when that file cannot be read or
-//! written); Ctrl-C drops the input being typed and Ctrl-D leaves. When standard input
-//! is not a terminal, lines are read plainly and no prompt is printed, so a script can
-//! drive the REPL and its output is the transcript alone.
+//! written); Ctrl-C drops the input being typed and Ctrl-D leaves. Ctrl-C during an
+//! evaluation stops it (`interrupted`, and the rest of that input is dropped); the
+//! session goes on with everything defined before. When standard input is not a
+//! terminal, lines are read plainly and no prompt is printed, so a script can drive the
+//! REPL and its output is the transcript alone; the exit status is then 1 when a form
+//! failed. Results go to stdout, error paragraphs to stderr.
 
 use crate::RunOpts;
 use nesl::{Backend, Config, TopLevel};
