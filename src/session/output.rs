@@ -216,17 +216,18 @@ mod tests {
     #[test]
     fn errors_on_their_own_stream() -> io::Result<()> {
         let (mut out, mut err) = (Vec::new(), Vec::new());
-        let mut t = Transcript::split(&mut out, &mut err);
-        writeln!(t, "it = 1 : int")?;
-        write!(t.program_output(), "abc")?;
-        t.program_output().write_all(b"\nRUNTIME ERROR: z\n")?;
-        t.end_error()?;
-        t.begin_error()?;
-        write!(t, "error: y")?;
-        t.end_error()?;
-        t.start_line()?;
-        writeln!(t, "it = 2 : int")?;
-        drop(t);
+        {
+            let mut t = Transcript::split(&mut out, &mut err);
+            writeln!(t, "it = 1 : int")?;
+            write!(t.program_output(), "abc")?;
+            t.program_output().write_all(b"\nRUNTIME ERROR: z\n")?;
+            t.end_error()?;
+            t.begin_error()?;
+            write!(t, "error: y")?;
+            t.end_error()?;
+            t.start_line()?;
+            writeln!(t, "it = 2 : int")?;
+        }
         assert_eq!(String::from_utf8_lossy(&out), "it = 1 : int\nabc\nit = 2 : int\n");
         assert_eq!(String::from_utf8_lossy(&err), "RUNTIME ERROR: z\n\nerror: y\n\n");
         Ok(())
