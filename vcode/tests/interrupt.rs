@@ -37,6 +37,16 @@ fn interrupts_stop_the_interpreter_and_the_kernels() {
     assert_eq!(e.kind, TrapKind::Interrupted);
     assert!(interrupt::abandoned());
 
+    // On one thread too, a segmented operation (`DIST` over many segments, cut into
+    // chunks that each poll) asked to stop returns the trap.
+    interrupt::clear();
+    let mut one = vcode::CpuCvl::with_threads(1);
+    let x = one.fill(HostScalar::Int(3), 1 << 16).unwrap();
+    let s = one.segdes_from_host(&vec![64; 1 << 16]).unwrap();
+    assert_eq!(one.dist(&x, &s).map(|v| one.len(&v)).ok(), Some(1 << 22));
+    interrupt::request();
+    assert_eq!(one.dist(&x, &s).map(|_| ()).unwrap_err().kind, TrapKind::Interrupted);
+
     // Cleared, everything runs again, whole.
     interrupt::clear();
     let w = cvl.fill(HostScalar::Int(7), n).unwrap();

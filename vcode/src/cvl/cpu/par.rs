@@ -133,10 +133,11 @@ impl Chunk {
 /// Cuts `s` into chunks of about [`BLOCK`] units of work (one per element and one per
 /// segment). With `split_long`, a segment over [`BLOCK`] elements is cut into pieces;
 /// otherwise it is one chunk. One chunk covering everything when the work is under
-/// [`GRAIN`] or there is one thread (the split never changes a result).
-pub(crate) fn chunks(par: &Par, s: &Seg, split_long: bool) -> Vec<Chunk> {
+/// [`GRAIN`] (the split never changes a result). On one thread too, large work is cut:
+/// [`Par::each`] polls for an interrupt between chunks.
+pub(crate) fn chunks(_par: &Par, s: &Seg, split_long: bool) -> Vec<Chunk> {
     let (m, n) = (s.m(), s.total());
-    if par.pool_for(n + m).is_none() {
+    if n + m < GRAIN {
         return vec![Chunk { s0: 0, s1: m, e0: 0, e1: n }];
     }
     cut(s, split_long)
