@@ -15,14 +15,17 @@ fn interrupts_stop_the_interpreter_and_the_kernels() {
         interrupt::request();
         Instant::now()
     });
-    let r = vcode::run(&p, &mut vcode::CpuCvl::new(), &mut Vec::new(), &Default::default());
+    // The step limit only keeps a broken poll from hanging the test.
+    let opts = vcode::RunOptions { max_steps: Some(500_000_000), ..Default::default() };
+    let r = vcode::run(&p, &mut vcode::CpuCvl::new(), &mut Vec::new(), &opts);
     let stopped = Instant::now();
     let asked = asker.join().unwrap();
     let trap = r.expect_err("the endless program is stopped");
     assert_eq!(trap.kind, TrapKind::Interrupted);
     assert_eq!(trap.site.as_ref().map(|s| s.function.as_str()), Some("LOOP"), "the trap names where it stopped");
     let latency = stopped.saturating_duration_since(asked);
-    assert!(latency < Duration::from_millis(100), "stopped {latency:?} after the request");
+    // The goal is 100 ms; the bound leaves room for a loaded machine and a debug build.
+    assert!(latency < Duration::from_millis(500), "stopped {latency:?} after the request");
 
     // A kernel with the flag set skips its blocks and says so: no vector comes back.
     // The request stays until cleared (the top level clears it before each form).
