@@ -6,6 +6,10 @@
 //! Every rendered diagnostic starts with the word `error` and ends with a blank line, with
 //! no blank line inside it: the conformance comparison treats such a paragraph as one
 //! error mark (see `shared/conformance/README.md`).
+//!
+//! A snippet shows at most [`WINDOW`] characters of a source line: on a longer line, a
+//! window around the column of the error, cut ends marked `...` (a 132 KB one-line
+//! program gives a few lines of message, not the whole line).
 
 use codespan_reporting::diagnostic::{Diagnostic as Report, Label};
 use codespan_reporting::files::SimpleFile;
@@ -24,10 +28,70 @@ pub fn render(file: &str, src: &str, diags: &[Diagnostic]) -> String {
         let mut buf = NoColor::new(Vec::new());
         let report = to_report(src, d);
         let text = match term::emit(&mut buf, &config, &files, &report) {
-            Ok(()) => String::from_utf8_lossy(&buf.into_inner()).into_owned(),
+            Ok(()) => window(&String::from_utf8_lossy(&buf.into_inner()), column(src, d.span)),
             Err(_) => fallback(file, src, d),
         };
         out.push_str(&paragraph(&text));
+    }
+    out
+}
+
+/// Most characters of a source line a snippet shows.
+pub const WINDOW: usize = 120;
+/// Characters shown before the error's column when a line is cut.
+const BEFORE: usize = 40;
+
+/// The 0-based character column of the start of `span` in its line.
+fn column(src: &str, span: Span) -> usize {
+    let at = clamp(src, span).start;
+    let line_start = src[..at].rfind('\n').map_or(0, |k| k + 1);
+    src[line_start..at].chars().count()
+}
+
+/// `text` (a rendered report) with every snippet line (`NN | source`, `   |   ^^^`)
+/// cut to the [`WINDOW`] characters around character column `col`, when some snippet
+/// line is longer than that. A cut source line shows `...` where text was left out; a
+/// caret line keeps its alignment.
+fn window(text: &str, col: usize) -> String {
+    // The gutter: spaces and digits, then `|`; the snippet text starts after `| `.
+    let split = |line: &str| -> Option<usize> {
+        let bar = line.find('|')?;
+        let gutter = &line[..bar];
+        (!gutter.is_empty() && gutter.bytes().all(|b| b == b' ' || b.is_ascii_digit())).then_some(bar + 1)
+    };
+    let long = text.lines().any(|l| split(l).is_some_and(|k| l[k..].chars().count() > WINDOW + 1));
+    if !long {
+        return text.to_string();
+    }
+    let lo = col.saturating_sub(BEFORE);
+    let mut out = String::with_capacity(WINDOW * 8);
+    for line in text.lines() {
+        match split(line) {
+            Some(k) => {
+                out.push_str(&line[..k]);
+                // The snippet text, after the space that follows the bar (kept).
+                let body = &line[k..];
+                let n = body.chars().count();
+                if n <= lo + 1 {
+                    out.push_str(body.trim_end());
+                } else {
+                    let left: String = body.chars().take(lo + 1).collect();
+                    let shown: String = body.chars().skip(lo + 1).take(WINDOW).collect();
+                    if lo > 0 {
+                        // Source text was cut on the left; a caret line only loses spaces.
+                        out.push_str(if left.trim().is_empty() { "    " } else { " ..." });
+                    } else {
+                        out.push_str(&left);
+                    }
+                    out.push_str(shown.trim_end());
+                    if n > lo + 1 + WINDOW && !shown.trim().is_empty() {
+                        out.push_str("...");
+                    }
+                }
+            }
+            None => out.push_str(line),
+        }
+        out.push('\n');
     }
     out
 }
@@ -126,6 +190,35 @@ mod tests {
         assert!(paras[1].starts_with("error[Lex]: bad"), "{text}");
         assert!(paras[1].contains("a note"), "{text}");
         assert!(text.ends_with("\n\n"));
+    }
+
+    /// An error in the middle of a 132 KB line: a window of the line around the
+    /// column, the caret under the offending token, a few hundred bytes in all.
+    #[test]
+    fn long_lines_show_a_window() {
+        let mut src = String::from("x = 1");
+        while src.len() < 66_000 {
+            src.push_str(" + 1");
+        }
+        let at = src.len() + 3;
+        src.push_str(" + @@ + 1");
+        while src.len() < 132_000 {
+            src.push_str(" + 1");
+        }
+        src.push_str(";\n");
+        let d = Diagnostic::new(DiagKind::Lex, Span::new(at, at + 2), "unexpected `@@`");
+        let text = render("long.nesl", &src, &[d]);
+        assert!(text.len() < 1000, "{} bytes: {}", text.len(), &text[..text.len().min(2000)]);
+        assert!(text.contains(&format!("long.nesl:1:{}", at + 1)), "{text}");
+        let lines: Vec<&str> = text.lines().collect();
+        let code = lines.iter().find(|l| l.starts_with("1 |")).expect("the source line");
+        let carets = lines.iter().find(|l| l.contains('^')).expect("the caret line");
+        assert_eq!(code.find("@@"), carets.find('^'), "{text}");
+        assert!(code.contains(" ...") && code.ends_with("..."), "{text}");
+        assert!(code.len() < WINDOW + 20, "{text}");
+        // Short lines are untouched.
+        let short = render("s.nesl", "x = @;\n", &[Diagnostic::new(DiagKind::Lex, Span::new(4, 5), "bad")]);
+        assert!(short.contains("1 | x = @;"), "{short}");
     }
 
     #[test]

@@ -21,19 +21,22 @@ fn cases() -> Vec<PathBuf> {
     v
 }
 
-/// The transcript of `nesl run --opt N` (stdout then stderr), run from the package root
-/// so the file names in it are relative.
+/// The transcript of `nesl run --opt N` as a terminal shows it: results (stdout) and
+/// error paragraphs (stderr) in the order they were written, both sent into one pipe
+/// (`2>&1`; each stream is flushed before the other is written). Run from the package
+/// root so the file names in it are relative.
 fn transcript(file: &Path, opt: u8) -> String {
     let rel = file.strip_prefix(env!("CARGO_MANIFEST_DIR")).expect("inside the package");
-    let out = Command::new(env!("CARGO_BIN_EXE_nesl"))
+    let out = Command::new("sh")
         .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .arg("-c")
+        .arg("exec \"$0\" \"$@\" 2>&1")
+        .arg(env!("CARGO_BIN_EXE_nesl"))
         .args(["--threads", "1", "--max-call-depth", "5000", "run", "--opt", &opt.to_string()])
         .arg(rel)
         .output()
         .expect("nesl runs");
-    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-    text.push_str(&String::from_utf8_lossy(&out.stderr));
-    text
+    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 #[test]

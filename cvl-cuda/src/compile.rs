@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 use std::ffi::{c_char, CString};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use cudarc::nvrtc::{result, sys};
@@ -142,19 +142,58 @@ pub fn module_text(source: &str) -> String {
     s
 }
 
-/// 64-bit FNV-1a: a stable hash (unlike std's hasher) for the disk cache's file names.
-pub fn fnv1a(parts: &[&[u8]]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+/// What a cached binary is built from, as one byte string: each part (source text,
+/// architecture, compiler and its options, ...) preceded by its length, so that the
+/// boundaries between parts count. The caches store it beside the binary and compare it
+/// before using the binary.
+pub fn key_material(parts: &[&[u8]]) -> Vec<u8> {
+    let mut key = Vec::with_capacity(parts.iter().map(|p| p.len() + 21).sum());
     for p in parts {
-        for &b in *p {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
-        }
-        // separator so that ("ab","c") and ("a","bc") differ
-        h ^= 0xff;
-        h = h.wrapping_mul(0x0100_0000_01b3);
+        key.extend_from_slice(format!("{}:", p.len()).as_bytes());
+        key.extend_from_slice(p);
+        key.push(b'\n');
     }
-    h
+    key
+}
+
+/// SHA-256 of `bytes` as 64 lowercase hex digits: the caches' file names (and the
+/// superoperator kernels' names, from a prefix).
+pub fn digest(bytes: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    Sha256::digest(bytes).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The entry of an on-disk cache: the binary at `binary` when the file `key_file`
+/// beside it holds exactly `key` (what the binary was built from); `None` otherwise (no
+/// entry, an unreadable one, or one built from something else: a hash collision or a
+/// file put there by someone else).
+pub fn read_entry(binary: &Path, key_file: &Path, key: &[u8]) -> Option<Vec<u8>> {
+    if !entry_matches(binary, key_file, key) {
+        return None;
+    }
+    std::fs::read(binary).ok().filter(|b| !b.is_empty())
+}
+
+/// True when `key_file` holds exactly `key` and `binary` exists ([`read_entry`] without
+/// reading the binary; for libraries that are loaded by path).
+pub fn entry_matches(binary: &Path, key_file: &Path, key: &[u8]) -> bool {
+    binary.is_file() && std::fs::read(key_file).is_ok_and(|k| k == key)
+}
+
+/// Writes a cache entry (best effort: a read-only or missing cache directory only costs
+/// a recompilation): the key first, then the binary, each through a temporary file
+/// renamed into place, so a reader never sees half a file.
+pub fn write_entry(binary: &Path, key_file: &Path, key: &[u8], bytes: &[u8]) {
+    if let Some(dir) = binary.parent() {
+        let _ = std::fs::create_dir_all(dir);
+    }
+    for (path, data) in [(key_file, key), (binary, bytes)] {
+        let tmp = path.with_extension(format!("tmp{}", std::process::id()));
+        if std::fs::write(&tmp, data).is_err() || std::fs::rename(&tmp, path).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+            return;
+        }
+    }
 }
 
 /// The directory of the on-disk cache: `$NESL_CUDA_CACHE`, else `$XDG_CACHE_HOME/nesl/cuda`,
@@ -169,7 +208,8 @@ pub fn cache_dir() -> Option<PathBuf> {
     std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache").join("nesl").join("cuda"))
 }
 
-type MemCache = Mutex<HashMap<u64, Arc<Vec<u8>>>>;
+/// Compiled modules of this process, by their key material.
+type MemCache = Mutex<HashMap<Vec<u8>, Arc<Vec<u8>>>>;
 
 fn mem_cache() -> &'static MemCache {
     static CACHE: OnceLock<MemCache> = OnceLock::new();
@@ -197,7 +237,7 @@ pub fn compile_cached(
     let version = nvrtc_version().ok_or(CompileError::NoNvrtc)?;
     let vtag = format!("nvrtc {}.{}", version.0, version.1);
     let opts = NVRTC_OPTIONS.join(" ");
-    let key = fnv1a(&[
+    let key = key_material(&[
         text.as_bytes(),
         arch.as_bytes(),
         opts.as_bytes(),
@@ -208,28 +248,21 @@ pub fn compile_cached(
             return Ok((bin.clone(), CacheHit::Memory));
         }
     }
-    let file = cache_dir().map(|d| d.join(format!("{name}-{arch}-{key:016x}.cubin")));
-    if let Some(f) = &file {
-        if let Ok(bytes) = std::fs::read(f) {
-            if !bytes.is_empty() {
-                let bin = Arc::new(bytes);
-                if let Ok(mut cache) = mem_cache().lock() {
-                    cache.insert(key, bin.clone());
-                }
-                return Ok((bin, CacheHit::Disk));
+    // `NAME-ARCH-SHA256.cubin`, built from exactly `NAME-ARCH-SHA256.key`.
+    let stem = cache_dir().map(|d| d.join(format!("{name}-{arch}-{}", digest(&key))));
+    let files = stem.map(|s| (s.with_extension("cubin"), s.with_extension("key")));
+    if let Some((bin, key_file)) = &files {
+        if let Some(bytes) = read_entry(bin, key_file, &key) {
+            let bin = Arc::new(bytes);
+            if let Ok(mut cache) = mem_cache().lock() {
+                cache.insert(key, bin.clone());
             }
+            return Ok((bin, CacheHit::Disk));
         }
     }
     let bin = Arc::new(compile_cubin(name, text, arch)?);
-    if let Some(f) = &file {
-        // Best effort: a read-only or missing cache directory only costs a recompilation.
-        if let Some(dir) = f.parent() {
-            let _ = std::fs::create_dir_all(dir);
-        }
-        let tmp = f.with_extension(format!("tmp{}", std::process::id()));
-        if std::fs::write(&tmp, bin.as_slice()).is_ok() && std::fs::rename(&tmp, f).is_err() {
-            let _ = std::fs::remove_file(&tmp);
-        }
+    if let Some((path, key_file)) = &files {
+        write_entry(path, key_file, &key, &bin);
     }
     if let Ok(mut cache) = mem_cache().lock() {
         cache.insert(key, bin.clone());
@@ -322,11 +355,30 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fnv1a_is_stable_and_separates_parts() {
-        assert_eq!(fnv1a(&[]), 0xcbf2_9ce4_8422_2325);
-        assert_eq!(fnv1a(&[b"abc"]), fnv1a(&[b"abc"]));
-        assert_ne!(fnv1a(&[b"ab", b"c"]), fnv1a(&[b"a", b"bc"]));
-        assert_ne!(fnv1a(&[b"x", b"sm_90"]), fnv1a(&[b"x", b"sm_80"]));
+    fn keys_are_sha256_of_every_part() {
+        assert_eq!(digest(b"abc"), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+        assert_ne!(key_material(&[b"ab", b"c"]), key_material(&[b"a", b"bc"]));
+        assert_ne!(digest(&key_material(&[b"x", b"sm_90"])), digest(&key_material(&[b"x", b"sm_80"])));
+    }
+
+    /// A cached binary is used only when the key stored beside it is the one asked for:
+    /// one built from other source (a collision of names, a planted file) is not.
+    #[test]
+    fn cache_entries_are_used_only_for_their_own_source() {
+        let dir = std::env::temp_dir().join(format!("nesl-cache-test-{}", std::process::id()));
+        let (bin, key_file) = (dir.join("k.cubin"), dir.join("k.key"));
+        let key = key_material(&[b"__global__ void k() {}", b"sm_90"]);
+        assert_eq!(read_entry(&bin, &key_file, &key), None);
+        write_entry(&bin, &key_file, &key, b"BINARY");
+        assert_eq!(read_entry(&bin, &key_file, &key).as_deref(), Some(&b"BINARY"[..]));
+        let other = key_material(&[b"__global__ void k() { evil(); }", b"sm_90"]);
+        assert_eq!(read_entry(&bin, &key_file, &other), None);
+        assert!(!entry_matches(&bin, &key_file, &other));
+        std::fs::write(&key_file, &other).unwrap();
+        assert_eq!(read_entry(&bin, &key_file, &key), None, "a planted key file is not the source asked for");
+        std::fs::remove_file(&key_file).unwrap();
+        assert_eq!(read_entry(&bin, &key_file, &key), None, "a binary with no key beside it is not used");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

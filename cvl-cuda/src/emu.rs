@@ -42,36 +42,45 @@ fn compiler() -> Option<String> {
     })
 }
 
+/// The flags the emulation's libraries are compiled with.
+const CXX_FLAGS: [&str; 6] = ["-std=c++17", "-O1", "-shared", "-fPIC", "-w", "-x"];
+
 /// Compiles `text` (CUDA C with the common header) for the emulation, through a disk cache;
-/// returns the shared library's path.
+/// returns the shared library's path. A cached library `NAME-SHA256.so` is used only
+/// when the source beside it, `NAME-SHA256.cpp` (the text compiled, after a first line
+/// naming the compiler and its flags), is exactly the one asked for now.
 fn compile_emu(name: &str, text: &str) -> Result<PathBuf, String> {
     if !cfg!(all(target_arch = "x86_64", target_os = "linux")) {
         return Err("the kernel emulation needs x86-64 Linux".into());
     }
     let cxx = compiler().ok_or("no C++ compiler (g++) to build the kernel emulation")?;
-    let full = format!("{}\n{}", kernels::EMU_HEADER, text);
-    let key = compile::fnv1a(&[full.as_bytes(), cxx.as_bytes()]);
+    // The source as compiled, its first line a comment naming the compiler and flags:
+    // what the library is built from, all of it in the key.
+    let full = format!("// {cxx} {} c++\n{}\n{}", CXX_FLAGS.join(" "), kernels::EMU_HEADER, text);
+    let key = compile::digest(full.as_bytes());
     let dir = compile::cache_dir()
         .unwrap_or_else(std::env::temp_dir)
         .join("emu");
     std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let so = dir.join(format!("{name}-{key:016x}.so"));
-    if so.exists() {
+    let so = dir.join(format!("{name}-{key}.so"));
+    let cpp = dir.join(format!("{name}-{key}.cpp"));
+    if compile::entry_matches(&so, &cpp, full.as_bytes()) {
         return Ok(so);
     }
     let pid = std::process::id();
-    let src = dir.join(format!("{name}-{key:016x}.{pid}.cpp"));
-    let tmp = dir.join(format!("{name}-{key:016x}.{pid}.so"));
+    let src = dir.join(format!("{name}-{key}.{pid}.cpp"));
+    let tmp = dir.join(format!("{name}-{key}.{pid}.so"));
     std::fs::write(&src, &full).map_err(|e| format!("{}: {e}", src.display()))?;
     let out = Command::new(&cxx)
-        .args(["-std=c++17", "-O1", "-shared", "-fPIC", "-w", "-x", "c++"])
+        .args(CXX_FLAGS)
+        .arg("c++")
         .arg(&src)
         .arg("-o")
         .arg(&tmp)
         .output()
         .map_err(|e| format!("running {cxx}: {e}"))?;
-    let _ = std::fs::remove_file(&src);
     if !out.status.success() {
+        let _ = std::fs::remove_file(&src);
         let _ = std::fs::remove_file(&tmp);
         return Err(format!(
             "{cxx} failed on the emulation of {name}: {}",
@@ -82,6 +91,8 @@ fn compile_emu(name: &str, text: &str) -> Result<PathBuf, String> {
                 .join("\n")
         ));
     }
+    // The source beside the library first: a library is used only with its source.
+    std::fs::rename(&src, &cpp).map_err(|e| format!("{}: {e}", cpp.display()))?;
     std::fs::rename(&tmp, &so).map_err(|e| format!("{}: {e}", so.display()))?;
     Ok(so)
 }
@@ -223,5 +234,38 @@ pub(crate) fn host_free(ptr: u64, bytes: usize) {
     if let Ok(layout) = std::alloc::Layout::from_size_align(bytes.max(1), 256) {
         // SAFETY: `ptr` came from `host_alloc(bytes)` and is freed once.
         unsafe { std::alloc::dealloc(ptr as *mut u8, layout) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cached library is loaded only beside its own source: one whose `.cpp` says it
+    /// was built from something else (a hash collision, a file planted in the cache) is
+    /// rebuilt, not loaded.
+    #[test]
+    fn a_cached_library_is_used_only_with_its_source() {
+        if compiler().is_none() || !cfg!(all(target_arch = "x86_64", target_os = "linux")) {
+            eprintln!("skipped: no C++ compiler");
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("nesl-emu-cache-test-{}", std::process::id()));
+        // SAFETY (edition 2021: safe): no other test of this crate reads the variable.
+        std::env::set_var("NESL_CUDA_CACHE", &dir);
+        let text = compile::module_text("extern \"C\" int nesl_cache_probe() { return 7; }\n");
+        let so = compile_emu("probe", &text).expect("the library builds");
+        let cpp = so.with_extension("cpp");
+        let source = std::fs::read_to_string(&cpp).expect("the source is kept beside the library");
+        assert!(source.contains("nesl_cache_probe") && source.starts_with("// "), "{source}");
+        assert_eq!(compile_emu("probe", &text).unwrap(), so, "a matching entry is reused");
+
+        std::fs::write(&so, b"not a library").unwrap();
+        std::fs::write(&cpp, b"// something else\n").unwrap();
+        assert_eq!(compile_emu("probe", &text).unwrap(), so);
+        assert_ne!(std::fs::read(&so).unwrap(), b"not a library", "the foreign library was rebuilt");
+        assert_eq!(std::fs::read_to_string(&cpp).unwrap(), source);
+        std::env::remove_var("NESL_CUDA_CACHE");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -227,8 +227,8 @@ pub fn kernel_source(op: &SuperOp) -> Result<SuperKernel, Trap> {
         rty = cty(rt),
         body = g.body
     );
-    let hash = compile::fnv1a(&[code.as_bytes()]);
-    let name = format!("superop_{hash:016x}");
+    // 128 bits of SHA-256: distinct kernels never share a name.
+    let name = format!("superop_{}", &compile::digest(code.as_bytes())[..32]);
     let mut text = compile::module_text("");
     text.push_str("extern \"C\" __global__ void ");
     text.push_str(&code.replacen("(NAME)", &name, 1));

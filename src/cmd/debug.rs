@@ -87,7 +87,7 @@ fn load(file: &Path, opt: u8) -> anyhow::Result<Option<Loaded>> {
             Ok((program, checked.session))
         })
     } else {
-        nesl::pipeline::read_vcode(file, false).map(|p| (p, Session::new()))
+        nesl::pipeline::read_vcode(file, false).inspect(|p| super::warn_redefinitions(file, p)).map(|p| (p, Session::new()))
     };
     let (program, session) = match compiled {
         Ok(c) => c,
@@ -185,6 +185,8 @@ enum Stop {
     Break(usize),
     /// The program ended (or trapped); the message was printed.
     Ended,
+    /// Ctrl-C, between two instructions: the program can go on.
+    Interrupted,
 }
 
 fn session<C: Cvl>(loaded: &Loaded, mut cvl: C, backend: &str) -> anyhow::Result<ExitCode> {
@@ -218,7 +220,7 @@ fn session<C: Cvl>(loaded: &Loaded, mut cvl: C, backend: &str) -> anyhow::Result
         };
         let mut command = line.trim().to_string();
         if !reader.interactive() {
-            println!("{PROMPT}{command}");
+            writeln!(stdout.lock(), "{PROMPT}{command}")?;
         } else if command.is_empty() {
             command = last.clone();
         }
@@ -228,6 +230,7 @@ fn session<C: Cvl>(loaded: &Loaded, mut cvl: C, backend: &str) -> anyhow::Result
         reader.remember(&command);
         last = command.clone();
         let mut out = stdout.lock();
+        vcode::interrupt::clear();
         let go_on = dbg.command(&command, &mut out)?;
         out.flush()?;
         if !go_on {
@@ -291,11 +294,18 @@ impl<C: Cvl> Debugger<'_, C> {
             Stop::Done => self.where_line(out, "at"),
             Stop::Break(k) => self.where_line(out, &format!("breakpoint {k},")),
             Stop::Ended => Ok(()),
+            Stop::Interrupted => self.where_line(out, "interrupted,"),
         }
     }
 
-    /// One instruction; `Some(stop)` when the program ended.
+    /// One instruction; `Some(stop)` when the program ended or Ctrl-C was pressed
+    /// (then before the instruction, so that the program can go on; an instruction that
+    /// Ctrl-C cut short ends the program with an `interrupted` error).
     fn step_one(&mut self, out: &mut dyn Write) -> std::io::Result<Option<Stop>> {
+        if vcode::interrupt::requested() {
+            vcode::interrupt::clear();
+            return Ok(Some(Stop::Interrupted));
+        }
         out.flush()?;
         let steps = self.stepper.steps();
         let event = {

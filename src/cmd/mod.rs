@@ -14,8 +14,60 @@ pub mod run;
 pub mod test;
 pub mod vcode;
 
-/// Runs the chosen subcommand; `Ok` carries the exit status.
+/// The exit status of a program stopped by Ctrl-C (128 + SIGINT, as a shell reports it).
+pub const INTERRUPTED: u8 = 130;
+
+/// Catches Ctrl-C (SIGINT) for the commands that run code: the first press asks the
+/// running evaluation to stop ([`::vcode::interrupt::request`]: the interpreter and the
+/// vector library poll it, the top level goes on or, in `nesl run`, ends with status
+/// 130). With `exit_on_second`, a second press before the first was answered ends the
+/// process at once with status 130 (a front end busy on a huge input does not poll).
+fn catch_interrupts(exit_on_second: bool) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    static PRESSED: AtomicBool = AtomicBool::new(false);
+    let installed = ctrlc::set_handler(move || {
+        if exit_on_second && PRESSED.swap(true, Ordering::Relaxed) && ::vcode::interrupt::requested() {
+            std::process::exit(i32::from(INTERRUPTED));
+        }
+        ::vcode::interrupt::request();
+    });
+    if let Err(e) = installed {
+        eprintln!("warning: Ctrl-C cannot be caught ({e}); it ends the process");
+    }
+}
+
+/// Runs the chosen subcommand; `Ok` carries the exit status. A command whose standard
+/// output was closed (`nesl run f.nesl | head -1`) stops there quietly, with status 0.
 pub fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    match run_command(cli) {
+        Err(e) if is_broken_pipe(&e) => Ok(ExitCode::SUCCESS),
+        r => r,
+    }
+}
+
+/// Prints a warning on stderr for each function of a VCODE file defined again under the
+/// same name, naming both places (the later definition wins, as the spec says).
+pub fn warn_redefinitions(file: &std::path::Path, program: &::vcode::Program) {
+    let file = file.display();
+    for (name, before, later) in program.redefinitions() {
+        eprintln!(
+            "warning: {file}:{}:{}: function `{name}` is defined again; this definition replaces the one at {file}:{}:{}",
+            later.line, later.col, before.line, before.col
+        );
+    }
+}
+
+/// True when `e` comes from writing to a closed pipe.
+pub fn is_broken_pipe(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| c.downcast_ref::<std::io::Error>().is_some_and(|io| io.kind() == std::io::ErrorKind::BrokenPipe))
+}
+
+fn run_command(cli: Cli) -> anyhow::Result<ExitCode> {
+    match &cli.command {
+        Command::Run { .. } => catch_interrupts(true),
+        Command::Repl { .. } | Command::Debug { .. } => catch_interrupts(false),
+        _ => {}
+    }
     match cli.command {
         Command::Run { file, opts, stats_json } => run::main(&file, &opts, stats_json.as_deref()),
         Command::Check { file } => check::main(&file),

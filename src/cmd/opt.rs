@@ -5,6 +5,7 @@
 //! Errors print `error: FILE:line:col: message` and exit with status 1.
 
 use fcode_opt::{emit_cuda, OptOptions};
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -53,6 +54,7 @@ pub fn main(file: &Path, output: Option<&Path>, cuda_out: Option<&Path>, flags: 
         Ok(p) => p,
         Err(e) => return Ok(report(file, file_errors(e))),
     };
+    super::warn_redefinitions(file, &prog);
     let opts = OptOptions { verify: flags.verify, dump_after: flags.dump_after.clone(), timings: flags.timings };
     let (out, rep) = match nesl::pipeline::optimise_with(&prog, flags.level, &opts) {
         Ok(r) => r,
@@ -81,7 +83,7 @@ pub fn main(file: &Path, output: Option<&Path>, cuda_out: Option<&Path>, flags: 
         Some(path) => {
             std::fs::write(path, &text).map_err(|e| nesl::Error::write(path, e))?
         }
-        None => print!("{text}"),
+        None => std::io::stdout().lock().write_all(text.as_bytes())?,
     }
     if let Some(path) = cuda_out {
         std::fs::write(path, emit_cuda(&out)).map_err(|e| nesl::Error::write(path, e))?;

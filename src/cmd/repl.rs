@@ -12,9 +12,12 @@
 //!
 //! On a terminal, lines are edited with rustyline and the history is kept in
 //! `$NESL_HISTORY` or `~/.nesl_history` (silently not, when that file cannot be read or
-//! written); Ctrl-C drops the input being typed and Ctrl-D leaves. When standard input
-//! is not a terminal, lines are read plainly and no prompt is printed, so a script can
-//! drive the REPL and its output is the transcript alone.
+//! written); Ctrl-C drops the input being typed and Ctrl-D leaves. Ctrl-C during an
+//! evaluation stops it (`interrupted`, and the rest of that input is dropped); the
+//! session goes on with everything defined before. When standard input is not a
+//! terminal, lines are read plainly and no prompt is printed, so a script can drive the
+//! REPL and its output is the transcript alone; the exit status is then 1 when a form
+//! failed. Results go to stdout, error paragraphs to stderr.
 
 use crate::RunOpts;
 use nesl::{Backend, Config, TopLevel};
@@ -127,6 +130,17 @@ struct Repl {
     /// Lines read so far: each input is evaluated as if it followed them, so messages
     /// give the line in the whole session.
     lines: usize,
+    /// Forms that failed so far (a REPL fed by a pipe exits with status 1 when any did).
+    failed: usize,
+}
+
+/// How the evaluation of a part of an input ended.
+enum Segment {
+    Done,
+    /// `exit;` ran.
+    Exited,
+    /// Ctrl-C stopped it.
+    Interrupted,
 }
 
 /// A REPL-level form found in an input: where it is and what to do.
@@ -138,8 +152,9 @@ enum Special {
 }
 
 impl Repl {
-    /// Evaluates one complete input; returns true when `exit;` ran.
-    fn eval(&mut self, input: &str, out: &mut dyn Write) -> std::io::Result<bool> {
+    /// Evaluates one complete input, results on `out` and errors on `err`; returns true
+    /// when `exit;` ran.
+    fn eval(&mut self, input: &str, out: &mut dyn Write, err: &mut dyn Write) -> std::io::Result<bool> {
         let src = format!("{}{input}", "\n".repeat(self.lines));
         self.lines += input.matches('\n').count();
         // Forms the REPL handles itself split the input into segments that the top level
@@ -175,32 +190,45 @@ impl Repl {
         for (start, end, special) in cuts {
             // `help;` is also the top level's: it runs with the segment before it.
             let upto = if matches!(special, Special::Help) { terminator_after(&src, end) } else { start };
-            if self.segment(&src, from, upto, out)? {
-                return Ok(true);
+            match self.segment(&src, from, upto, out, err)? {
+                Segment::Exited => return Ok(true),
+                Segment::Interrupted => return Ok(false),
+                Segment::Done => {}
             }
             from = upto.max(end);
-            self.special(&src, start, special, out)?;
+            self.special(&src, start, special, out, err)?;
         }
-        self.segment(&src, from, src.len(), out)
+        Ok(matches!(self.segment(&src, from, src.len(), out, err)?, Segment::Exited))
     }
 
-    /// Evaluates the forms of `src[from..to]`; returns true when `exit;` ran.
-    fn segment(&mut self, src: &str, from: usize, to: usize, out: &mut dyn Write) -> std::io::Result<bool> {
+    /// Evaluates the forms of `src[from..to]`.
+    fn segment(&mut self, src: &str, from: usize, to: usize, out: &mut dyn Write, err: &mut dyn Write) -> std::io::Result<Segment> {
         if src[from..to].trim().is_empty() {
-            return Ok(false);
+            return Ok(Segment::Done);
         }
         let text = blank_outside(src, from, to);
-        let summary = self.top.eval_source(SOURCE_NAME, &text, out)?;
-        Ok(summary.exited)
+        let summary = self.top.eval_source_split(SOURCE_NAME, &text, out, err)?;
+        self.failed += summary.failed;
+        Ok(if summary.exited {
+            Segment::Exited
+        } else if summary.interrupted {
+            // Ctrl-C stops the whole input; the session goes on with the next one.
+            Segment::Interrupted
+        } else {
+            Segment::Done
+        })
     }
 
-    fn special(&mut self, src: &str, at: usize, special: Special, out: &mut dyn Write) -> std::io::Result<()> {
+    fn special(&mut self, src: &str, at: usize, special: Special, out: &mut dyn Write, err: &mut dyn Write) -> std::io::Result<()> {
         let (backend, opt) = match special {
             Special::Help => {
                 out.write_all(REPL_HELP.as_bytes())?;
                 return Ok(());
             }
-            Special::Bad(msg) => return error(out, src, at, &msg),
+            Special::Bad(msg) => {
+                self.failed += 1;
+                return error(out, err, src, at, &msg);
+            }
             Special::Backend(b) => (b, self.opt),
             Special::Opt(n) => (self.backend, n),
         };
@@ -210,16 +238,22 @@ impl Repl {
                 self.opt = opt;
                 Ok(())
             }
-            Err(msg) => error(out, src, at, &format!("the setting was not changed: {msg}")),
+            Err(msg) => {
+                self.failed += 1;
+                error(out, err, src, at, &format!("the setting was not changed: {msg}"))
+            }
         }
     }
 }
 
-/// Prints an error paragraph about the form at byte `at` of `src`.
-fn error(out: &mut dyn Write, src: &str, at: usize, msg: &str) -> std::io::Result<()> {
+/// Prints an error paragraph about the form at byte `at` of `src` on `err` (after
+/// flushing `out`).
+fn error(out: &mut dyn Write, err: &mut dyn Write, src: &str, at: usize, msg: &str) -> std::io::Result<()> {
+    out.flush()?;
     let line = src[..at].matches('\n').count() + 1;
     let col = src[..at].rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    writeln!(out, "error: {SOURCE_NAME}:{line}:{col}: {msg}\n")
+    writeln!(err, "error: {SOURCE_NAME}:{line}:{col}: {msg}\n")?;
+    err.flush()
 }
 
 /// The offset just past the `;` or `$` that ends the command ending at `end`.
@@ -236,12 +270,12 @@ fn blank_outside(src: &str, from: usize, to: usize) -> String {
 /// Entry point of `nesl repl`.
 pub fn main(opts: &RunOpts) -> anyhow::Result<ExitCode> {
     let top = TopLevel::new(Config::new(opts.backend, opts.opt).executor()?).with_renderer(nesl::diagnostics::render);
-    let mut repl = Repl { top, backend: opts.backend, opt: opts.opt, lines: 0 };
+    let mut repl = Repl { top, backend: opts.backend, opt: opts.opt, lines: 0, failed: 0 };
     let mut reader = Reader::new(history_file());
     let stdout = std::io::stdout();
     let mut buffer = String::new();
     if reader.interactive() {
-        println!("NESL top level. Type `help;` for help; Ctrl-D leaves.");
+        writeln!(stdout.lock(), "NESL top level. Type `help;` for help; Ctrl-D leaves.")?;
     }
     loop {
         let prompt = if buffer.is_empty() { PROMPT } else { CONTINUATION };
@@ -263,7 +297,7 @@ pub fn main(opts: &RunOpts) -> anyhow::Result<ExitCode> {
                     repl.lines += buffer.matches('\n').count();
                     buffer.clear();
                 }
-                println!("(input dropped)");
+                writeln!(stdout.lock(), "(input dropped)")?;
                 continue;
             }
             Line::Eof => {
@@ -276,14 +310,16 @@ pub fn main(opts: &RunOpts) -> anyhow::Result<ExitCode> {
         let input = std::mem::take(&mut buffer);
         reader.remember(input.trim_end());
         let mut out = stdout.lock();
-        let exited = repl.eval(&input, &mut out)?;
+        let exited = repl.eval(&input, &mut out, &mut std::io::stderr().lock())?;
         out.flush()?;
         if exited {
             break;
         }
     }
     if reader.interactive() {
-        println!();
+        writeln!(stdout.lock())?;
+        return Ok(ExitCode::SUCCESS);
     }
-    Ok(ExitCode::SUCCESS)
+    // Fed by a pipe or a file: the status says whether every form went through.
+    Ok(if repl.failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

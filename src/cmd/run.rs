@@ -1,6 +1,8 @@
-//! `nesl run`: evaluate a NESL file's forms in order, printing the top-level transcript
-//! on stdout (program output included, where it happens). The exit status is 1 when
-//! any form failed (syntax, type, compile or run-time error), 0 otherwise.
+//! `nesl run`: evaluate a NESL file's forms in order, printing the top-level transcript:
+//! results and program output on stdout (program output where it happens), diagnostics
+//! and run-time errors on stderr, each stream flushed before the other is written. The
+//! exit status is 1 when any form failed (syntax, type, compile or run-time error), 130
+//! when Ctrl-C stopped it, 0 otherwise; a closed stdout (`| head`) ends it quietly.
 
 use crate::RunOpts;
 use anyhow::Context;
@@ -75,11 +77,16 @@ pub fn main(file: &Path, opts: &RunOpts, stats_json: Option<&Path>) -> anyhow::R
     let mut top = TopLevel::new(executor).with_renderer(nesl::diagnostics::render);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let summary = top
-        .eval_source(&src.name, &src.text, &mut out)
-        .context("writing the transcript failed")?;
+    let mut err = std::io::stderr().lock();
+    let summary = top.eval_source_split(&src.name, &src.text, &mut out, &mut err)?;
+    drop(err);
     out.flush()?;
     drop(out);
+    if summary.interrupted {
+        // Promptly: the memory the session holds goes back with the process.
+        let _ = std::io::stderr().flush();
+        std::process::exit(i32::from(super::INTERRUPTED));
+    }
     if opts.stats {
         print_stats(top.executor());
     }

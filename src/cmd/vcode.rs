@@ -23,6 +23,7 @@ pub fn main(file: &Path, check: bool, opts: &RunOpts) -> anyhow::Result<ExitCode
         Ok(p) => p,
         Err(e) => return Ok(report(file, super::opt::file_errors(e))),
     };
+    super::warn_redefinitions(file, &prog);
     if check {
         return Ok(ExitCode::SUCCESS);
     }

@@ -10,9 +10,9 @@
 //!
 //! Each expression is compiled by the front end and run by an [`Executor`] (the backend
 //! and optimisation level are the caller's choice, [`crate::exec::Config`]). [`output`]
-//! tracks the transcript's line state (the reference glues program output onto the
-//! previous result line, and every error paragraph must start a line and end with a
-//! blank one).
+//! tracks the transcript's line state (every result line ends its line, program output
+//! starts on a fresh one, every error paragraph starts a line and ends with a blank one)
+//! and, with [`TopLevel::eval_source_split`], sends error paragraphs to their own stream.
 
 mod each;
 pub mod output;
@@ -67,6 +67,9 @@ pub struct EvalSummary {
     pub failed: usize,
     /// True when an `exit;` command stopped the evaluation.
     pub exited: bool,
+    /// True when an interrupt (Ctrl-C, [`vcode::interrupt::request`]) stopped the
+    /// evaluation: the form running then failed and the forms after it were not read.
+    pub interrupted: bool,
 }
 
 /// Files loaded inside files may nest this deep.
@@ -165,7 +168,17 @@ impl TopLevel {
     /// base of relative `load` paths. I/O errors of `out` are returned; every other
     /// failure is printed and counted.
     pub fn eval_source(&mut self, file: &str, src: &str, out: &mut dyn Write) -> io::Result<EvalSummary> {
-        let mut t: Out<'_> = Transcript::new(out);
+        self.eval_transcript(file, src, Transcript::new(out))
+    }
+
+    /// [`TopLevel::eval_source`] with results and program output on `out`, error
+    /// paragraphs (diagnostics, run-time errors) on `err`; each stream is flushed before
+    /// the other is written, so that a terminal shows them in order.
+    pub fn eval_source_split(&mut self, file: &str, src: &str, out: &mut dyn Write, err: &mut dyn Write) -> io::Result<EvalSummary> {
+        self.eval_transcript(file, src, Transcript::split(out, err))
+    }
+
+    fn eval_transcript(&mut self, file: &str, src: &str, mut t: Out<'_>) -> io::Result<EvalSummary> {
         let mut summary = EvalSummary::default();
         self.eval_forms(file, src, &mut t, &mut summary)?;
         t.start_line()?;
@@ -182,17 +195,28 @@ impl TopLevel {
 
     fn eval_forms_in(&mut self, file: &str, src: &str, t: &mut Out<'_>, summary: &mut EvalSummary) -> io::Result<()> {
         for item in parse_items(src) {
+            // Each form starts uninterrupted (a Ctrl-C between forms stops the input
+            // below instead).
+            vcode::interrupt::clear();
             summary.forms += 1;
-            let ok = match item {
+            let mut ok = match item {
                 Err(diags) => self.report(t, file, src, &diags)?,
                 Ok(Form::Command(cmd)) => self.command(&cmd, file, src, t, summary)?,
                 Ok(form) => self.eval_form(form, file, src, t)?,
             };
+            if vcode::interrupt::requested() {
+                // Said once: by the run that trapped, by a loaded file, or here (an
+                // interrupt while checking, compiling or printing).
+                if ok && !summary.interrupted {
+                    ok = Self::runtime_error(t, "interrupted")?;
+                }
+                summary.interrupted = true;
+            }
             if !ok {
                 summary.failed += 1;
             }
             t.flush()?;
-            if summary.exited {
+            if summary.exited || summary.interrupted {
                 break;
             }
         }
@@ -201,14 +225,14 @@ impl TopLevel {
 
     /// Prints rendered diagnostics as an error paragraph; returns `false` (failed).
     fn report(&self, t: &mut Out<'_>, file: &str, src: &str, diags: &[Diagnostic]) -> io::Result<bool> {
-        t.start_line()?;
+        t.begin_error()?;
         let text = (self.render)(file, src, diags);
         if text.trim().is_empty() {
             writeln!(t, "error: {file}: the form was rejected")?;
         } else {
             t.write_all(text.as_bytes())?;
         }
-        t.end_paragraph()?;
+        t.end_error()?;
         Ok(false)
     }
 
@@ -217,10 +241,10 @@ impl TopLevel {
     fn located_runtime_error(&self, t: &mut Out<'_>, message: &str, backtrace: &Backtrace) -> io::Result<bool> {
         match self.render_runtime(message, backtrace) {
             Some(text) => {
-                t.start_line()?;
+                t.begin_error()?;
                 t.write_all(text.trim_end().as_bytes())?;
                 writeln!(t)?;
-                t.end_paragraph()?;
+                t.end_error()?;
                 Ok(false)
             }
             None => Self::runtime_error(t, message),
@@ -305,16 +329,16 @@ impl TopLevel {
 
     /// Prints a run-time error paragraph; returns `false` (failed).
     fn runtime_error(t: &mut Out<'_>, message: &str) -> io::Result<bool> {
-        t.start_line()?;
+        t.begin_error()?;
         writeln!(t, "RUNTIME ERROR: {message}")?;
-        t.end_paragraph()?;
+        t.end_error()?;
         Ok(false)
     }
 
-    /// Prints one result line `lhs = value : type` (without its newline).
+    /// Prints one result line `lhs = value : type`.
     fn result_line(t: &mut Out<'_>, lhs: &str, value: &str, ty: &str) -> io::Result<bool> {
         t.start_line()?;
-        write!(t, "{lhs} = {value} : {ty}")?;
+        writeln!(t, "{lhs} = {value} : {ty}")?;
         Ok(true)
     }
 
@@ -423,9 +447,14 @@ impl TopLevel {
                 return Ok(None);
             }
         };
+        t.start_line()?;
         let before = t.written();
         let result = self.executor.execute(code, &mut t.program_output());
         t.flush()?;
+        if t.in_error() && !matches!(result, Ok(ExecResult::Exited(_))) {
+            // A program that printed `RUNTIME ERROR` and went on: its paragraph ends here.
+            t.end_error()?;
+        }
         match result {
             Ok(ExecResult::Finished(slots)) => {
                 let data = |name: &str, args: &[Type]| self.datatype_fields(name, args);
@@ -447,13 +476,13 @@ impl TopLevel {
                     self.located_runtime_error(t, "the evaluation was aborted", &backtrace)?;
                 } else {
                     // The program printed its message (`RUNTIME ERROR: ...`): say where.
+                    t.begin_error()?;
                     if let Some(text) = self.render_runtime("", &backtrace) {
-                        t.start_line()?;
                         let place = text.split_once('\n').map_or("", |(_, rest)| rest);
                         t.write_all(place.trim_end().as_bytes())?;
                         writeln!(t)?;
                     }
-                    t.end_paragraph()?;
+                    t.end_error()?;
                 }
                 Ok(None)
             }
@@ -555,6 +584,7 @@ impl TopLevel {
                 summary.forms += inner.forms;
                 summary.failed += inner.failed;
                 summary.exited |= inner.exited;
+                summary.interrupted |= inner.interrupted;
                 Ok(true)
             }
             CommandKind::Describe(id) => {
@@ -577,12 +607,14 @@ impl TopLevel {
                 } else {
                     return fail(self, t, id.span, format!("`{name}` is undefined"));
                 }
+                t.start_line()?;
                 Ok(true)
             }
             CommandKind::Set(name, values) => self.set(name.name.as_str(), values, name.span, file, src, t),
             CommandKind::Help => {
                 t.start_line()?;
                 t.write_all(HELP.trim_end().as_bytes())?;
+                t.start_line()?;
                 Ok(true)
             }
             CommandKind::Exit => {

@@ -58,11 +58,36 @@ fn results_exits_and_traps() {
     let (text, summary) = scripted(src, steps);
     assert_eq!(
         text,
-        "it = 3 : inthi\nit = [1, 2, 3] : [int]\nRUNTIME ERROR: Divide by zero.\n\n\
+        "it = 3 : int\nhi\nit = [1, 2, 3] : [int]\nRUNTIME ERROR: Divide by zero.\n\n\
          RUNTIME ERROR: index 7 out of range for a segment of length 2\n\n\
          RUNTIME ERROR: the evaluation was aborted\n\n"
     );
-    assert_eq!(summary, EvalSummary { forms: 5, failed: 3, exited: false });
+    assert_eq!(summary, EvalSummary { forms: 5, failed: 3, exited: false, interrupted: false });
+}
+
+/// With two streams, every error paragraph (a diagnostic, a check the program failed
+/// and its place, a trap) goes to the second; results and program output to the first,
+/// each line whole.
+#[test]
+fn errors_go_to_their_own_stream() {
+    let src = "1 + 2;\n1 + true;\n4 * 5;\n6 - 1;\n7;\n";
+    let steps = vec![
+        ("abc", Ok(ExecResult::Finished(vec![int(3)]))),
+        ("half", Ok(ExecResult::Exited(Backtrace::default()))),
+        ("\nRUNTIME ERROR: Divide by zero.\n", Ok(ExecResult::Exited(Backtrace::default()))),
+        ("", Err(trap(vcode::TrapKind::IndexOutOfRange { index: 7, len: 2 }))),
+    ];
+    let mut top = TopLevel::new(Box::new(Scripted { steps: steps.into() }));
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let summary = top.eval_source_split("test.nesl", src, &mut out, &mut err).expect("writing to a Vec");
+    assert_eq!(summary.failed, 4);
+    let (out, err) = (String::from_utf8_lossy(&out), String::from_utf8_lossy(&err));
+    assert_eq!(out, "abc\nit = 3 : int\nhalf\n");
+    assert!(err.starts_with("error"), "{err}");
+    assert!(err.ends_with(
+        "\n\nRUNTIME ERROR: Divide by zero.\n\nRUNTIME ERROR: index 7 out of range for a segment of length 2\n\n"
+    ), "{err}");
+    assert!(!err.contains("it = "), "{err}");
 }
 
 #[test]

@@ -42,6 +42,28 @@ pub fn run_nesl_env(args: &[&str], input: &str, env: &[(&str, &str)]) -> (i32, S
     )
 }
 
+/// Runs `nesl ARGS` as [`run_nesl`] does, with standard error sent into the same pipe as
+/// standard output (`2>&1`): the transcript as a terminal shows it. Returns the exit
+/// status and that text.
+pub fn run_nesl_merged(args: &[&str], input: &str) -> (i32, String) {
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg("exec \"$0\" \"$@\" 2>&1")
+        .arg(env!("CARGO_BIN_EXE_nesl"))
+        .args(args)
+        .current_dir(sessions())
+        .env("NESL_HISTORY", "/nonexistent/history")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("the nesl binary starts");
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let _ = stdin.write_all(input.as_bytes());
+    drop(stdin);
+    let out = child.wait_with_output().expect("nesl runs");
+    (out.status.code().unwrap_or(-1), String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 /// Compares `actual` with the file `tests/sessions/NAME`; with `NESL_BLESS=1` in the
 /// environment, writes `actual` there instead.
 pub fn check_transcript(name: &str, actual: &str) {

@@ -768,6 +768,9 @@ pub(crate) fn run<C: Cvl>(
             return Err(Trap::new(TrapKind::Unsupported("ran past the end of the code".into())).at(|| site(pc.saturating_sub(1))));
         };
         steps += 1;
+        if crate::interrupt::requested() {
+            return Err(Trap::new(TrapKind::Interrupted).at(|| site(pc)));
+        }
         if opts.max_steps.is_some_and(|mx| steps > mx) {
             return Err(Trap::new(TrapKind::Unsupported(format!("step limit of {} reached", steps - 1))).at(|| site(pc)));
         }

@@ -90,6 +90,20 @@ impl Program {
     pub fn lookup(&self, name: &str) -> Option<usize> {
         self.functions.iter().rposition(|f| f.name == name)
     }
+    /// Functions defined again under a name already defined: `(name, position of the
+    /// previous definition, position of this one)`, in file order. The later definition
+    /// wins ([`Program::lookup`]); the spec (and the reference, which warns) allows it,
+    /// and the command line prints each as a warning naming both places.
+    pub fn redefinitions(&self) -> Vec<(&str, Pos, Pos)> {
+        let mut seen: std::collections::HashMap<&str, Pos> = std::collections::HashMap::new();
+        let mut out = Vec::new();
+        for f in &self.functions {
+            if let Some(before) = seen.insert(&f.name, f.pos) {
+                out.push((f.name.as_str(), before, f.pos));
+            }
+        }
+        out
+    }
     /// True when both programs have the same functions, instructions and superoperators,
     /// ignoring source positions.
     pub fn same_code(&self, other: &Program) -> bool {

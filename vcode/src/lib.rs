@@ -28,6 +28,7 @@ mod calls;
 pub mod cvl;
 pub mod fused;
 mod interp;
+pub mod interrupt;
 mod io;
 pub mod ir;
 mod lex;

@@ -177,7 +177,15 @@ impl<'a, C: Cvl> Stepper<'a, C> {
             return Err(Trap::new(TrapKind::Unsupported("ran past the end of the code".into())).at(|| site));
         };
         self.steps += 1;
-        let flow = match self.machine.step(&d, prog, out) {
+        let stepped = self.machine.step(&d, prog, out).and_then(|f| {
+            // An interrupt made a vector operation skip work: its result is incomplete.
+            if crate::interrupt::abandoned() {
+                Err(Trap::new(TrapKind::Interrupted))
+            } else {
+                Ok(f)
+            }
+        });
+        let flow = match stepped {
             Ok(f) => f,
             Err(t) => {
                 self.state = State::Trapped;

@@ -53,6 +53,9 @@ pub enum TrapKind {
     /// The operation is not supported by this vector library or interpreter.
     #[error("unsupported: {0}")]
     Unsupported(String),
+    /// The run was stopped from outside (Ctrl-C: [`crate::interrupt::request`]).
+    #[error("interrupted")]
+    Interrupted,
     /// A failure inside a vector library back end (e.g. a CUDA error).
     #[error("backend error: {0}")]
     Backend(String),

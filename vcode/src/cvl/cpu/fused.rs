@@ -174,6 +174,9 @@ fn eval_range<T: Elem>(
     regs: &mut [Data],
     over: Option<usize>,
 ) -> Result<(), Trap> {
+    if crate::interrupt::skip_work() {
+        return Err(Trap::new(crate::trap::TrapKind::Interrupted));
+    }
     let mut stage: Vec<T> = Vec::new();
     let mut c = 0;
     while c < out.len() {

@@ -39,8 +39,13 @@ pub(crate) fn build_plain<T: Copy>(n: usize, fill: impl FnOnce(&mut [MaybeUninit
 fn finish<T: Copy>(mut v: Vec<T>, n: usize, fill: impl FnOnce(&mut [MaybeUninit<T>]) -> Result<(), Trap>) -> Result<Vec<T>, Trap> {
     v.clear();
     fill(&mut v.spare_capacity_mut()[..n])?;
-    // SAFETY: `fill` returned `Ok`, so it initialised all `n` elements (its contract, kept
-    // by every caller in this module tree), and the capacity is at least `n`.
+    if crate::interrupt::abandoned() {
+        // `fill` may have skipped blocks (`Par::blocks_mut`, `Par::each`): not written.
+        return Err(Trap::new(TrapKind::Interrupted));
+    }
+    // SAFETY: `fill` returned `Ok` and no block was skipped, so it initialised all `n`
+    // elements (its contract, kept by every caller in this module tree), and the
+    // capacity is at least `n`.
     unsafe { v.set_len(n) };
     Ok(v)
 }

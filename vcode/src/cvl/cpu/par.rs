@@ -37,8 +37,14 @@ impl Par {
     }
 
     /// Calls `f(lo, block)` for the consecutive [`BLOCK`]-element blocks of `out`
-    /// (`lo` = the block's offset in `out`).
+    /// (`lo` = the block's offset in `out`). Blocks are skipped once an interrupt is
+    /// requested ([`crate::interrupt::skip_work`]).
     pub(crate) fn blocks_mut<T: Send>(&self, out: &mut [T], f: impl Fn(usize, &mut [T]) + Sync + Send) {
+        let f = |lo: usize, blk: &mut [T]| {
+            if !crate::interrupt::skip_work() {
+                f(lo, blk)
+            }
+        };
         match self.pool_for(out.len()) {
             Some(pool) => pool.install(|| {
                 out.par_chunks_mut(BLOCK).enumerate().for_each(|(b, blk)| f(b * BLOCK, blk))
@@ -58,8 +64,14 @@ impl Par {
     }
 
     /// `f(item)` for every item; `work` (elements plus segments in all) decides whether
-    /// threads are worth it.
+    /// threads are worth it. Items are skipped once an interrupt is requested
+    /// ([`crate::interrupt::skip_work`]).
     pub(crate) fn each<I: Send>(&self, work: usize, items: Vec<I>, f: impl Fn(I) + Sync + Send) {
+        let f = |item: I| {
+            if !crate::interrupt::skip_work() {
+                f(item)
+            }
+        };
         match self.pool_for(work) {
             Some(pool) if items.len() > 1 => pool.install(|| items.into_par_iter().for_each(f)),
             _ => items.into_iter().for_each(f),
@@ -121,10 +133,11 @@ impl Chunk {
 /// Cuts `s` into chunks of about [`BLOCK`] units of work (one per element and one per
 /// segment). With `split_long`, a segment over [`BLOCK`] elements is cut into pieces;
 /// otherwise it is one chunk. One chunk covering everything when the work is under
-/// [`GRAIN`] or there is one thread (the split never changes a result).
-pub(crate) fn chunks(par: &Par, s: &Seg, split_long: bool) -> Vec<Chunk> {
+/// [`GRAIN`] (the split never changes a result). On one thread too, large work is cut:
+/// [`Par::each`] polls for an interrupt between chunks.
+pub(crate) fn chunks(_par: &Par, s: &Seg, split_long: bool) -> Vec<Chunk> {
     let (m, n) = (s.m(), s.total());
-    if par.pool_for(n + m).is_none() {
+    if n + m < GRAIN {
         return vec![Chunk { s0: 0, s1: m, e0: 0, e1: n }];
     }
     cut(s, split_long)
