@@ -12,6 +12,10 @@
 //! First, a reduction or scan whose operand is such a tree (read only there) takes the
 //! tree in: the superoperator then folds (`(+_REDUCE FLOAT (* FLOAT $0 $1) $2)`), and the
 //! values are never stored. This holds for a one-operation tree too.
+//!
+//! Before both, a tree read several times, all by one later tree, moves into that tree at
+//! each read ([`share_block`]): superoperators are trees in their text, but the vector
+//! libraries evaluate identical subexpressions once.
 
 use crate::lir::{removable, use_counts, Block, LProgram, Rhs, Tree, Var};
 use crate::util::{exec_of, operand_types, scalar_const};
@@ -218,6 +222,78 @@ fn fold_block(b: &mut Block, uses: &HashMap<Var, usize>, table: &mut Vec<SuperOp
     });
 }
 
+/// Most operations a tree may have after shared values move into it (each read is a
+/// copy of the value's tree in the superoperator's text).
+const SHARE_MAX_OPS: usize = 400;
+
+/// How many times `t` reads `v`.
+fn reads_of(t: &Tree, v: Var) -> usize {
+    let mut n = 0;
+    t.for_each_var(&mut |x| n += usize::from(x == v));
+    n
+}
+
+/// Replaces every read of `v` in `t` by `def`.
+fn substitute(t: &mut Tree, v: Var, def: &Tree) {
+    match t {
+        Tree::Var(x) if *x == v => *t = def.clone(),
+        Tree::Op { args, .. } => args.iter_mut().for_each(|a| substitute(a, v, def)),
+        _ => {}
+    }
+}
+
+/// Moves into a tree each element-wise value that it alone reads, several times: a value
+/// defined earlier in the same block whose every read (`uses`) is in that one tree is
+/// written there at each read (never across a timer, and one that can trap never across
+/// a statement with an effect or that can trap). The superoperator then computes the
+/// value once per element (the vector libraries share identical subexpressions) and it
+/// is never stored: Black-Scholes' `k` (read five times by the polynomial) and the
+/// polynomial (read twice by the final `select`) become one pass. To a fixed point;
+/// `uses` is kept up to date.
+fn share_block(b: &mut Block, uses: &mut HashMap<Var, usize>, table: &[SuperOp]) {
+    'again: loop {
+        for j in 0..b.stmts.len() {
+            let (v, def) = match (b.stmts[j].defs.as_slice(), &b.stmts[j].rhs) {
+                ([v], Rhs::Tree(t @ Tree::Op { .. })) => (*v, t.clone()),
+                _ => continue,
+            };
+            let n = uses.get(&v).copied().unwrap_or(0);
+            if n < 2 {
+                continue;
+            }
+            let Some(i) = (j + 1..b.stmts.len()).find(|&i| {
+                let mut hit = false;
+                b.stmts[i].rhs.for_each_use(&mut |x| hit |= x == v);
+                hit
+            }) else {
+                continue;
+            };
+            let Rhs::Tree(t) = &b.stmts[i].rhs else { continue };
+            if reads_of(t, v) != n || t.op_count() + n * def.op_count() > SHARE_MAX_OPS {
+                continue;
+            }
+            let between = &b.stmts[j + 1..i];
+            if between.iter().any(|s| s.rhs.is_timer()) || (def.may_trap() && !between.iter().all(|s| removable(&s.rhs, table))) {
+                continue;
+            }
+            def.for_each_var(&mut |x| *uses.entry(x).or_insert(0) += n - 1);
+            uses.insert(v, 0);
+            if let Rhs::Tree(t) = &mut b.stmts[i].rhs {
+                substitute(t, v, &def);
+            }
+            b.stmts.remove(j);
+            continue 'again;
+        }
+        break;
+    }
+    for s in &mut b.stmts {
+        if let Rhs::If { then, els, .. } = &mut s.rhs {
+            share_block(then, uses, table);
+            share_block(els, uses, table);
+        }
+    }
+}
+
 /// The index of `op` in the table, adding it when new.
 fn intern(table: &mut Vec<SuperOp>, op: SuperOp) -> usize {
     match table.iter().position(|o| *o == op) {
@@ -257,7 +333,8 @@ fn fuse_block(b: &mut Block, uses: &HashMap<Var, usize>, table: &mut Vec<SuperOp
 pub fn fuse(p: &mut LProgram) {
     let mut table = std::mem::take(&mut p.superops);
     for f in &mut p.funcs {
-        let uses = use_counts(&f.body);
+        let mut uses = use_counts(&f.body);
+        share_block(&mut f.body, &mut uses, &table);
         fuse_block(&mut f.body, &uses, &mut table);
     }
     p.superops = table;

@@ -297,3 +297,21 @@ fn reductions_and_scans_fold_their_element_wise_operand() {
     // The difference is written too, so its MAX_REDUCE stays a reduction of a vector.
     assert_eq!(count_op(&q, Opcode::MaxReduce), 1, "{q}");
 }
+
+#[test]
+fn a_value_read_only_by_one_tree_moves_into_it() {
+    // t = (a * b + a) * a - b (four operations: more than the reducer copies into each
+    // reader) is read three times, all by u = t - t * t: one superoperator over a and b
+    // computes u (t is never stored); the vector library evaluates t once.
+    let src = "FUNC MAIN\nCONST FLOAT (1.5 2.0 -3.0)\nCONST FLOAT (2.0 0.5 1.0)\n\
+               COPY 2 0\n* FLOAT\nCOPY 1 2\n+ FLOAT\nCOPY 1 2\n* FLOAT\nCOPY 1 1\n- FLOAT\n\
+               COPY 1 0\nCOPY 1 0\n* FLOAT\n- FLOAT\nWRITE FLOAT\nPOP 2 0\nPOP 2 0\nRET\n";
+    let p = vcode::parse(src).expect("parses");
+    let base = run_text(&p).0;
+    let q = opt(&p, 2);
+    assert_eq!(run_text(&q).0, base, "{q}");
+    assert_eq!(count_op(&q, Opcode::Fused), 1, "{q}");
+    assert_eq!(count_op(&q, Opcode::Mul) + count_op(&q, Opcode::Add) + count_op(&q, Opcode::Sub), 0, "{q}");
+    let op = q.superops.iter().map(|o| o.to_string()).find(|o| o.starts_with("(FLOAT FLOAT)")).expect("the superoperator");
+    assert_eq!(op.matches("(- FLOAT (* FLOAT (+ FLOAT (* FLOAT $0 $1) $0) $0) $1)").count(), 3, "{op}");
+}

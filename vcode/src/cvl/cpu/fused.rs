@@ -13,19 +13,20 @@ use super::mem::build;
 use crate::cvl::{BinOp, HostScalar, UnOp, VType};
 use crate::fused::{Expr, SuperOp};
 use crate::trap::Trap;
+use std::collections::HashMap;
 use std::mem::MaybeUninit;
 
 /// Elements per chunk when evaluating a superoperator (a divisor of [`BLOCK`]).
 pub const CHUNK: usize = 4096;
 
 /// One operand of a compiled step.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) enum Src {
     Arg(usize),
     Reg(usize),
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) enum Step {
     Bin(BinOp, Src, Src),
     Un(UnOp, Src),
@@ -34,6 +35,10 @@ pub(super) enum Step {
 
 /// A superoperator flattened into steps; register `r` holds the result of step `r`, or
 /// the broadcast constant `consts[r]` (whose step is `None`).
+///
+/// Identical subexpressions share one register (a superoperator whose tree repeats a
+/// shared value, as the optimiser writes one that reads a value several times, computes
+/// it once per element).
 #[derive(Debug, Clone)]
 pub(super) struct Prog {
     steps: Vec<Option<Step>>,
@@ -42,12 +47,26 @@ pub(super) struct Prog {
     rt: VType,
 }
 
+/// A step, named by its operator and its operands' registers (operand types follow from
+/// the operands).
+fn keyed(step: Step) -> (Key, Option<Step>, Option<HostScalar>) {
+    (Key::Step(step), Some(step), None)
+}
+
+/// What identifies a register's value while compiling: its step over earlier registers,
+/// or its constant (by bits, so that `-0.0` and `0.0` stay apart).
+#[derive(PartialEq, Eq, Hash)]
+enum Key {
+    Step(Step),
+    Const(u8, u64),
+}
+
 impl Prog {
     /// Compiles a checked superoperator.
     pub(super) fn compile(op: &SuperOp) -> Result<Prog, Trap> {
         let rt = op.result_type().map_err(Trap::ty)?;
         let mut p = Prog { steps: Vec::new(), consts: Vec::new(), root: Src::Arg(0), rt };
-        p.root = p.add(&op.body);
+        p.root = p.add(&op.body, &mut HashMap::new());
         Ok(p)
     }
     /// A program of one step over `$0` (and `$1`, `$2`) with result type `rt`.
@@ -57,21 +76,29 @@ impl Prog {
     pub(super) fn result_type(&self) -> VType {
         self.rt
     }
-    fn add(&mut self, e: &Expr) -> Src {
-        let step = match e {
+    fn add(&mut self, e: &Expr, seen: &mut HashMap<Key, usize>) -> Src {
+        let (key, step, konst) = match e {
             Expr::Arg(i) => return Src::Arg(*i),
-            Expr::Const(s) => {
-                self.steps.push(None);
-                self.consts.push(Some(*s));
-                return Src::Reg(self.steps.len() - 1);
+            Expr::Const(c) => {
+                let key = match *c {
+                    HostScalar::Int(x) => Key::Const(0, x as u64),
+                    HostScalar::Float(x) => Key::Const(1, x.to_bits()),
+                    HostScalar::Bool(x) => Key::Const(2, x as u64),
+                };
+                (key, None, Some(*c))
             }
-            Expr::Binary { op, a, b, .. } => Step::Bin(*op, self.add(a), self.add(b)),
-            Expr::Unary { op, a, .. } => Step::Un(*op, self.add(a)),
-            Expr::Select { f, a, b, .. } => Step::Sel(self.add(f), self.add(a), self.add(b)),
+            Expr::Binary { op, a, b, .. } => keyed(Step::Bin(*op, self.add(a, seen), self.add(b, seen))),
+            Expr::Unary { op, a, .. } => keyed(Step::Un(*op, self.add(a, seen))),
+            Expr::Select { f, a, b, .. } => keyed(Step::Sel(self.add(f, seen), self.add(a, seen), self.add(b, seen))),
         };
-        self.steps.push(Some(step));
-        self.consts.push(None);
-        Src::Reg(self.steps.len() - 1)
+        if let Some(&r) = seen.get(&key) {
+            return Src::Reg(r);
+        }
+        self.steps.push(step);
+        self.consts.push(konst);
+        let r = self.steps.len() - 1;
+        seen.insert(key, r);
+        Src::Reg(r)
     }
     /// Fresh registers (constants broadcast over one chunk).
     fn registers(&self) -> Vec<Data> {
@@ -339,4 +366,29 @@ pub(super) fn scan<T: Elem>(
         par.each(n, work, |(init, vals)| scan_in_place(vals, init, id, &f));
         Ok(())
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn identical_subexpressions_share_a_register() {
+        // t = exp($0) * $1 appears three times; with its constant 2.0 once each.
+        let t = "(* FLOAT (EXP FLOAT $0) $1)";
+        let op = SuperOp::parse(&format!("(FLOAT FLOAT) (- FLOAT (* FLOAT {t} (CONST FLOAT 2.0)) (* FLOAT {t} {t}))")).expect("parses");
+        let p = Prog::compile(&op).expect("compiles");
+        // EXP, *, 2.0, * by 2.0, t * t, - : six registers, not twelve.
+        assert_eq!(p.steps.len(), 6, "{p:?}");
+        // 0.0 and -0.0 are different constants.
+        let op = SuperOp::parse("(FLOAT) (+ FLOAT (* FLOAT $0 (CONST FLOAT 0.0)) (* FLOAT $0 (CONST FLOAT -0.0)))").expect("parses");
+        assert_eq!(Prog::compile(&op).expect("compiles").steps.len(), 5);
+        let xs: Vec<f64> = (0..3 * CHUNK + 5).map(|i| i as f64 / 1000.0).collect();
+        let ys: Vec<f64> = xs.iter().map(|x| 1.5 - x).collect();
+        let op = SuperOp::parse(&format!("(FLOAT FLOAT) (- FLOAT (* FLOAT {t} (CONST FLOAT 2.0)) (* FLOAT {t} {t}))")).expect("parses");
+        let p = Prog::compile(&op).expect("compiles");
+        let out = eval(&Par::new(1), &p, &[Slice::Float(&xs), Slice::Float(&ys)], xs.len()).expect("runs");
+        let want: Vec<f64> = xs.iter().zip(&ys).map(|(x, y)| { let t = x.exp() * y; t * 2.0 - t * t }).collect();
+        assert_eq!(out, Data::Float(want));
+    }
 }
