@@ -13,12 +13,13 @@
 //! |---|---|---|
 //! | `inline` | stack → stack | [`inline`]: bottom-up, non-recursive callees of at most [`INLINE_SIZE_LIMIT`] computational instructions (or with one call site) |
 //! | `let` | stack → let | [`tolet`]: symbolic execution with the signatures of [`vcode::analyze`] (which checks the program); `COPY`/`POP`/`CPOP` disappear, `IF` becomes a structured statement |
+//! | `cse` | let → let | [`cse`]: a pure statement repeating an earlier, dominating one (same instruction, same operands) reads that one's results |
 //! | `reduce` | let → let | [`reduce`]: element-wise trees, substitution of single-use bindings and constants, folding of segment bookkeeping and checks on constants, dead code and unused parameters |
 //! | `fuse` | let → let | [`fuse`]: trees of two or more operations become superoperators (deduplicated) |
 //! | `codegen` | let → stack | [`codegen`]: compact stack code, `FUSED n` for superoperators |
 //!
-//! Level 0 returns the program unchanged; level 1 runs `inline`, `let`, `reduce` (without
-//! fusion) and `codegen`; level 2 runs all five. With [`OptOptions::verify`] the input and
+//! Level 0 returns the program unchanged; level 1 runs `inline`, `let`, `cse`, `reduce`
+//! (without fusion) and `codegen`; level 2 runs all six. With [`OptOptions::verify`] the input and
 //! the output of every pass are checked (`vcode::verify` for stack code, [`lir::check`]
 //! for let code); [`OptOptions::dump_after`] prints a pass's output on stderr and
 //! [`OptOptions::timings`] the time each pass took. [`optimize_report`] returns both
@@ -60,6 +61,7 @@
 //!   element once and writes the result element once.
 
 pub mod codegen;
+pub mod cse;
 pub mod cuda;
 pub mod fuse;
 pub mod inline;
@@ -75,7 +77,7 @@ use std::time::{Duration, Instant};
 use vcode::{Program, VerifyError};
 
 /// The passes, in the order they run (the names `--dump-after` accepts).
-pub const PASSES: &[&str] = &["inline", "let", "reduce", "fuse", "codegen"];
+pub const PASSES: &[&str] = &["inline", "let", "cse", "reduce", "fuse", "codegen"];
 
 /// Options of [`optimize`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -117,7 +119,7 @@ pub enum OptError {
         errors: Vec<String>,
     },
     /// `dump_after` names no pass.
-    #[error("unknown pass `{0}` (passes: inline, let, reduce, fuse, codegen)")]
+    #[error("unknown pass `{0}` (passes: inline, let, cse, reduce, fuse, codegen)")]
     UnknownPass(String),
     /// The optimisation level is not 0, 1 or 2.
     #[error("unknown optimisation level {0} (0, 1 or 2)")]
@@ -217,6 +219,11 @@ pub fn optimize_report(p: &Program, level: u8, opts: &OptOptions) -> Result<(Pro
         tolet::to_let(&inlined, &analysis)
     })?;
     drv.after_let("let", &lp)?;
+    drv.time("cse", || {
+        cse::cse(&mut lp);
+        Ok(())
+    })?;
+    drv.after_let("cse", &lp)?;
     let entry = inlined.entry();
     drv.time("reduce", || {
         reduce::reduce(&mut lp, entry, level >= 2);

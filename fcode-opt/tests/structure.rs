@@ -315,3 +315,24 @@ fn a_value_read_only_by_one_tree_moves_into_it() {
     let op = q.superops.iter().map(|o| o.to_string()).find(|o| o.starts_with("(FLOAT FLOAT)")).expect("the superoperator");
     assert_eq!(op.matches("(- FLOAT (* FLOAT (+ FLOAT (* FLOAT $0 $1) $0) $0) $1)").count(), 3, "{op}");
 }
+
+#[test]
+fn repeated_pure_statements_are_computed_once_but_not_across_a_timer() {
+    // Three DISTs of the same scalar (element 1, not a constant) over the same descriptor (as quicksort's three
+    // filters write the pivot) become one; a fourth inside a timed region stays, so the
+    // timed region still does its own work.
+    let src = "FUNC MAIN\nCONST INT (5 1 9 5)\nCONST INT 4\nMAKE_SEGDES\nCOPY 1 1\nCONST INT 1\nCOPY 1 2\nEXTRACT INT\n\
+               COPY 1 0\nCOPY 1 2\nDIST INT\nCOPY 1 3\n< INT\nWRITE BOOL\nPOP 2 0\n\
+               COPY 1 0\nCOPY 1 2\nDIST INT\nCOPY 1 3\n= INT\nWRITE BOOL\nPOP 2 0\n\
+               COPY 1 0\nCOPY 1 2\nDIST INT\nCOPY 1 3\n> INT\nWRITE BOOL\nPOP 2 0\n\
+               START_TIMER\nCOPY 1 0\nCOPY 1 2\nDIST INT\nCOPY 1 3\n> INT\nWRITE BOOL\nPOP 2 0\nSTOP_TIMER\nPOP 1 0\n\
+               POP 3 0\nRET\n";
+    let p = vcode::parse(src).expect("parses");
+    assert_eq!(count_op(&p, Opcode::Dist), 4);
+    let base = run_text(&p).0;
+    for level in [1, 2] {
+        let q = opt(&p, level);
+        assert_eq!(run_text(&q).0, base, "{q}");
+        assert_eq!(count_op(&q, Opcode::Dist), 2, "level {level}: {q}");
+    }
+}
