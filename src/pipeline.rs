@@ -115,6 +115,12 @@ pub fn optimise_with(
 pub fn read_vcode(path: &Path, verify: bool) -> Result<vcode::Program> {
     let src = read_source(path)?;
     let vcode_error = |errors: Vec<String>| Error::Vcode { file: src.name.clone(), errors };
+    if path.extension().is_some_and(|e| e == "nesl") {
+        // One clear error instead of a VCODE parse error for every line of NESL.
+        return Err(vcode_error(vec![
+            "1:1: this is NESL source, not VCODE: `nesl run` runs it, `nesl compile` writes its VCODE".into(),
+        ]));
+    }
     let program = vcode::parse(&src.text).map_err(|errs| vcode_error(errs.iter().map(|e| e.to_string()).collect()))?;
     if verify {
         vcode::verify(&program).map_err(|errs| vcode_error(errs.iter().map(|e| e.to_string()).collect()))?;

@@ -131,6 +131,16 @@ fn opt_errors_name_the_file() {
     let o = nesl(&["opt", s(&good), "--dump-after", "nope"]);
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stderr).contains("unknown pass `nope`"), "{}", text(&o.stderr));
+    // NESL source given where VCODE is read: one error saying so, not one per line.
+    let src = dir.join("prog.nesl");
+    std::fs::write(&src, "function f(x) = x + 1;\nf(2);\n").expect("write");
+    for cmd in ["opt", "vcode"] {
+        let o = nesl(&[cmd, s(&src)]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{cmd}: {err}");
+        assert_eq!(err.lines().filter(|l| l.starts_with("error")).count(), 1, "{cmd}: {err}");
+        assert!(err.contains("this is NESL source, not VCODE"), "{cmd}: {err}");
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }
 
