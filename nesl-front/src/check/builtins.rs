@@ -6,8 +6,7 @@
 //! description. The type strings are parsed once by the small parser of this module
 //! ([`parse_type_string`]); a variable without a context entry is in class `any`.
 //!
-//! Not covered: the hash-table library (`make_table`, ...) and the X11 plotting library,
-//! whose exact types the spec does not give.
+//! Not covered: the X11 plotting library, whose exact types the spec does not give.
 
 use crate::ty::{Scheme, TyVar, Type, TypeClass};
 use std::collections::HashMap;
@@ -262,6 +261,13 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("cheap_hash_vector", "[a] -> int :: (a in any)", "A hash of a sequence."),
     ("start_timer", "int -> int", "Start the timer; returns its argument."),
     ("stop_timer", "int -> float", "Seconds since start_timer."),
+    // CMU's hash tables (other-ops.nesl): open addressing with quadratic probing
+    ("make_table", "((a, b), int) -> hashtable(a, b) :: (a in any; b in any)", "An empty table for at most maxsize (key, value) pairs shaped like the first argument."),
+    ("insert_table", "([(a, b)], hashtable(a, b)) -> hashtable(a, b) :: (a in any; b in any)", "The table with the (key, value) pairs added."),
+    ("create_table", "[(a, b)] -> hashtable(a, b) :: (a in any; b in any)", "A table holding the (key, value) pairs (at least one)."),
+    ("fast_create_table", "[(a, b)] -> hashtable(a, b) :: (a in any; b in any)", "A table holding the (key, value) pairs (same as create_table)."),
+    ("search_table", "([a], hashtable(a, b)) -> [(b, bool)] :: (a in any; b in any)", "For each key, (value, T) if the table holds it, else (identity, F)."),
+    ("table_entries", "hashtable(a, b) -> [(a, b)] :: (a in any; b in any)", "The (key, value) pairs a table holds."),
 ];
 
 /// Built-ins that may not be called inside an apply-to-each ("Cannot call X in
@@ -315,7 +321,7 @@ pub fn is_redefinable_builtin(name: &str) -> bool {
 }
 
 /// Names of the datatypes the prelude predefines (usable in type strings).
-const PREDEFINED_DATATYPES: &[&str] = &["stream"];
+const PREDEFINED_DATATYPES: &[&str] = &["stream", "hashtable"];
 
 /// First variable id used by built-in schemes (instantiation replaces them all, so they
 /// only need to be distinct within one scheme; a high range keeps them apart from

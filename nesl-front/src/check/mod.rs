@@ -99,7 +99,7 @@ pub struct Session {
     /// User-defined functions, in definition order (a redefinition keeps the first
     /// position and replaces the contents).
     pub functions: IndexMap<String, FunInfo>,
-    /// Datatypes, including the predefined `stream`.
+    /// Datatypes, including the predefined `stream` and `hashtable`.
     pub datatypes: IndexMap<String, DataInfo>,
     /// Global variables bound by top-level `pattern = exp` forms (and `it`).
     pub globals: IndexMap<String, Type>,
@@ -126,7 +126,8 @@ impl Default for Session {
 }
 
 impl Session {
-    /// A session that knows only the standard library (and the `stream` datatype).
+    /// A session that knows only the standard library (and the `stream` and `hashtable`
+    /// datatypes).
     pub fn new() -> Session {
         let mut datatypes = IndexMap::new();
         let stream = Type::Data("stream".into(), Vec::new());
@@ -142,7 +143,7 @@ impl Session {
                 def: None,
             },
         );
-        Session {
+        let mut s = Session {
             functions: IndexMap::new(),
             datatypes,
             globals: IndexMap::new(),
@@ -152,6 +153,21 @@ impl Session {
             sources: Vec::new(),
             current_source: None,
             notes: Vec::new(),
+        };
+        s.predefine_datatypes();
+        s
+    }
+
+    /// Defines the datatypes of the library that are written in NESL: CMU's hash table
+    /// (`other-ops.nesl`), a sequence of (used, key, value) slots. The functions on it
+    /// (`make_table`, `insert_table`, ...) are in the prelude.
+    fn predefine_datatypes(&mut self) {
+        const SRC: &str = "datatype hashtable([(bool, a, b)]) :: (a in any; b in any);";
+        let (items, diags) = crate::parser::parse_program(SRC);
+        debug_assert!(diags.is_empty(), "predefined datatypes do not parse: {diags:?}");
+        for mut item in items {
+            let checked = self.check_item(&mut item);
+            debug_assert!(checked.is_ok(), "predefined datatypes do not check: {checked:?}");
         }
     }
 
