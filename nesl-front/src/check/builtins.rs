@@ -171,7 +171,7 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("int_collect", "[(int, a)] -> [(int, [a])] :: (a in any)", "Group values by integer key, keys ascending."),
     ("histogram", "[a] -> [(a, int)] :: (a in any)", "Each distinct value with its count."),
     ("scan", "((a, a) -> a, a, [a]) -> ([a], a) :: (a in any)", "Exclusive scan with a function argument; scans and total."),
-    ("map", "(a -> b, [a]) -> [b] :: (a in any; b in any)", "Apply a function argument to each element."),
+    ("map", "(b -> a, [b]) -> [a] :: (a in any; b in any)", "Apply a function argument to each element."),
     // 5.12 functions on any type
     ("eql", "(a, a) -> bool :: (a in any)", "Structural equality."),
     ("hash", "(a, int) -> int :: (a in any)", "Hash a value into [0, l)."),
