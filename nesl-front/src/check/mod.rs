@@ -327,7 +327,7 @@ pub fn definition_line(info: &ItemInfo) -> Option<String> {
 }
 
 /// Whether `e` calls (or names as a value) the user function `name`.
-fn calls_function(e: &Expr, name: &str) -> bool {
+pub(crate) fn calls_function(e: &Expr, name: &str) -> bool {
     let here = match &e.kind {
         ExprKind::Call { func, .. } | ExprKind::Var(func) => func.res == Res::Function && func.name == name,
         _ => false,
@@ -338,7 +338,7 @@ fn calls_function(e: &Expr, name: &str) -> bool {
 }
 
 /// Points the calls of (and references to) the user function `from` in `e` at `to`.
-fn rename_calls(e: &mut Expr, from: &str, to: &str) {
+pub(crate) fn rename_calls(e: &mut Expr, from: &str, to: &str) {
     match &mut e.kind {
         ExprKind::Call { func, .. } | ExprKind::Var(func) if func.res == Res::Function && func.name == from => {
             func.name = to.to_string();
