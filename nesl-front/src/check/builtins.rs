@@ -200,6 +200,7 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("print_debug", "([char], a) -> a :: (a in any)", "Print a label, the value and a newline; returns the value."),
     ("error", "[char] -> bool", "Print ERROR: s and abort the evaluation."),
     ("open_in_file", "[char] -> (stream, bool, [char])", "Open a file for reading."),
+    ("open_file", "([char], int) -> (stream, bool, [char])", "Open a file: mode 1 to read, 2 to write, 3 to append."),
     ("open_out_file", "[char] -> (stream, bool, [char])", "Open a file for writing."),
     ("open_append_file", "[char] -> (stream, bool, [char])", "Open a file for appending."),
     ("close_file", "stream -> (bool, [char])", "Close a file."),
@@ -277,6 +278,7 @@ pub const TABLE: &[(&str, &str, &str)] = &[
 const SERIAL_ONLY: &[&str] = &[
     "rand_seed",
     "open_in_file",
+    "open_file",
     "open_out_file",
     "open_append_file",
     "close_file",
