@@ -58,6 +58,9 @@ fn it_results(expected: &str) -> Vec<String> {
             if line.starts_with("it = ") {
                 current = Some(line.to_string());
             }
+        } else if line.starts_with("Note: ") {
+            // A note of the top level (a redefinition) ends the result before it.
+            out.extend(current.take());
         } else if let Some(c) = &mut current {
             c.push('\n');
             c.push_str(line);

@@ -107,18 +107,18 @@ impl Inline<'_> {
                 self.misuse.set(Some(id.span));
             }
         }
-        for_each_child(e, &mut |c| self.apply(c));
+        for_each_child_mut(e, &mut |c| self.apply(c));
     }
 }
 
 /// Gives an inlined body the span of the call (errors inside it point at the call).
 fn set_span(e: &mut Expr, span: Span) {
     e.span = span;
-    for_each_child(e, &mut |c| set_span(c, span));
+    for_each_child_mut(e, &mut |c| set_span(c, span));
 }
 
 /// Calls `f` on each direct sub-expression of `e`.
-fn for_each_child(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
+pub(crate) fn for_each_child_mut(e: &mut Expr, f: &mut dyn FnMut(&mut Expr)) {
     match &mut e.kind {
         ExprKind::Int(_)
         | ExprKind::Float(_)
@@ -213,7 +213,7 @@ fn free_vars(e: &Expr, bound: &mut Vec<String>, out: &mut Vec<Ident>) {
         }
         _ => {
             let mut e = e.clone();
-            for_each_child(&mut e, &mut |c| free_vars(c, bound, out));
+            for_each_child_mut(&mut e, &mut |c| free_vars(c, bound, out));
         }
     }
 }
@@ -251,6 +251,6 @@ fn rename_var(e: &mut Expr, from: &str, to: &str, bound: &mut Vec<String>) {
             }
             bound.truncate(n);
         }
-        _ => for_each_child(e, &mut |c| rename_var(c, from, to, bound)),
+        _ => for_each_child_mut(e, &mut |c| rename_var(c, from, to, bound)),
     }
 }

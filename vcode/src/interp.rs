@@ -447,12 +447,9 @@ impl<C: Cvl> Machine<'_, C> {
                 return Ok(Flow::Next);
             }
             Exec::Exit => {
-                let status = match self.stack.last() {
-                    Some(Value::Vec(v)) if self.cvl.vtype(v) == crate::VType::Int && self.cvl.len(v) > 0 => {
-                        self.cvl.get_int(v, 0)?
-                    }
-                    _ => 0,
-                };
+                // Spec 6.3: EXIT ends the program with status 0, whatever the stack holds
+                // (compiled NESL pushes an INT before it; CMU's interpreter ignores it).
+                let status = 0;
                 return Ok(Flow::Exit(status));
             }
             Exec::Fused => {

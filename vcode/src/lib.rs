@@ -106,7 +106,8 @@ pub enum RunOutcome<T = HostValue> {
     /// The entry function returned; the final stack, bottom first (host copies from
     /// [`run`], handles to values kept in the library from [`run_resident`]).
     Finished(Vec<T>),
-    /// `EXIT` ran (status: the `INT` on top of the stack, or 0); nothing is printed.
+    /// `EXIT` ran; nothing is printed. The status is always 0 (spec 6.3); the field is
+    /// kept for callers that pass a status on.
     Exited(i64),
 }
 

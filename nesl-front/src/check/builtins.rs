@@ -6,8 +6,7 @@
 //! description. The type strings are parsed once by the small parser of this module
 //! ([`parse_type_string`]); a variable without a context entry is in class `any`.
 //!
-//! Not covered: the hash-table library (`make_table`, ...) and the X11 plotting library,
-//! whose exact types the spec does not give.
+//! Not covered: the X11 plotting library, whose exact types the spec does not give.
 
 use crate::ty::{Scheme, TyVar, Type, TypeClass};
 use std::collections::HashMap;
@@ -172,7 +171,7 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("int_collect", "[(int, a)] -> [(int, [a])] :: (a in any)", "Group values by integer key, keys ascending."),
     ("histogram", "[a] -> [(a, int)] :: (a in any)", "Each distinct value with its count."),
     ("scan", "((a, a) -> a, a, [a]) -> ([a], a) :: (a in any)", "Exclusive scan with a function argument; scans and total."),
-    ("map", "(a -> b, [a]) -> [b] :: (a in any; b in any)", "Apply a function argument to each element."),
+    ("map", "(b -> a, [b]) -> [a] :: (a in any; b in any)", "Apply a function argument to each element."),
     // 5.12 functions on any type
     ("eql", "(a, a) -> bool :: (a in any)", "Structural equality."),
     ("hash", "(a, int) -> int :: (a in any)", "Hash a value into [0, l)."),
@@ -201,6 +200,7 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("print_debug", "([char], a) -> a :: (a in any)", "Print a label, the value and a newline; returns the value."),
     ("error", "[char] -> bool", "Print ERROR: s and abort the evaluation."),
     ("open_in_file", "[char] -> (stream, bool, [char])", "Open a file for reading."),
+    ("open_file", "([char], int) -> (stream, bool, [char])", "Open a file: mode 1 to read, 2 to write, 3 to append."),
     ("open_out_file", "[char] -> (stream, bool, [char])", "Open a file for writing."),
     ("open_append_file", "[char] -> (stream, bool, [char])", "Open a file for appending."),
     ("close_file", "stream -> (bool, [char])", "Close a file."),
@@ -262,6 +262,13 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("cheap_hash_vector", "[a] -> int :: (a in any)", "A hash of a sequence."),
     ("start_timer", "int -> int", "Start the timer; returns its argument."),
     ("stop_timer", "int -> float", "Seconds since start_timer."),
+    // CMU's hash tables (other-ops.nesl): open addressing with quadratic probing
+    ("make_table", "((a, b), int) -> hashtable(a, b) :: (a in any; b in any)", "An empty table for at most maxsize (key, value) pairs shaped like the first argument."),
+    ("insert_table", "([(a, b)], hashtable(a, b)) -> hashtable(a, b) :: (a in any; b in any)", "The table with the (key, value) pairs added."),
+    ("create_table", "[(a, b)] -> hashtable(a, b) :: (a in any; b in any)", "A table holding the (key, value) pairs (at least one)."),
+    ("fast_create_table", "[(a, b)] -> hashtable(a, b) :: (a in any; b in any)", "A table holding the (key, value) pairs (same as create_table)."),
+    ("search_table", "([a], hashtable(a, b)) -> [(b, bool)] :: (a in any; b in any)", "For each key, (value, T) if the table holds it, else (identity, F)."),
+    ("table_entries", "hashtable(a, b) -> [(a, b)] :: (a in any; b in any)", "The (key, value) pairs a table holds."),
 ];
 
 /// Built-ins that may not be called inside an apply-to-each ("Cannot call X in
@@ -271,6 +278,7 @@ pub const TABLE: &[(&str, &str, &str)] = &[
 const SERIAL_ONLY: &[&str] = &[
     "rand_seed",
     "open_in_file",
+    "open_file",
     "open_out_file",
     "open_append_file",
     "close_file",
@@ -315,7 +323,7 @@ pub fn is_redefinable_builtin(name: &str) -> bool {
 }
 
 /// Names of the datatypes the prelude predefines (usable in type strings).
-const PREDEFINED_DATATYPES: &[&str] = &["stream"];
+const PREDEFINED_DATATYPES: &[&str] = &["stream", "hashtable"];
 
 /// First variable id used by built-in schemes (instantiation replaces them all, so they
 /// only need to be distinct within one scheme; a high range keeps them apart from

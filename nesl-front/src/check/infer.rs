@@ -381,6 +381,13 @@ impl<'s> Infer<'s> {
                 d.name.span,
                 format!("`{name}` is already defined as a function"),
             );
+        } else if name == "hashtable" && self.sess.datatypes.contains_key(&name) {
+            // The library's functions (make_table, ...) are compiled with this layout.
+            self.error(
+                DiagKind::Name,
+                d.name.span,
+                "`hashtable` is the library's hash-table datatype (make_table, insert_table, ...) and cannot be redefined",
+            );
         } else if is_base_type(&name) || is_reserved(&name) || name == "stream" {
             self.error(
                 DiagKind::Name,

@@ -29,7 +29,7 @@ pub use builtins::{builtin_description, builtin_scheme, is_builtin};
 pub use infer::{walk_expr, walk_pattern};
 pub use print::{format_scheme, format_type, TypePrinter};
 
-use crate::ast::{DataDef, FunDef, TopLevel};
+use crate::ast::{DataDef, Expr, ExprKind, FunDef, Res, TopLevel};
 use crate::diag::Diagnostic;
 use crate::ty::{Scheme, TyVar, Type};
 use indexmap::IndexMap;
@@ -99,7 +99,7 @@ pub struct Session {
     /// User-defined functions, in definition order (a redefinition keeps the first
     /// position and replaces the contents).
     pub functions: IndexMap<String, FunInfo>,
-    /// Datatypes, including the predefined `stream`.
+    /// Datatypes, including the predefined `stream` and `hashtable`.
     pub datatypes: IndexMap<String, DataInfo>,
     /// Global variables bound by top-level `pattern = exp` forms (and `it`).
     pub globals: IndexMap<String, Type>,
@@ -126,7 +126,8 @@ impl Default for Session {
 }
 
 impl Session {
-    /// A session that knows only the standard library (and the `stream` datatype).
+    /// A session that knows only the standard library (and the `stream` and `hashtable`
+    /// datatypes).
     pub fn new() -> Session {
         let mut datatypes = IndexMap::new();
         let stream = Type::Data("stream".into(), Vec::new());
@@ -142,7 +143,7 @@ impl Session {
                 def: None,
             },
         );
-        Session {
+        let mut s = Session {
             functions: IndexMap::new(),
             datatypes,
             globals: IndexMap::new(),
@@ -152,6 +153,21 @@ impl Session {
             sources: Vec::new(),
             current_source: None,
             notes: Vec::new(),
+        };
+        s.predefine_datatypes();
+        s
+    }
+
+    /// Defines the datatypes of the library that are written in NESL: CMU's hash table
+    /// (`other-ops.nesl`), a sequence of (used, key, value) slots. The functions on it
+    /// (`make_table`, `insert_table`, ...) are in the prelude.
+    fn predefine_datatypes(&mut self) {
+        const SRC: &str = "datatype hashtable([(bool, a, b)]) :: (a in any; b in any);";
+        let (items, diags) = crate::parser::parse_program(SRC);
+        debug_assert!(diags.is_empty(), "predefined datatypes do not parse: {diags:?}");
+        for mut item in items {
+            let checked = self.check_item(&mut item);
+            debug_assert!(checked.is_ok(), "predefined datatypes do not check: {checked:?}");
         }
     }
 
@@ -190,6 +206,7 @@ impl Session {
                         "`{name}` is a built-in function; this definition replaces it from here on"
                     ));
                 }
+                self.keep_old_callers(name, scheme);
                 if outcome.calls_serial {
                     self.serial_functions.insert(name.clone());
                 } else {
@@ -228,6 +245,51 @@ impl Session {
         Ok(info)
     }
 
+    /// Spec 6.1: a user function redefined with another type leaves the functions that
+    /// already call it with the earlier definition. That definition is kept under a name
+    /// no program can write (`name'N`), the callers' (and its own recursive) calls are
+    /// pointed at it, and a note says which callers keep it. A redefinition with the same
+    /// type replaces the function for every caller.
+    fn keep_old_callers(&mut self, name: &str, scheme: &Scheme) {
+        let Some(old) = self.functions.get(name) else { return };
+        if print::format_scheme(&old.scheme) == print::format_scheme(scheme) {
+            return;
+        }
+        let callers: Vec<String> = self
+            .functions
+            .iter()
+            .filter(|(n, f)| n.as_str() != name && f.def.body.as_ref().is_some_and(|b| calls_function(b, name)))
+            .map(|(n, _)| n.clone())
+            .collect();
+        if callers.is_empty() {
+            return;
+        }
+        let hidden = (1..)
+            .map(|i| format!("{name}'{i}"))
+            .find(|h| !self.functions.contains_key(h))
+            .unwrap_or_else(|| format!("{name}'"));
+        let mut kept = old.clone();
+        kept.def.name.name = hidden.clone();
+        if let Some(body) = kept.def.body.as_mut() {
+            rename_calls(body, name, &hidden);
+        }
+        if self.serial_functions.contains(name) {
+            self.serial_functions.insert(hidden.clone());
+        }
+        for c in &callers {
+            if let Some(body) = self.functions.get_mut(c).and_then(|f| f.def.body.as_mut()) {
+                rename_calls(body, name, &hidden);
+            }
+        }
+        self.functions.insert(hidden, kept);
+        let list: Vec<String> = callers.iter().map(|c| format!("`{c}`")).collect();
+        self.notes.push(format!(
+            "`{name}` is redefined with another type; {} defined before keep{} its earlier definition",
+            list.join(", "),
+            if callers.len() == 1 { "s" } else { "" }
+        ));
+    }
+
     /// Whether calling `name` (a user function or a built-in) is serial only: it may
     /// not be called inside an apply-to-each. The serial-only built-ins are those with
     /// effects on the state of the whole program (reseeding, files, processes); a user
@@ -262,6 +324,28 @@ pub fn definition_line(info: &ItemInfo) -> Option<String> {
         }
         _ => None,
     }
+}
+
+/// Whether `e` calls (or names as a value) the user function `name`.
+pub(crate) fn calls_function(e: &Expr, name: &str) -> bool {
+    let here = match &e.kind {
+        ExprKind::Call { func, .. } | ExprKind::Var(func) => func.res == Res::Function && func.name == name,
+        _ => false,
+    };
+    let mut found = here;
+    e.for_each_child(&mut |c| found = found || calls_function(c, name));
+    found
+}
+
+/// Points the calls of (and references to) the user function `from` in `e` at `to`.
+pub(crate) fn rename_calls(e: &mut Expr, from: &str, to: &str) {
+    match &mut e.kind {
+        ExprKind::Call { func, .. } | ExprKind::Var(func) if func.res == Res::Function && func.name == from => {
+            func.name = to.to_string();
+        }
+        _ => {}
+    }
+    crate::lambda::for_each_child_mut(e, &mut |c| rename_calls(c, from, to));
 }
 
 #[cfg(test)]

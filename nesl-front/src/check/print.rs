@@ -2,9 +2,16 @@
 //!
 //! Pairs print as `t1, t2` at the top of a type and as `(t1, t2)` inside brackets,
 //! datatype arguments and function arguments and results; a function type prints as
-//! `(int, int) -> int`; type variables are renamed `a`, `b`, `c`, ... in order of first
-//! appearance and their classes are listed in a trailing context
-//! ` :: (a in number; b in any)`.
+//! `(int, int) -> int`; type variables are renamed `a`, `b`, `c`, ... and their classes
+//! are listed in a trailing context ` :: (a in number; b in any)`.
+//!
+//! The letters follow CMU NESL: a type printed on its own ([`TypePrinter::with_context`])
+//! letters its variables in the order of their *last* occurrence when the type is read
+//! with a function's result before its argument (`history = fn : ([(b, a)], b) -> [a]`:
+//! read as `[a]`, then `[(b, a)]`, `b`); CMU collects a type's variables as the ordered
+//! union of its parts' variables, where a variable of both parts keeps its place in the
+//! later part. Several types printed with one shared renaming (error messages) are
+//! lettered in order of first appearance.
 
 use crate::ty::{Scheme, TyVar, Type, TypeClass};
 
@@ -109,10 +116,38 @@ impl TypePrinter {
         format!(" :: ({})", parts.join("; "))
     }
 
-    /// `t` at the top, followed by the context of its variables.
+    /// `t` at the top, followed by the context of its variables (lettered as CMU
+    /// letters them: see the module documentation).
     pub fn with_context(&mut self, t: &Type) -> String {
+        let mut order = Vec::new();
+        last_occurrences(t, &mut order);
+        for v in order {
+            self.name(v);
+        }
         let s = self.top(t);
         format!("{s}{}", self.context())
+    }
+}
+
+/// The variables of `t`, each once, in the order of their last occurrence when `t` is
+/// read left to right with a function's result before its argument.
+fn last_occurrences(t: &Type, out: &mut Vec<TyVar>) {
+    match t {
+        Type::Int | Type::Bool | Type::Float | Type::Char => {}
+        Type::Seq(e) => last_occurrences(e, out),
+        Type::Pair(a, b) => {
+            last_occurrences(a, out);
+            last_occurrences(b, out);
+        }
+        Type::Fun(a, r) => {
+            last_occurrences(r, out);
+            last_occurrences(a, out);
+        }
+        Type::Data(_, args) => args.iter().for_each(|a| last_occurrences(a, out)),
+        Type::Var(v) => {
+            out.retain(|w| w.id != v.id);
+            out.push(*v);
+        }
     }
 }
 
@@ -196,6 +231,30 @@ mod tests {
             format_type(&t),
             "((a, b), a, b) -> (a, b) :: (a in any; b in number)"
         );
+    }
+
+    #[test]
+    fn letters_as_cmu() {
+        // CMU: history = fn : ([(b, a)], b) -> [a] :: (a in number; b in ordinal)
+        let n = v(1, TypeClass::Number);
+        let o = v(2, TypeClass::Ordinal);
+        let t = Type::fun(
+            Type::pair(Type::seq(Type::pair(o.clone(), n.clone())), o.clone()),
+            Type::seq(n.clone()),
+        );
+        assert_eq!(
+            format_type(&t),
+            "([(b, a)], b) -> [a] :: (a in number; b in ordinal)"
+        );
+        // swap and rot3 keep the argument order.
+        let (a, b, c) = (v(5, TypeClass::Any), v(6, TypeClass::Any), v(7, TypeClass::Any));
+        let t = Type::fun(Type::pair(a.clone(), b.clone()), Type::pair(b.clone(), a.clone()));
+        assert_eq!(format_type(&t), "(a, b) -> (b, a) :: (a in any; b in any)");
+        let t = Type::fun(
+            Type::pair(a.clone(), Type::pair(b.clone(), c.clone())),
+            Type::pair(b.clone(), Type::pair(c.clone(), a.clone())),
+        );
+        assert_eq!(format_type(&t), "(a, b, c) -> (b, c, a) :: (a in any; b in any; c in any)");
     }
 
     #[test]

@@ -59,7 +59,8 @@ impl Compiler<'_> {
                     Some(h) => h,
                     None => self.int_in(fb, ctx, 0),
                 };
-                let mask = self.int_in(fb, ctx, 0x3fff_ffff_ffff_ffff);
+                // 30 bits: a positive mask on CMU's 32-bit VCODE interpreter too.
+                let mask = self.int_in(fb, ctx, 0x3fff_ffff);
                 let pos = fb.op1(O::And.t(Ty::Int), &[h, mask]);
                 Val::base(fb.op1(O::Mod, &[pos, l.one()]), SlotKind::Int)
             }
@@ -470,18 +471,19 @@ impl Compiler<'_> {
         }
     }
 
-    /// A mix of an INT vector in the manner of splitmix64's finaliser (wrapping
-    /// multiplications; VCODE's `RSHIFT` is arithmetic, which still spreads the bits).
+    /// A mix of an INT vector: two rounds of xor-shift and multiply (wrapping; VCODE's
+    /// `RSHIFT` is arithmetic, which still spreads the bits). The multiplier is a 32-bit
+    /// constant: CMU's VCODE interpreter keeps the low 32 bits of a constant.
     fn mix(&mut self, fb: &mut FunBuilder, x: Slot) -> Slot {
         let mut y = x;
-        for (shift, mult) in [(30, 0xbf58_476d_1ce4_e5b9_u64), (27, 0x94d0_49bb_1331_11eb_u64)] {
+        for (shift, mult) in [(16, 0x045d_9f3b_i64), (16, 0x045d_9f3b_i64)] {
             let s = self.int_like_slot(fb, shift, y);
             let sh = fb.op1(O::Rshift, &[y, s]);
             let z = fb.op1(O::Xor.t(Ty::Int), &[y, sh]);
-            let k = self.int_like_slot(fb, mult as i64, z);
+            let k = self.int_like_slot(fb, mult, z);
             y = fb.op1(O::Mul.t(Ty::Int), &[z, k]);
         }
-        let s = self.int_like_slot(fb, 31, y);
+        let s = self.int_like_slot(fb, 16, y);
         let sh = fb.op1(O::Rshift, &[y, s]);
         fb.op1(O::Xor.t(Ty::Int), &[y, sh])
     }

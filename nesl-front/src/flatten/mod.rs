@@ -170,10 +170,11 @@ pub fn compile_program(session: &Session, items: &[crate::ast::TopLevel], opts: 
     };
     let info = Info { session, prelude };
     let globals = Globals::new();
+    let items = keep_old_callers(items);
     let mut c = Compiler::new(&info, &globals, opts.arg_check);
     let (mut fb, _) = FunBuilder::new(0);
     let mut results = Vec::new();
-    for item in items {
+    for item in &items {
         let (e, pat) = match item {
             TopLevel::Expr(e) => (e, None),
             TopLevel::Binding { pat, expr, .. } => (expr, Some(pat)),
@@ -210,6 +211,68 @@ pub fn compile_program(session: &Session, items: &[crate::ast::TopLevel], opts: 
     // top-level variables receive them as hidden arguments (see `Compiler::main_globals`).
     c.drain().map_err(|d| vec![d])?;
     Ok(c.into_program(fb.finish("MAIN1_1", &results)))
+}
+
+/// The items of a whole program with spec 6.1's redefinition rule made explicit, as
+/// the top level applies it ([`Session`]'s `keep_old_callers`): where a function is
+/// defined again with another type, its earlier definition is added as `name'N` (its
+/// recursive calls pointed at itself) and the functions defined before that call it are
+/// defined again calling `name'N`, so the forms after keep their results.
+fn keep_old_callers(items: &[crate::ast::TopLevel]) -> Vec<crate::ast::TopLevel> {
+    use crate::ast::{FunDef, TopLevel};
+    use crate::check::{calls_function, rename_calls};
+    fn type_of(d: &FunDef) -> Option<String> {
+        let p = d.params.ty.clone()?;
+        let r = d.body.as_ref()?.ty.clone()?;
+        Some(crate::check::format_type(&Type::fun(p, r)))
+    }
+    let mut out: Vec<TopLevel> = Vec::with_capacity(items.len());
+    // The current definition of each function: its index in `out`.
+    let mut live: indexmap::IndexMap<String, usize> = indexmap::IndexMap::new();
+    for item in items {
+        if let TopLevel::Function(def) = item {
+            let name = def.name.name.clone();
+            let old = live.get(&name).and_then(|&i| match &out[i] {
+                TopLevel::Function(d) => Some(d.clone()),
+                _ => None,
+            });
+            if let Some(old) = old.filter(|o| type_of(o) != type_of(def)) {
+                let callers: Vec<usize> = live
+                    .iter()
+                    .filter(|(n, _)| **n != name)
+                    .filter_map(|(_, &i)| match &out[i] {
+                        TopLevel::Function(d) if d.body.as_ref().is_some_and(|b| calls_function(b, &name)) => Some(i),
+                        _ => None,
+                    })
+                    .collect();
+                if !callers.is_empty() {
+                    let kept_name = (1..)
+                        .map(|i| format!("{name}'{i}"))
+                        .find(|h| !live.contains_key(h))
+                        .unwrap_or_else(|| format!("{name}'"));
+                    let mut kept = old;
+                    kept.name.name = kept_name.clone();
+                    if let Some(b) = kept.body.as_mut() {
+                        rename_calls(b, &name, &kept_name);
+                    }
+                    live.insert(kept_name.clone(), out.len());
+                    out.push(TopLevel::Function(kept));
+                    for i in callers {
+                        let TopLevel::Function(d) = &out[i] else { continue };
+                        let mut d = d.clone();
+                        if let Some(b) = d.body.as_mut() {
+                            rename_calls(b, &name, &kept_name);
+                        }
+                        live.insert(d.name.name.clone(), out.len());
+                        out.push(TopLevel::Function(d));
+                    }
+                }
+            }
+            live.insert(name, out.len());
+        }
+        out.push(item.clone());
+    }
+    out
 }
 
 /// Like [`compile_expr`] for several expressions: the entry function leaves their

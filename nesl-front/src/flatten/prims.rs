@@ -1263,11 +1263,16 @@ impl Compiler<'_> {
                 let ectx = Ctx { seg: fb.op1(O::MakeSegdes, &[n]), unit: false };
                 let eq = self.eql(fb, ectx, &e, &data);
                 let j = self.local_index(fb, ctx, seg);
-                let big = self.int_like(fb, i64::MAX, j);
+                // "Not found" marks: the number of elements of all segments, above every
+                // local index and no larger than the data (no 64-bit constant: CMU's
+                // VCODE interpreter keeps the low 32 bits of a constant).
+                let total = fb.op1(O::Length.t(Ty::Int), &[j]);
+                let tseg = fb.op1(O::MakeSegdes, &[total]);
+                let big = fb.op1(O::Dist.t(Ty::Int), &[total, tseg]);
                 let c = fb.op1(O::Select.t(Ty::Int), &[eq, j, big]);
                 let m = fb.op1(O::MinReduce.t(Ty::Int), &[c, seg]);
-                // Not found: no index below the length (an empty segment reduces to the
-                // MIN identity, which is not i64::MAX).
+                // Not found: no index below the segment's length (an empty segment
+                // reduces to the MIN identity, the largest int).
                 let lens = fb.op1(O::Lengths, &[seg]);
                 let none = fb.op1(O::Ge.t(Ty::Int), &[m, lens]);
                 let mone = self.int_in(fb, ctx, -1);
