@@ -53,9 +53,15 @@ enum Shown<'a> {
     Mono(Type),
 }
 
-/// The deepest nesting of expressions the checker accepts (it recurses on the
-/// expression tree; this keeps it within a 2 MiB thread stack).
-const MAX_DEPTH: usize = 2000;
+/// The deepest nesting of expressions the checker accepts. It, the flattener and the
+/// AST's destructor recurse on the expression tree: this keeps them within a thread stack
+/// of [`crate::STACK_SIZE`] (the `nesl` binary runs on one), with a margin, while a
+/// chain of 100,000 operators (`1 + 1 + ... + 1`, two levels per operator) still checks.
+const MAX_DEPTH: usize = 250_000;
+
+/// The deepest nesting of sequence literals the checker accepts: each level is a level
+/// of the value's type, which every later pass walks recursively, several times per node.
+const MAX_SEQ_NESTING: usize = 10_000;
 
 /// A pattern variable being bound: name, type, where.
 type Bind = (String, Type, Span);
@@ -79,6 +85,8 @@ struct Infer<'s> {
     depth: usize,
     /// Whether the depth limit was hit (reported once).
     too_deep: bool,
+    /// How many sequence literals enclose the current expression.
+    seq_nesting: usize,
 }
 
 impl<'s> Infer<'s> {
@@ -93,6 +101,7 @@ impl<'s> Infer<'s> {
             calls_serial: false,
             depth: 0,
             too_deep: false,
+            seq_nesting: 0,
         }
     }
 
@@ -750,7 +759,7 @@ impl<'s> Infer<'s> {
                 binders,
                 filter,
             } => self.apply_to_each(body, binders, filter),
-            ExprKind::Seq(elems) => self.seq_literal(elems),
+            ExprKind::Seq(elems) => self.seq_literal(span, elems),
             ExprKind::EmptySeq(te) => self.empty_seq(te),
             ExprKind::Range { start, end, stride } => self.range(start, end, stride),
             ExprKind::Time(x) => {
@@ -869,7 +878,25 @@ impl<'s> Infer<'s> {
     }
 
     #[inline(never)]
-    fn seq_literal(&mut self, elems: &mut [Expr]) -> Type {
+    fn seq_literal(&mut self, span: Span, elems: &mut [Expr]) -> Type {
+        if self.seq_nesting >= MAX_SEQ_NESTING {
+            if !self.too_deep {
+                self.too_deep = true;
+                self.error(
+                    DiagKind::Compile,
+                    span,
+                    format!("sequence literals are nested too deeply here (more than {MAX_SEQ_NESTING} levels)"),
+                );
+            }
+            return self.fresh();
+        }
+        self.seq_nesting += 1;
+        let t = self.seq_elements(elems);
+        self.seq_nesting -= 1;
+        t
+    }
+
+    fn seq_elements(&mut self, elems: &mut [Expr]) -> Type {
         let mut first: Option<Type> = None;
         for (i, x) in elems.iter_mut().enumerate() {
             let tx = self.expr(x);
