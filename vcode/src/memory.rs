@@ -91,6 +91,7 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
     let t = s.trim();
     let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
     let (num, unit) = t.split_at(split);
+    let x: f64 = num.parse().map_err(|_| format!("`{s}` is not a size (e.g. 512M, 2G, 100000)"))?;
     let shift = match unit.trim().to_ascii_lowercase().as_str() {
         "" | "b" => 0,
         "k" | "kb" | "kib" => 10,
@@ -99,7 +100,6 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
         "t" | "tb" | "tib" => 40,
         _ => return Err(format!("`{s}`: unknown unit (use K, M, G or T, e.g. 512M)")),
     };
-    let x: f64 = num.parse().map_err(|_| format!("`{s}` is not a size (e.g. 512M, 2G, 100000)"))?;
     let bytes = x * (1u64 << shift) as f64;
     if !(bytes >= 1.0) || bytes >= usize::MAX as f64 {
         return Err(format!("`{s}` is out of range"));
