@@ -140,3 +140,16 @@ fn the_repl_goes_on_after_running_out_of_memory() {
     assert!(text(&out.stderr).contains("out of memory"), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("it = 6 : int"), "{}", text(&out.stdout));
 }
+
+/// A tuple of 100,000 components is a located error (every node keeping its own copy of
+/// a type that large would take hundreds of gigabytes), and the next form runs; a tuple
+/// of 1,000 runs.
+#[test]
+fn a_huge_tuple_is_a_located_error() {
+    let src = format!("({});\n2 * 3;\n({});\n", vec!["1"; 100_000].join(", "), vec!["7"; 1000].join(", "));
+    let file = scratch("tuple.nesl", &src);
+    let out = nesl(&["run", "--backend", "cpu", &file]);
+    let (stdout, err) = (text(&out.stdout), text(&out.stderr));
+    assert!(stdout.starts_with("it = 6 : int\nit = (7, 7, "), "stdout: {stdout}\nstderr: {err}");
+    assert!(err.contains("nested too deeply") && err.contains("tuple.nesl:1:"), "{err}");
+}
