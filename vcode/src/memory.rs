@@ -101,7 +101,7 @@ pub fn parse_size(s: &str) -> Result<usize, String> {
         _ => return Err(format!("`{s}`: unknown unit (use K, M, G or T, e.g. 512M)")),
     };
     let bytes = x * (1u64 << shift) as f64;
-    if !(bytes >= 1.0) || bytes >= usize::MAX as f64 {
+    if bytes.is_nan() || bytes < 1.0 || bytes >= usize::MAX as f64 {
         return Err(format!("`{s}` is out of range"));
     }
     Ok(bytes as usize)
