@@ -15,7 +15,8 @@ use std::process::ExitCode;
 /// dies (with the system allocator, page faults on fresh memory were a fifth of the time
 /// of irregular programs such as Barnes-Hut).
 #[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+/// Counted, for the memory limit (`--max-memory`, [`vcode::memory`]).
+static GLOBAL: vcode::memory::Counting<mimalloc::MiMalloc> = vcode::memory::Counting(mimalloc::MiMalloc);
 
 /// mimalloc's `purge_delay` option (the same index in its v2 and v3 option tables).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
@@ -43,6 +44,11 @@ pub struct Cli {
     /// recursion); default 1048576.
     #[arg(long, global = true, value_name = "N", value_parser = clap::value_parser!(u64).range(1..=1u64 << 32))]
     pub max_call_depth: Option<u64>,
+    /// Most heap memory a run may use (e.g. `512M`, `4G`); an allocation past it stops
+    /// the form with an out-of-memory error. Default: the `NESL_MAX_MEMORY` environment
+    /// variable, else three quarters of physical memory.
+    #[arg(long, global = true, value_name = "SIZE", value_parser = parse_size)]
+    pub max_memory: Option<usize>,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -215,9 +221,41 @@ pub enum Command {
     },
 }
 
+fn parse_size(s: &str) -> Result<usize, String> {
+    vcode::memory::parse_size(s)
+}
+
+/// Runs the command on a thread with a deep stack: the front end recurses on expression
+/// trees, and its depth limits are set for [`nesl_front::STACK_SIZE`] (a chain of 100,000
+/// operators checks; deeper nesting is a located error, never a stack overflow).
 fn main() -> ExitCode {
     keep_freed_memory_a_while();
+    let deep = std::thread::Builder::new()
+        .name("nesl".into())
+        .stack_size(nesl_front::STACK_SIZE)
+        .spawn(run_cli);
+    match deep {
+        Ok(handle) => handle.join().unwrap_or(ExitCode::from(101)),
+        Err(_) => run_cli(),
+    }
+}
+
+fn run_cli() -> ExitCode {
     let cli = Cli::parse();
+    let max_memory = match cli.max_memory {
+        Some(n) => Some(n),
+        None => match std::env::var("NESL_MAX_MEMORY") {
+            Ok(v) if !v.trim().is_empty() => match vcode::memory::parse_size(&v) {
+                Ok(n) => Some(n),
+                Err(e) => {
+                    eprintln!("error: NESL_MAX_MEMORY: {e}");
+                    return ExitCode::from(2);
+                }
+            },
+            _ => vcode::memory::default_max_memory(),
+        },
+    };
+    vcode::memory::set_max_memory(max_memory);
     match cli.threads {
         Some(n) => vcode::set_threads(n as usize),
         None => {

@@ -20,3 +20,11 @@ pub mod value;
 
 pub use ast::Span;
 pub use diag::{DiagKind, Diagnostic};
+
+/// The native stack a thread needs to run the front end on the deepest input it accepts:
+/// the type checker, the flattener and the AST's destructor recurse on the expression
+/// tree, and the checker's depth limits (a located error, never a stack overflow) are set
+/// for this much stack. The `nesl` binary runs every command on such a thread; a library
+/// user feeding it untrusted input should too (`std::thread::Builder::stack_size`). The
+/// memory is reserved, not used: only the depth a program reaches is ever touched.
+pub const STACK_SIZE: usize = 1 << 30;

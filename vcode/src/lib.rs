@@ -32,6 +32,7 @@ pub mod interrupt;
 mod io;
 pub mod ir;
 mod lex;
+pub mod memory;
 pub mod op;
 mod parse;
 mod print;

@@ -53,9 +53,17 @@ enum Shown<'a> {
     Mono(Type),
 }
 
-/// The deepest nesting of expressions the checker accepts (it recurses on the
-/// expression tree; this keeps it within a 2 MiB thread stack).
-const MAX_DEPTH: usize = 2000;
+/// The deepest nesting of expressions the checker accepts. It, the flattener and the
+/// AST's destructor recurse on the expression tree: this keeps them within a thread stack
+/// of [`crate::STACK_SIZE`] (the `nesl` binary runs on one), with a margin, while a
+/// chain of 100,000 operators (`1 + 1 + ... + 1`, two levels per operator) still checks.
+const MAX_DEPTH: usize = 250_000;
+
+/// The deepest nesting of tuples and sequence literals (in expressions and patterns) the
+/// checker accepts, so also the most components of a tuple: each level is a level of the
+/// value's type, and every node keeps its own copy of its type (quadratic in the depth:
+/// 2,000 levels are 2 million type nodes; 100,000 would be 5 billion).
+const MAX_STRUCTURE_NESTING: usize = 2_000;
 
 /// A pattern variable being bound: name, type, where.
 type Bind = (String, Type, Span);
@@ -79,6 +87,8 @@ struct Infer<'s> {
     depth: usize,
     /// Whether the depth limit was hit (reported once).
     too_deep: bool,
+    /// How many tuples and sequence literals enclose the current expression or pattern.
+    structure_nesting: usize,
 }
 
 impl<'s> Infer<'s> {
@@ -93,6 +103,7 @@ impl<'s> Infer<'s> {
             calls_serial: false,
             depth: 0,
             too_deep: false,
+            structure_nesting: 0,
         }
     }
 
@@ -623,12 +634,18 @@ impl<'s> Infer<'s> {
     /// Matches a pattern against the type of the value it binds, collecting its
     /// variables in `binds`; `res` is what its variables become (`Local` or `Global`).
     fn pattern(&mut self, p: &mut Pattern, expected: &Type, binds: &mut Vec<Bind>, res: Res) {
-        p.ty = Some(expected.clone());
-        if !self.enter(p.span) {
+        let pair = matches!(p.kind, PatternKind::Pair(..));
+        if pair && !self.enter_structure(p.span) {
             return;
         }
-        self.pattern_kind(p, expected, binds, res);
-        self.depth -= 1;
+        p.ty = Some(expected.clone());
+        if self.enter(p.span) {
+            self.pattern_kind(p, expected, binds, res);
+            self.depth -= 1;
+        }
+        if pair {
+            self.structure_nesting -= 1;
+        }
     }
 
     #[inline(never)]
@@ -744,11 +761,23 @@ impl<'s> Infer<'s> {
             ExprKind::Char(_) => Type::Char,
             ExprKind::Str(_) => Type::seq(Type::Char),
             ExprKind::Var(id) => self.var(id),
-            ExprKind::Call { func, arg } => self.call(span, func, arg),
+            ExprKind::Call { func, arg } => {
+                // A call's type is not its argument's: an operator chain `1 + 1 + ...`
+                // nests pairs only as arguments, and its types stay small.
+                let outer = std::mem::take(&mut self.structure_nesting);
+                let t = self.call(span, func, arg);
+                self.structure_nesting = outer;
+                t
+            }
             ExprKind::Pair(a, b) => {
-                let ta = self.expr(a);
-                let tb = self.expr(b);
-                Type::pair(ta, tb)
+                if self.enter_structure(span) {
+                    let ta = self.expr(a);
+                    let tb = self.expr(b);
+                    self.structure_nesting -= 1;
+                    Type::pair(ta, tb)
+                } else {
+                    self.fresh()
+                }
             }
             ExprKind::If(c, a, b) => self.if_expr(span, c, a, b),
             ExprKind::Let(bindings, body) => self.let_expr(bindings, body),
@@ -757,7 +786,7 @@ impl<'s> Infer<'s> {
                 binders,
                 filter,
             } => self.apply_to_each(body, binders, filter),
-            ExprKind::Seq(elems) => self.seq_literal(elems),
+            ExprKind::Seq(elems) => self.seq_literal(span, elems),
             ExprKind::EmptySeq(te) => self.empty_seq(te),
             ExprKind::Range { start, end, stride } => self.range(start, end, stride),
             ExprKind::Time(x) => {
@@ -876,7 +905,38 @@ impl<'s> Infer<'s> {
     }
 
     #[inline(never)]
-    fn seq_literal(&mut self, elems: &mut [Expr]) -> Type {
+    fn seq_literal(&mut self, span: Span, elems: &mut [Expr]) -> Type {
+        if !self.enter_structure(span) {
+            return self.fresh();
+        }
+        let t = self.seq_elements(elems);
+        self.structure_nesting -= 1;
+        t
+    }
+
+    /// Enters a tuple or a sequence literal; false (and an error, reported once) when
+    /// they are nested too deeply (see [`MAX_STRUCTURE_NESTING`]).
+    fn enter_structure(&mut self, span: Span) -> bool {
+        if self.structure_nesting >= MAX_STRUCTURE_NESTING {
+            if !self.too_deep {
+                self.too_deep = true;
+                self.error(
+                    DiagKind::Compile,
+                    span,
+                    format!(
+                        "tuples and sequence literals are nested too deeply here (more than \
+                         {MAX_STRUCTURE_NESTING} levels; a tuple of more than \
+                         {MAX_STRUCTURE_NESTING} components is that deep)"
+                    ),
+                );
+            }
+            return false;
+        }
+        self.structure_nesting += 1;
+        true
+    }
+
+    fn seq_elements(&mut self, elems: &mut [Expr]) -> Type {
         let mut first: Option<Type> = None;
         for (i, x) in elems.iter_mut().enumerate() {
             let tx = self.expr(x);

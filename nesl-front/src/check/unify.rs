@@ -111,17 +111,21 @@ impl Unifier {
 
     /// Follows variable bindings at the top of `t` only.
     pub fn shallow(&self, t: &Type) -> Type {
-        let mut t = t.clone();
+        match self.resolve(t) {
+            Type::Var(v) => Type::Var(TyVar { id: v.id, class: self.class_of(*v) }),
+            other => other.clone(),
+        }
+    }
+
+    /// Follows variable bindings at the top of `t`, by reference (no copy: every
+    /// recursion over a type goes through here, and copying the whole type at each level
+    /// made checking a nested literal grow like its depth to the fourth power). A
+    /// variable that is left keeps the class it was written with: see [`Self::class_of`].
+    fn resolve<'a>(&'a self, mut t: &'a Type) -> &'a Type {
         while let Type::Var(v) = t {
             match self.slot(v.id) {
-                Some(Slot::Bound(b)) => t = b.clone(),
-                Some(Slot::Unbound(c)) => {
-                    return Type::Var(TyVar {
-                        id: v.id,
-                        class: *c,
-                    })
-                }
-                None => return Type::Var(v),
+                Some(Slot::Bound(b)) => t = b,
+                _ => break,
             }
         }
         t
@@ -130,20 +134,21 @@ impl Unifier {
     /// Applies the substitution everywhere in `t`, refreshing the classes of the
     /// variables that remain.
     pub fn zonk(&self, t: &Type) -> Type {
-        match self.shallow(t) {
-            Type::Seq(e) => Type::seq(self.zonk(&e)),
-            Type::Pair(a, b) => Type::pair(self.zonk(&a), self.zonk(&b)),
-            Type::Fun(a, b) => Type::fun(self.zonk(&a), self.zonk(&b)),
-            Type::Data(n, args) => Type::Data(n, args.iter().map(|a| self.zonk(a)).collect()),
-            other => other,
+        match self.resolve(t) {
+            Type::Var(v) => Type::Var(TyVar { id: v.id, class: self.class_of(*v) }),
+            Type::Seq(e) => Type::seq(self.zonk(e)),
+            Type::Pair(a, b) => Type::pair(self.zonk(a), self.zonk(b)),
+            Type::Fun(a, b) => Type::fun(self.zonk(a), self.zonk(b)),
+            Type::Data(n, args) => Type::Data(n.clone(), args.iter().map(|a| self.zonk(a)).collect()),
+            other => other.clone(),
         }
     }
 
     fn occurs(&self, id: u32, t: &Type) -> bool {
-        match self.shallow(t) {
+        match self.resolve(t) {
             Type::Var(v) => v.id == id,
-            Type::Seq(e) => self.occurs(id, &e),
-            Type::Pair(a, b) | Type::Fun(a, b) => self.occurs(id, &a) || self.occurs(id, &b),
+            Type::Seq(e) => self.occurs(id, e),
+            Type::Pair(a, b) | Type::Fun(a, b) => self.occurs(id, a) || self.occurs(id, b),
             Type::Data(_, args) => args.iter().any(|a| self.occurs(id, a)),
             _ => false,
         }
@@ -152,9 +157,14 @@ impl Unifier {
     /// Makes `a` and `b` equal, or says why they cannot be. On failure some variables
     /// may already be bound; callers abandon the whole form then.
     pub fn unify(&mut self, a: &Type, b: &Type) -> Result<(), UnifyError> {
-        let a = self.shallow(a);
-        let b = self.shallow(b);
-        match (&a, &b) {
+        self.unify_owned(self.shallow(a), self.shallow(b))
+    }
+
+    /// [`Self::unify`] on types already resolved at the top: the parts of a structure are
+    /// moved into the recursion, so each level costs only its own node (plus the
+    /// bindings followed), not a copy of everything below it.
+    fn unify_owned(&mut self, a: Type, b: Type) -> Result<(), UnifyError> {
+        match (a, b) {
             (Type::Var(x), Type::Var(y)) if x.id == y.id => Ok(()),
             (Type::Var(x), Type::Var(y)) => {
                 match meet(x.class, y.class) {
@@ -169,23 +179,38 @@ impl Unifier {
                 }
                 Ok(())
             }
-            (Type::Var(x), t) | (t, Type::Var(x)) => self.bind(*x, t),
+            (Type::Var(x), t) | (t, Type::Var(x)) => self.bind(x, &t),
             (Type::Int, Type::Int)
             | (Type::Bool, Type::Bool)
             | (Type::Float, Type::Float)
             | (Type::Char, Type::Char) => Ok(()),
-            (Type::Seq(p), Type::Seq(q)) => self.unify(p, q),
+            (Type::Seq(p), Type::Seq(q)) => self.unify_parts(*p, *q),
             (Type::Pair(a1, b1), Type::Pair(a2, b2)) | (Type::Fun(a1, b1), Type::Fun(a2, b2)) => {
-                self.unify(a1, a2)?;
-                self.unify(b1, b2)
+                self.unify_parts(*a1, *a2)?;
+                self.unify_parts(*b1, *b2)
             }
             (Type::Data(n1, a1), Type::Data(n2, a2)) if n1 == n2 && a1.len() == a2.len() => {
-                for (p, q) in a1.iter().zip(a2) {
-                    self.unify(p, q)?;
+                for (p, q) in a1.into_iter().zip(a2) {
+                    self.unify_parts(p, q)?;
                 }
                 Ok(())
             }
-            _ => Err(UnifyError::Mismatch(self.zonk(&a), self.zonk(&b))),
+            (a, b) => Err(UnifyError::Mismatch(self.zonk(&a), self.zonk(&b))),
+        }
+    }
+
+    /// Unifies two parts of structures being unified (each resolved at its top first).
+    fn unify_parts(&mut self, a: Type, b: Type) -> Result<(), UnifyError> {
+        let a = self.shallow_owned(a);
+        let b = self.shallow_owned(b);
+        self.unify_owned(a, b)
+    }
+
+    /// [`Self::shallow`] of an owned type: a structure is returned as it is.
+    fn shallow_owned(&self, t: Type) -> Type {
+        match t {
+            Type::Var(_) => self.shallow(&t),
+            other => other,
         }
     }
 

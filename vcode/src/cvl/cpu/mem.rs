@@ -15,6 +15,7 @@ use std::mem::MaybeUninit;
 /// An empty buffer with room for `n` elements; failure to allocate is an out-of-memory
 /// trap.
 pub(crate) fn alloc<T: Elem>(n: usize) -> Result<Vec<T>, Trap> {
+    crate::memory::check(n, n.saturating_mul(std::mem::size_of::<T>()))?;
     let mut v = Vec::new();
     v.try_reserve_exact(n)
         .map_err(|_| Trap::new(TrapKind::OutOfMemory(format!("cannot allocate {n} elements"))))?;
@@ -30,6 +31,7 @@ pub(crate) fn build<T: Elem>(n: usize, fill: impl FnOnce(&mut [MaybeUninit<T>]) 
 
 /// [`build`] for any plain element type.
 pub(crate) fn build_plain<T: Copy>(n: usize, fill: impl FnOnce(&mut [MaybeUninit<T>]) -> Result<(), Trap>) -> Result<Vec<T>, Trap> {
+    crate::memory::check(n, n.saturating_mul(std::mem::size_of::<T>()))?;
     let mut v = Vec::new();
     v.try_reserve_exact(n)
         .map_err(|_| Trap::new(TrapKind::OutOfMemory(format!("cannot allocate {n} elements"))))?;

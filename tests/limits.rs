@@ -1,0 +1,155 @@
+//! Hostile input and runaway programs (issue 16): a 100,000-term operator chain runs,
+//! deep nesting is a located error and never a stack overflow, a deep sequence literal
+//! type-checks quickly, and `--max-memory` stops an allocation past it with an error while
+//! the next form still runs.
+
+use std::process::{Command, Output};
+
+fn scratch(name: &str, text: &str) -> String {
+    let path = std::env::temp_dir().join(format!("nesl-limits-{}-{name}", std::process::id()));
+    std::fs::write(&path, text).unwrap();
+    path.display().to_string()
+}
+
+fn nesl(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_nesl")).env("NESL_THREADS", "2").args(args).output().unwrap()
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// `1 + 1 + ... + 1` with 100,000 terms, as generated code writes it, at every level.
+#[test]
+fn a_sum_of_100000_terms_runs() {
+    let mut src = String::from("1");
+    for _ in 1..100_000 {
+        src.push_str(" + 1");
+    }
+    src.push_str(";\n2 * 3;\n");
+    let file = scratch("sum.nesl", &src);
+    for opt in ["0", "2"] {
+        let out = nesl(&["run", "--backend", "cpu", "--opt", opt, &file]);
+        assert_eq!(text(&out.stdout), "it = 100000 : int\nit = 6 : int\n", "stderr: {}", text(&out.stderr));
+        assert_eq!(out.status.code(), Some(0));
+    }
+    let out = nesl(&["check", &file]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+}
+
+/// 100,000 nested sequence literals: a located error (not a stack overflow), and the
+/// next form runs.
+#[test]
+fn deeply_nested_sequences_are_a_located_error() {
+    let n = 100_000;
+    let src = format!("{}1{};\n2 * 3;\n", "[".repeat(n), "]".repeat(n));
+    let file = scratch("nested.nesl", &src);
+    let out = nesl(&["run", "--backend", "cpu", &file]);
+    let err = text(&out.stderr);
+    assert_eq!(text(&out.stdout), "it = 6 : int\n", "stderr: {err}");
+    assert!(err.contains("nested too deeply") && err.contains("nested.nesl:1:"), "{err}");
+    assert_eq!(out.status.code(), Some(1));
+}
+
+/// 300,000 nested applications `inc(inc(...inc(1)...))`: past the checker's depth limit, a
+/// located error.
+#[test]
+fn deeply_nested_calls_are_a_located_error() {
+    let n = 300_000;
+    let src = format!("function inc(x) = x + 1;\n{}1{};\n2 * 3;\n", "inc(".repeat(n), ")".repeat(n));
+    let file = scratch("calls.nesl", &src);
+    let out = nesl(&["run", "--backend", "cpu", &file]);
+    let err = text(&out.stderr);
+    assert_eq!(text(&out.stdout), "inc = fn : int -> int\nit = 6 : int\n", "stderr: {err}");
+    assert!(err.contains("nested too deeply") && err.contains("calls.nesl:2:"), "{err}");
+}
+
+/// 100,000 nested parentheses are no nesting at all.
+#[test]
+fn deeply_nested_parentheses_run() {
+    let n = 100_000;
+    let src = format!("{}1{};\n", "(".repeat(n), ")".repeat(n));
+    let out = nesl(&["run", "--backend", "cpu", &scratch("parens.nesl", &src)]);
+    assert_eq!(text(&out.stdout), "it = 1 : int\n", "stderr: {}", text(&out.stderr));
+}
+
+/// A sequence literal nested 1000 deep type-checks and runs (it took 70 s to check when
+/// unification copied the whole type at each level).
+#[test]
+fn a_deep_sequence_literal_checks_quickly() {
+    let n = 1000;
+    let src = format!("{}1{};\n", "[".repeat(n), "]".repeat(n));
+    let file = scratch("deep-literal.nesl", &src);
+    let start = std::time::Instant::now();
+    let out = nesl(&["run", "--backend", "cpu", &file]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(shown.ends_with(&format!(" : {}int{}\n", "[".repeat(n), "]".repeat(n))), "{shown}");
+    assert!(start.elapsed().as_secs() < 60, "took {:?}", start.elapsed());
+}
+
+/// `--max-memory`: an allocation past the limit is an out-of-memory error at the NESL
+/// line that asked for it, and the next form runs; `NESL_MAX_MEMORY` does the same.
+#[test]
+fn max_memory_stops_a_runaway_allocation() {
+    let file = scratch("oom.nesl", "x = dist(0, 10000000000);\nsum(dist(1, 1000));\n");
+    let out = nesl(&["run", "--backend", "cpu", "--max-memory", "64M", &file]);
+    let err = text(&out.stderr);
+    assert_eq!(text(&out.stdout), "it = 1000 : int\n", "stderr: {err}");
+    assert!(err.contains("out of memory") && err.contains("memory limit is 64.0 MiB") && err.contains("oom.nesl:1:5"), "{err}");
+    assert_eq!(out.status.code(), Some(1));
+
+    let out = Command::new(env!("CARGO_BIN_EXE_nesl"))
+        .env("NESL_MAX_MEMORY", "64M")
+        .args(["run", "--backend", "cpu", &file])
+        .output()
+        .unwrap();
+    assert!(text(&out.stderr).contains("memory limit is 64.0 MiB"), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "it = 1000 : int\n");
+
+    let out = nesl(&["run", "--max-memory", "lots", &file]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("not a size"), "{}", text(&out.stderr));
+}
+
+/// The default limit is a share of physical memory: the same runaway program fails
+/// cleanly without any option (10^10 integers are 80 GB, more than this machine's memory
+/// times three quarters on every machine the tests run on).
+#[test]
+fn the_default_limit_stops_a_runaway_allocation() {
+    let file = scratch("oom-default.nesl", "dist(0, 10000000000);\n1 + 2;\n");
+    let out = nesl(&["run", "--backend", "cpu", &file]);
+    let err = text(&out.stderr);
+    assert_eq!(text(&out.stdout), "it = 3 : int\n", "stderr: {err}");
+    assert!(err.contains("out of memory"), "{err}");
+}
+
+/// In the REPL a form that ran out of memory is followed by the next.
+#[test]
+fn the_repl_goes_on_after_running_out_of_memory() {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nesl"))
+        .args(["repl", "--backend", "cpu", "--max-memory", "32M"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"y = 5;\ndist(1.5, 100000000);\ny + 1;\n").unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert!(text(&out.stderr).contains("out of memory"), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("it = 6 : int"), "{}", text(&out.stdout));
+}
+
+/// A tuple of 100,000 components is a located error (every node keeping its own copy of
+/// a type that large would take hundreds of gigabytes), and the next form runs; a tuple
+/// of 1,000 runs.
+#[test]
+fn a_huge_tuple_is_a_located_error() {
+    let src = format!("({});\n2 * 3;\n({});\n", vec!["1"; 100_000].join(", "), vec!["7"; 1000].join(", "));
+    let file = scratch("tuple.nesl", &src);
+    let out = nesl(&["run", "--backend", "cpu", &file]);
+    let (stdout, err) = (text(&out.stdout), text(&out.stderr));
+    assert!(stdout.starts_with("it = 6 : int\nit = (7, 7, "), "stdout: {stdout}\nstderr: {err}");
+    assert!(err.contains("nested too deeply") && err.contains("tuple.nesl:1:"), "{err}");
+}

@@ -1,0 +1,157 @@
+//! The memory limit of a run: a process-wide ceiling on heap memory, checked where the
+//! vector libraries allocate vectors, so that a runaway program (`dist(0, 10000000000)`)
+//! stops with an out-of-memory trap (and the top level goes on with the next form) instead
+//! of meeting the operating system's out-of-memory killer.
+//!
+//! Live heap bytes are counted by [`Counting`], a global allocator wrapper that a program
+//! installs (the `nesl` binary does). Without it only the size of each request is checked
+//! against the limit.
+
+use crate::trap::{Trap, TrapKind};
+use std::alloc::{GlobalAlloc, Layout};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+/// Bytes of heap memory live now (kept by [`Counting`]; 0 when it is not installed).
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// The limit in bytes (`usize::MAX`: none).
+static LIMIT: AtomicUsize = AtomicUsize::new(usize::MAX);
+
+/// A global allocator that counts live bytes for the memory limit:
+/// `#[global_allocator] static A: Counting<System> = Counting(System);`.
+pub struct Counting<A>(pub A);
+
+// SAFETY: every method forwards to the inner allocator unchanged; the counter is only
+// bookkeeping.
+unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { self.0.alloc(layout) };
+        if !p.is_null() {
+            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        let p = unsafe { self.0.alloc_zeroed(layout) };
+        if !p.is_null() {
+            LIVE.fetch_add(layout.size(), Ordering::Relaxed);
+        }
+        p
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { self.0.dealloc(ptr, layout) };
+        LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        let p = unsafe { self.0.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            if new_size >= layout.size() {
+                LIVE.fetch_add(new_size - layout.size(), Ordering::Relaxed);
+            } else {
+                LIVE.fetch_sub(layout.size() - new_size, Ordering::Relaxed);
+            }
+        }
+        p
+    }
+}
+
+/// Heap bytes live now, as [`Counting`] sees them (0 without it).
+pub fn live_bytes() -> usize {
+    LIVE.load(Ordering::Relaxed)
+}
+
+/// Sets the limit (`None`: no limit).
+pub fn set_max_memory(bytes: Option<usize>) {
+    LIMIT.store(bytes.unwrap_or(usize::MAX), Ordering::Relaxed);
+}
+
+/// The limit in bytes, if there is one.
+pub fn max_memory() -> Option<usize> {
+    match LIMIT.load(Ordering::Relaxed) {
+        usize::MAX => None,
+        n => Some(n),
+    }
+}
+
+/// The default limit: three quarters of physical memory (`MemTotal` of `/proc/meminfo`),
+/// or none where that cannot be read.
+pub fn default_max_memory() -> Option<usize> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib.saturating_mul(1024) / 4 * 3)
+}
+
+/// Parses a size: a number of bytes with an optional unit `K`, `M`, `G`, `T` (powers of
+/// 1024; `KB`, `KiB`, `MB`, ... are read the same), e.g. `512M`, `2G`, `1.5G`, `100000`.
+pub fn parse_size(s: &str) -> Result<usize, String> {
+    let t = s.trim();
+    let split = t.find(|c: char| !(c.is_ascii_digit() || c == '.')).unwrap_or(t.len());
+    let (num, unit) = t.split_at(split);
+    let x: f64 = num.parse().map_err(|_| format!("`{s}` is not a size (e.g. 512M, 2G, 100000)"))?;
+    let shift = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 0,
+        "k" | "kb" | "kib" => 10,
+        "m" | "mb" | "mib" => 20,
+        "g" | "gb" | "gib" => 30,
+        "t" | "tb" | "tib" => 40,
+        _ => return Err(format!("`{s}`: unknown unit (use K, M, G or T, e.g. 512M)")),
+    };
+    let bytes = x * (1u64 << shift) as f64;
+    if bytes.is_nan() || bytes < 1.0 || bytes >= usize::MAX as f64 {
+        return Err(format!("`{s}` is out of range"));
+    }
+    Ok(bytes as usize)
+}
+
+/// Writes a byte count for people (`1.5 GiB`).
+pub fn show_size(bytes: usize) -> String {
+    const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
+    let mut x = bytes as f64;
+    let mut u = 0;
+    while x >= 1024.0 && u + 1 < UNITS.len() {
+        x /= 1024.0;
+        u += 1;
+    }
+    if u == 0 { format!("{bytes} bytes") } else { format!("{x:.1} {}", UNITS[u]) }
+}
+
+/// Checks that `bytes` more may be allocated for `n` elements: an out-of-memory trap
+/// when the live memory plus the request would pass the limit.
+pub(crate) fn check(n: usize, bytes: usize) -> Result<(), Trap> {
+    let limit = LIMIT.load(Ordering::Relaxed);
+    if limit == usize::MAX {
+        return Ok(());
+    }
+    let live = live_bytes();
+    if bytes > limit.saturating_sub(live) {
+        return Err(Trap::new(TrapKind::OutOfMemory(format!(
+            "cannot allocate {n} elements ({}): the memory limit is {} and {} are in use \
+             (--max-memory or NESL_MAX_MEMORY sets the limit)",
+            show_size(bytes),
+            show_size(limit),
+            show_size(live)
+        ))));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes() {
+        assert_eq!(parse_size("100000"), Ok(100000));
+        assert_eq!(parse_size("512M"), Ok(512 << 20));
+        assert_eq!(parse_size("2g"), Ok(2 << 30));
+        assert_eq!(parse_size("1.5GiB"), Ok(3 << 29));
+        assert!(parse_size("12Q").is_err());
+        assert!(parse_size("").is_err());
+        assert!(parse_size("0").is_err());
+        assert_eq!(show_size(3 << 29), "1.5 GiB");
+    }
+}
