@@ -33,10 +33,7 @@ pub trait Executor {
     /// of a host constant. A value stays in the vector library while some handle to it
     /// is held (in a global, in a program) and is dropped at a later run after that.
     fn fetch(&mut self, value: &Const) -> Result<HostValue> {
-        match value {
-            Const::Resident(_) => Err(Error::Backend("this executor keeps no values between runs".into())),
-            c => Ok(c.to_host()),
-        }
+        value.to_host().ok_or_else(|| Error::Backend("this executor keeps no values between runs".into()))
     }
 
     /// Puts a host value where this executor keeps values between runs; the constant

@@ -374,18 +374,18 @@ impl Const {
     }
 
     /// The constant's data as a host value (a segment descriptor as its lengths, a scalar
-    /// as a one-element vector, text as character codes); a [`Const::Resident`] has none
-    /// here and gives an empty `INT` vector: use [`crate::Residents::to_host`] for it.
-    pub fn to_host(&self) -> crate::HostValue {
+    /// as a one-element vector, text as character codes); `None` for a
+    /// [`Const::Resident`], whose data is in a library ([`crate::Residents::to_host`]).
+    pub fn to_host(&self) -> Option<crate::HostValue> {
         use crate::HostValue;
-        match self {
+        Some(match self {
             Const::Int(v, _) => HostValue::Int(v.to_vec()),
             Const::Float(v, _) => HostValue::Float(v.to_vec()),
             Const::Bool(v, _) => HostValue::Bool(v.to_vec()),
             Const::Segdes(v, true) => HostValue::Segdes(v.to_vec()),
             Const::Segdes(v, false) => HostValue::Segdes(vec![v.first().copied().unwrap_or(0)]),
             Const::Char(s) => HostValue::Int(s.chars().map(|c| c as i64).collect()),
-            Const::Resident(_) => HostValue::Int(Vec::new()),
-        }
+            Const::Resident(_) => return None,
+        })
     }
 }

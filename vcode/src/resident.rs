@@ -128,9 +128,10 @@ impl<C: Cvl> Residents<C> {
     /// A host copy of `c`: a stored value copied out of the library, or a constant's own
     /// data.
     pub fn to_host(&self, cvl: &mut C, c: &Const) -> Result<HostValue, Trap> {
-        match c {
-            Const::Resident(r) => to_host_value(cvl, self.get(r)?),
-            c => Ok(c.to_host()),
+        match (c, c.to_host()) {
+            (_, Some(h)) => Ok(h),
+            (Const::Resident(r), None) => to_host_value(cvl, self.get(r)?),
+            (_, None) => Err(Trap::ty("a constant with no data")),
         }
     }
 
