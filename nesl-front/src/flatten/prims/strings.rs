@@ -1,5 +1,5 @@
 //! The string built-ins that need the compiler's help: `@` (`string`), `||` and
-//! `exp_string`.
+//! `exp_string`, and the character functions `lowercase`, `uppercase` and `digitp`.
 //!
 //! Everything else of spec section 5.13 (`int_string`, `float_string`, `linify`,
 //! `wordify`, `string_eql`, `parse_int`, `parse_float`) is NESL code in
@@ -12,9 +12,10 @@
 //! depth of apply-to-each.
 
 use vcode::{Opcode as O, Ty};
-use super::builder::FunBuilder;
-use super::gen::{err, Compiler, Ctx, Origin, Val, R};
-use super::layout::Lay;
+use super::super::builder::{FunBuilder, Slot};
+use super::super::gen::{err, Compiler, Ctx, Origin, Val, R};
+use super::super::layout::Lay;
+use super::unsupported;
 use crate::ast::Span;
 use crate::ty::Type;
 
@@ -23,24 +24,27 @@ fn string_ty() -> Type {
 }
 
 impl Compiler<'_> {
-    /// The string built-ins handled here; `None` for any other name.
+    /// The string primitives.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn string_builtin(
+    pub(super) fn string_prim(
         &mut self,
         fb: &mut FunBuilder,
         ctx: Ctx,
         name: &str,
-        arg: &Val,
+        arg: Val,
         aty: &Type,
         rty: &Type,
         span: Span,
-    ) -> R<Option<Val>> {
+    ) -> R<Val> {
+        let arg = &arg;
+        let rlay = self.lay(rty, span)?;
+        let base = |s: Slot| -> R<Val> { Ok(Val::new(vec![s], rlay.clone())) };
         match name {
             "string" => {
                 let v = self.force(fb, arg);
-                self.text_of(fb, ctx, &v, aty, span).map(Some)
+                self.text_of(fb, ctx, &v, aty, span)
             }
-            "||" => self.prelude_call(fb, ctx, "pad_string", arg, aty, rty, span).map(Some),
+            "||" => self.prelude_call(fb, ctx, "pad_string", arg, aty, rty, span),
             "exp_string" => {
                 if self.arg_check {
                     let (_, d) = arg.split();
@@ -54,9 +58,26 @@ impl Compiler<'_> {
                     );
                 }
                 self.prelude_call(fb, ctx, "exp_string_digits", arg, aty, rty, span)
-                    .map(Some)
             }
-            _ => Ok(None),
+            "lowercase" | "uppercase" => {
+                let (lo, hi, d) = if name == "lowercase" { (65, 90, 32) } else { (97, 122, -32) };
+                let l = self.int_in(fb, ctx, lo);
+                let h = self.int_in(fb, ctx, hi);
+                let dd = self.int_in(fb, ctx, d);
+                let c1 = fb.op1(O::Ge.t(Ty::Int), &[arg.one(), l]);
+                let c2 = fb.op1(O::Le.t(Ty::Int), &[arg.one(), h]);
+                let c = fb.op1(O::And.t(Ty::Bool), &[c1, c2]);
+                let m = fb.op1(O::Add.t(Ty::Int), &[arg.one(), dd]);
+                base(fb.op1(O::Select.t(Ty::Int), &[c, m, arg.one()]))
+            }
+            "digitp" => {
+                let l = self.int_in(fb, ctx, 48);
+                let h = self.int_in(fb, ctx, 57);
+                let c1 = fb.op1(O::Ge.t(Ty::Int), &[arg.one(), l]);
+                let c2 = fb.op1(O::Le.t(Ty::Int), &[arg.one(), h]);
+                base(fb.op1(O::And.t(Ty::Bool), &[c1, c2]))
+            }
+            _ => Err(unsupported(span, name)),
         }
     }
 
