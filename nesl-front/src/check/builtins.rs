@@ -284,6 +284,8 @@ pub static BUILTINS: &[Builtin] = &[
     row("print_line", "[char] -> bool", PRELUDE, "Print a string and a newline."),
     row("print", "a -> a :: (a in any)", PRELUDE, "Print a value followed by a space; returns it."),
     row("printl", "a -> a :: (a in any)", PRELUDE, "Print a value followed by a newline; returns it."),
+    row("print_trace", "([char], a) -> a :: (a in any)", PRELUDE, "Print the label, the abbreviated value (abrev_string) and a newline; returns the value."),
+    row("abrev_string", "a -> [char] :: (a in any)", STRINGS, "@v, with at most 5 elements of a sequence (then ...) and 3 levels of nesting (then **)."),
     row("print_debug", "([char], a) -> a :: (a in any)", PRELUDE, "Print a label, the value and a newline; returns the value."),
     row("error", "[char] -> bool", EFFECT, "Print ERROR: s and abort the evaluation."),
     row("open_in_file", "[char] -> (stream, bool, [char])", EFFECT, "Open a file for reading.").serial(),

@@ -14,10 +14,24 @@
 use vcode::{Opcode as O, Ty};
 use super::super::builder::{FunBuilder, Slot};
 use super::super::gen::{err, Compiler, Ctx, Origin, Val, R};
-use super::super::layout::Lay;
+use super::super::layout::{Lay, SlotKind};
 use super::unsupported;
 use crate::ast::Span;
 use crate::ty::Type;
+
+/// The most elements of a sequence `abrev_string` (and so `print_trace`) writes (CMU
+/// NESL's `trace_string_length`).
+const TRACE_STRING_LENGTH: i64 = 5;
+
+/// The most levels of nested sequences `abrev_string` writes (CMU NESL's
+/// `trace_string_depth`).
+const TRACE_STRING_DEPTH: i64 = 3;
+
+/// The number of elements of all instances' sequences of descriptor `seg`.
+fn fb_total(fb: &mut FunBuilder, seg: Slot, ctx: Ctx) -> Slot {
+    let lens = fb.op1(O::Lengths, &[seg]);
+    fb.op1(O::AddReduce.t(Ty::Int), &[lens, ctx.seg])
+}
 
 fn string_ty() -> Type {
     Type::seq(Type::Char)
@@ -43,6 +57,10 @@ impl Compiler<'_> {
             "string" => {
                 let v = self.force(fb, arg);
                 self.text_of(fb, ctx, &v, aty, span)
+            }
+            "abrev_string" => {
+                let v = self.force(fb, arg);
+                self.trace_text_of(fb, ctx, &v, aty, TRACE_STRING_DEPTH, span)
             }
             "||" => self.prelude_call(fb, ctx, "pad_string", arg, aty, rty, span),
             "exp_string" => {
@@ -160,6 +178,53 @@ impl Compiler<'_> {
                 self.text_call(fb, ctx, "cat_string", &cat, &Type::pair(string_ty(), string_ty()), span)
             }
         }
+    }
+
+    /// `abrev_string(v)`, the text `print_trace` writes (as CMU NESL's library does):
+    /// `@v`, except that a sequence shows at most its first [`TRACE_STRING_LENGTH`]
+    /// elements followed by `...`, and a sequence nested more than `depth` levels deep
+    /// is written `**`.
+    fn trace_text_of(&mut self, fb: &mut FunBuilder, ctx: Ctx, v: &Val, ty: &Type, depth: i64, span: Span) -> R<Val> {
+        match ty {
+            Type::Seq(e) => {
+                if depth == 0 {
+                    return self.text_const(fb, ctx, "**");
+                }
+                let (seg, _) = v.seq();
+                let lens = fb.op1(O::Lengths, &[seg]);
+                let most = self.int_in(fb, ctx, TRACE_STRING_LENGTH);
+                let short = fb.op1(O::Lt.t(Ty::Int), &[lens, most]);
+                let n = fb.op1(O::Select.t(Ty::Int), &[short, lens, most]);
+                let z = self.int_in(fb, ctx, 0);
+                let head = self.subseq_raw(fb, ctx, v, z, n);
+                let (hseg, hdata) = head.seq();
+                let total = fb_total(fb, hseg, ctx);
+                let ectx = Ctx {
+                    seg: fb.op1(O::MakeSegdes, &[total]),
+                    unit: false,
+                };
+                let texts = self.trace_text_of(fb, ectx, &hdata, e, depth - 1, span)?;
+                let arg = Val::pair(Val::mk_seq(hseg, texts), Val::base(lens, SlotKind::Int));
+                let aty = Type::pair(Type::seq(string_ty()), Type::Int);
+                self.text_call(fb, ctx, "trace_seq_string", &arg, &aty, span)
+            }
+            Type::Pair(..) => {
+                let body = self.trace_tuple_body(fb, ctx, v, ty, depth, span)?;
+                self.text_call(fb, ctx, "paren_string", &body, &string_ty(), span)
+            }
+            _ => self.text_of(fb, ctx, v, ty, span),
+        }
+    }
+
+    /// [`Self::tuple_body`] for [`Self::trace_text_of`].
+    fn trace_tuple_body(&mut self, fb: &mut FunBuilder, ctx: Ctx, v: &Val, ty: &Type, depth: i64, span: Span) -> R<Val> {
+        let Type::Pair(a, b) = ty else {
+            return self.trace_text_of(fb, ctx, v, ty, depth, span);
+        };
+        let (x, y) = v.split();
+        let xs = self.trace_text_of(fb, ctx, &x, a, depth, span)?;
+        let ys = self.trace_tuple_body(fb, ctx, &y, b, depth, span)?;
+        self.text_join(fb, ctx, "tuple_string", xs, ys, span)
     }
 
     /// The text of a tuple without its parentheses: `1, 2, 3` for `(1, (2, 3))` (a pair
