@@ -270,7 +270,7 @@ impl Compiler<'_> {
             // CMU's hash_scalar: an int is its own hash, a bool its btoi, a character its
             // code, a float hash_float (the prelude); the sequence hashes and anything
             // else use the full-range hash behind `hash`.
-            "hash_scalar" | "hash_vector" | "cheap_hash_vector" => {
+            "hash_scalar" | "hash_vector" | "cheap_hash_vector" | "hashinternal" => {
                 let h = match &arg.lay {
                     Lay::Base(SlotKind::Int) if name == "hash_scalar" => Some(arg.one()),
                     Lay::Base(SlotKind::Bool) if name == "hash_scalar" => Some(fb.op1(O::BToI, &[arg.one()])),
