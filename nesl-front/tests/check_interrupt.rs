@@ -15,8 +15,12 @@ fn an_interrupt_stops_type_checking() {
     vcode::interrupt::clear();
     let errs = r.expect_err("an interrupted check fails");
     assert!(errs.iter().any(|d| d.message == "interrupted"), "{errs:?}");
-    assert!(s.scheme_of("inc").is_none(), "an interrupted definition is not kept");
+    assert!(
+        s.scheme_of("inc").is_none(),
+        "an interrupted definition is not kept"
+    );
     let (mut items, _) = nesl_front::parser::parse_program(src);
-    s.check_item(&mut items[0]).expect("checks once the interrupt is cleared");
+    s.check_item(&mut items[0])
+        .expect("checks once the interrupt is cleared");
     assert!(s.scheme_of("inc").is_some());
 }
