@@ -52,12 +52,16 @@ pub(super) fn count(par: &Par, f: &[bool], s: &Seg) -> Result<Counts, Trap> {
 /// the last kept element, so every store lands inside `out`.
 fn pack_piece<T: Copy>(v: &[T], f: &[bool], out: &mut [MaybeUninit<T>]) {
     let Some(end) = f.iter().rposition(|&b| b) else { return };
+    // `out` was sized by `count` from these same flags.
+    debug_assert_eq!(f[..=end].iter().filter(|&&b| b).count(), out.len());
     let mut j = 0usize;
     for (&x, &b) in v[..=end].iter().zip(&f[..=end]) {
-        out[j].write(x);
+        // SAFETY: `j` counts the kept elements before this one; at or before the last
+        // kept element that is below the number of kept elements, which is `out.len()`
+        // (the caller sized `out` by counting these flags).
+        unsafe { out.get_unchecked_mut(j).write(x) };
         j += b as usize;
     }
-    debug_assert_eq!(j, out.len());
 }
 
 /// The kept elements of `v`.
