@@ -6,7 +6,8 @@
 //! description. The type strings are parsed once by the small parser of this module
 //! ([`parse_type_string`]); a variable without a context entry is in class `any`.
 //!
-//! Not covered: the X11 plotting library, whose exact types the spec does not give.
+//! The graphics library (CMU's plot.nesl and window.nesl) has the types its NESL code
+//! (prelude_window.nesl) has, which are CMU's; a test checks that they agree.
 
 use crate::ty::{Scheme, TyVar, Type, TypeClass};
 use std::collections::HashMap;
@@ -232,6 +233,84 @@ pub const TABLE: &[(&str, &str, &str)] = &[
     ("shell_command", "([char], [char]) -> [char]", "Run a shell command with the given input; its output."),
     ("get_environment_variable", "[char] -> [char]", "The value of an environment variable."),
     ("spawn", "([char], stream, stream, stream) -> ((stream, stream, stream), bool, [char])", "Start a subprocess."),
+    ("display_request", "(int, [int]) -> [int]", "A request to the graphics display (the window library's lowest layer): its code and arguments; the answer."),
+    // CMU's graphics library (plot.nesl, window.nesl): NESL code in prelude_window.nesl
+    ("xps_make_window", "(((int, int), int, int), [char], [char]) -> (xps_window, bool, [char])", "Graphics library (plot.nesl): xps make window."),
+    ("xps_nmake_window", "(((int, int), int, int), [char], [char], stream) -> (xps_window, int, bool, [char])", "Graphics library (plot.nesl): xps nmake window."),
+    ("xps_kill_window", "xps_window -> bool", "Graphics library (plot.nesl): xps kill window."),
+    ("xps_close_window", "xps_window -> bool", "Graphics library (plot.nesl): xps close window."),
+    ("xps_clear_window", "xps_window -> bool", "Graphics library (plot.nesl): xps clear window."),
+    ("xps_white_pixel", "xps_window -> int", "Graphics library (plot.nesl): xps white pixel."),
+    ("xps_black_pixel", "xps_window -> int", "Graphics library (plot.nesl): xps black pixel."),
+    ("xps_color_gc", "(int, (int, int, int), xps_window) -> xps_gc", "Graphics library (plot.nesl): xps color gc."),
+    ("xps_line_gc", "(int, int, int, xps_window) -> xps_gc", "Graphics library (plot.nesl): xps line gc."),
+    ("xps_draw_point", "((int, int), xps_gc, xps_window) -> bool", "Graphics library (plot.nesl): xps draw point."),
+    ("xps_draw_lines", "([(int, int)], int, xps_gc, xps_window) -> bool", "Graphics library (plot.nesl): xps draw lines."),
+    ("xps_draw_segments", "([((int, int), int, int)], int, xps_gc, xps_window) -> bool", "Graphics library (plot.nesl): xps draw segments."),
+    ("xps_draw_string", "((int, int), [char], xps_gc, xps_window) -> bool", "Graphics library (plot.nesl): xps draw string."),
+    ("xps_draw_rectangle", "(((int, int), int, int), int, xps_gc, xps_window) -> bool", "Graphics library (plot.nesl): xps draw rectangle."),
+    ("xps_shade_polygon", "([(int, int)], xps_gc, xps_window) -> bool", "Graphics library (plot.nesl): xps shade polygon."),
+    ("xps_shade_rectangle", "(((int, int), int, int), xps_gc, xps_window) -> bool", "Graphics library (plot.nesl): xps shade rectangle."),
+    ("xps_select_input", "(int, xps_window) -> bool", "Graphics library (plot.nesl): xps select input."),
+    ("xps_next_event", "xps_window -> (int, (int, int), int, int)", "Graphics library (plot.nesl): xps next event."),
+    ("xps_next_event_noblock", "xps_window -> (bool, int, (int, int), int, int)", "Graphics library (plot.nesl): xps next event noblock."),
+    ("xps_next_selected_event", "(int, xps_window) -> ((int, int), int, int)", "Graphics library (plot.nesl): xps next selected event."),
+    ("xps_symbol_from_key", "(int, int, xps_window) -> int", "Graphics library (plot.nesl): xps symbol from key."),
+    ("key_char", "(int, int, xps_window) -> char", "Graphics library (plot.nesl): key char."),
+    ("xps_get_box", "((int, int), int, xps_gc, xps_window) -> (int, int)", "Graphics library (plot.nesl): xps get box."),
+    ("get_boxsize", "((int, int), float, float) -> (int, int)", "Graphics library (plot.nesl): get boxsize."),
+    ("make_scale_box", "(((int, int), int, int), bound_box(a)) -> ((int, int), scale_box(a)) :: (a in number)", "Graphics library (plot.nesl): make scale box."),
+    ("bounding_box", "[(a, a)] -> bound_box(a) :: (a in number)", "The bounding box of points (for make_window)."),
+    ("scale_point", "((a, a), scale_box(a)) -> (int, int) :: (a in number)", "Graphics library (plot.nesl): scale point."),
+    ("scale_size", "((a, b), scale_box(c)) -> (int, int) :: (a in number; b in number; c in number)", "Graphics library (plot.nesl): scale size."),
+    ("unscale_point", "((int, int), scale_box(a)) -> (a, a) :: (a in number)", "Graphics library (plot.nesl): unscale point."),
+    ("unscale_size", "((int, int), scale_box(a)) -> (int, int) :: (a in number)", "Graphics library (plot.nesl): unscale size."),
+    ("scale_and_clip_segment", "(((a, a), a, a), scale_box(a)) -> (((int, int), int, int), bool) :: (a in number)", "Graphics library (plot.nesl): scale and clip segment."),
+    ("in_scale_box_p", "((a, a), scale_box(a)) -> bool :: (a in number)", "Graphics library (plot.nesl): in scale box p."),
+    ("make_window", "(((int, int), int, int), bound_box(a), [char], [char]) -> window(a) :: (a in number)", "The old plotting interface: a window showing a bounding box."),
+    ("draw_points", "([(a, a)], window(a)) -> [bool] :: (a in number)", "Draw points in a window of make_window."),
+    ("draw_string", "((a, a), [char], window(a)) -> bool :: (a in number)", "Draw text in a window of make_window."),
+    ("draw_strings", "([(a, a)], [[char]], window(a)) -> [bool] :: (a in number)", "Draw texts in a window of make_window."),
+    ("draw_lines", "([(a, a)], int, window(a)) -> bool :: (a in number)", "Draw a polyline in a window of make_window."),
+    ("draw_segments", "([((a, a), a, a)], int, window(a)) -> bool :: (a in number)", "Draw segments in a window of make_window."),
+    ("get_mouse_info", "window(a) -> (a, a, int, int) :: (a in number)", "Wait for a click in a window of make_window: (x, y, button, control)."),
+    ("close_window", "window(a) -> bool :: (a in number)", "Close a window of make_window."),
+    ("clear_window", "window(a) -> bool :: (a in number)", "Clear a window of make_window."),
+    ("kill_window", "window(a) -> bool :: (a in number)", "Close a window of make_window."),
+    ("w_make_window", "(((int, int), int, int), [char], int, [char]) -> w_window", "Make a window (offset, size, title, background colour, display)."),
+    ("w_kill_window", "w_window -> bool", "Close a window (its SVG file is written)."),
+    ("w_get_color", "(float, float, float) -> int", "The colour number of red, blue and green levels in [0, 1]."),
+    ("w_add_box", "(((int, int), int, int), ((float, float), float, float), [char], int, w_window) -> (w_window, w_box)", "Add a box with virtual coordinates to a window; the new window and the box."),
+    ("w_add_text_box", "(((int, int), int, int), [char], int, w_window) -> (w_window, w_box)", "Add a box to write text into."),
+    ("w_make_window_box", "(((int, int), int, int), ((float, float), float, float), [char], int, [char]) -> (w_window, w_box)", "Make a window filled by one box."),
+    ("w_reset_box_size", "([char], ((float, float), float, float), w_window) -> (w_window, w_box)", "Change the virtual coordinates of a named box."),
+    ("w_bounds_from_box", "w_box -> ((float, float), float, float)", "The virtual coordinates a box shows."),
+    ("w_box_scale", "w_box -> float", "Pixels per virtual unit of a box."),
+    ("w_bounding_box", "[(a, a)] -> ((a, a), a, a) :: (a in number)", "The smallest (offset, size) holding the points."),
+    ("w_add_button", "(((int, int), int, int), [char], int, w_window) -> w_window", "Add a named button to a window."),
+    ("w_add_button_stack", "(((int, int), (int, int), int, int), [[char]], int, w_window) -> w_window", "Add a row or column of named buttons."),
+    ("w_add_text", "((int, int), [char], int, w_window) -> w_window", "Write text on a window at a pixel position."),
+    ("w_get_named_box", "([char], w_window) -> w_box", "The box of a window with the given name."),
+    ("w_get_input", "w_window -> ([char], [char], (float, float), (int, int), char)", "Wait for input: (kind, name, position, flags, char); kind is button, click, key or none."),
+    ("w_get_input_noblock", "w_window -> (bool, [char], [char], (float, float), (int, int), char)", "Input if there is some: a flag, then what w_get_input returns."),
+    ("w_get_button_input", "w_window -> [char]", "Wait for a button press; the button's name."),
+    ("w_get_zoom_box", "((float, float), int, w_box) -> ((float, float), float, float)", "The region between a point and the next click in a box."),
+    ("w_clear_box", "w_box -> bool", "Clear a box to its background colour."),
+    ("w_draw_segments", "([((float, float), float, float)], int, int, w_box) -> bool", "Draw segments (pairs of points) in a box, clipped."),
+    ("w_clip_and_draw_segments", "([((float, float), float, float)], int, int, w_box) -> bool", "Draw segments in a box, clipped."),
+    ("w_draw_lines", "([(float, float)], int, int, w_box) -> bool", "Draw a polyline through the points in a box."),
+    ("w_draw_point", "((float, float), int, w_box) -> bool", "Draw a point in a box."),
+    ("w_draw_points", "([(float, float)], int, w_box) -> [bool]", "Draw points in a box."),
+    ("w_draw_big_point", "((float, float), int, int, w_box) -> bool", "Draw a point as a square of the given size in pixels."),
+    ("w_draw_big_points", "([(float, float)], int, int, w_box) -> [bool]", "Draw points as squares of the given size in pixels."),
+    ("w_draw_string", "((float, float), [char], int, w_box) -> bool", "Draw text in a box at a virtual position."),
+    ("w_draw_rectangle", "(((float, float), a, b), int, int, w_box) -> bool :: (a in number; b in number)", "Draw the outline of a rectangle in a box."),
+    ("w_shade_rectangle", "(((float, float), a, b), int, w_box) -> bool :: (a in number; b in number)", "Fill a rectangle in a box."),
+    ("w_shade_polygon", "([(float, float)], int, w_box) -> bool", "Fill a polygon in a box."),
+    ("w_draw_arrow", "(((float, float), float, float), int, (int, int), int, w_box) -> bool", "Draw an arrow (segment, width, head length and width, colour, box)."),
+    ("w_write_text_centered", "([char], int, w_box) -> bool", "Clear a text box and write text centred in it."),
+    ("w_write_text_left", "([char], int, w_box) -> bool", "Clear a text box and write text at its left."),
+    ("w_write_paragraph", "([char], int, w_box) -> bool", "Clear a text box and write wrapped text (@ breaks a line)."),
     // Further functions of CMU NESL's library (its *.lnesl files and other-ops.nesl)
     ("get", "([a], [int]) -> [a] :: (a in any)", "Gather: result k is a[i[k]] (same as ->)."),
     ("append", "([a], [a]) -> [a] :: (a in any)", "Append two sequences (same as ++)."),
@@ -323,7 +402,120 @@ pub fn is_redefinable_builtin(name: &str) -> bool {
 }
 
 /// Names of the datatypes the prelude predefines (usable in type strings).
-const PREDEFINED_DATATYPES: &[&str] = &["stream", "hashtable"];
+const PREDEFINED_DATATYPES: &[&str] = &[
+    "stream", "hashtable", "xps_window", "xps_gc", "scale_box", "bound_box", "window", "w_subbox", "w_window", "w_box",
+];
+
+/// The graphics library's constants (CMU's window.nesl and plot.nesl): the colours, the
+/// drawing functions of a graphics context and the X event types and masks.
+pub const WINDOW_CONSTANTS: &[(&str, i64)] = &[
+    ("w_black", 0), ("w_white", 63), ("w_red", 3), ("w_blue", 12), ("w_green", 48), ("w_cyan", 60),
+    ("w_yellow", 51), ("w_magenta", 15), ("w_pink", 43), ("w_light_green", 58), ("w_light_blue", 44),
+    ("w_purple", 9), ("w_gray", 42), ("w_dark_gray", 21), ("w_orange", 35), ("w_xor", 64),
+    ("xps_func_clear", 0), ("xps_func_and", 1), ("xps_func_and_reverse", 2), ("xps_func_copy", 3),
+    ("xps_func_and_inverted", 4), ("xps_func_noop", 5), ("xps_func_xor", 6), ("xps_func_or", 7),
+    ("xps_func_set", 15),
+    ("xps_event_mask_no_event", 0), ("xps_event_mask_key_press", 1), ("xps_event_mask_key_release", 2),
+    ("xps_event_mask_button_press", 4), ("xps_event_mask_button_release", 8),
+    ("xps_event_mask_enter_window", 16), ("xps_event_mask_leave_window", 32),
+    ("xps_event_mask_pointer_motion", 64), ("xps_event_mask_pointer_motion_hint", 128),
+    ("xps_event_mask_button1_motion", 256), ("xps_event_mask_button2_motion", 512),
+    ("xps_event_mask_button3_motion", 1024),
+    ("xps_event_key_press", 2), ("xps_event_key_release", 3), ("xps_event_button_press", 4),
+    ("xps_event_button_release", 5), ("xps_event_motion_notify", 6),
+];
+
+/// The graphics library's functions (CMU's plot.nesl and window.nesl, written in NESL in
+/// `prelude_window.nesl`) and the request they are built on.
+pub const GRAPHICS_FUNCTIONS: &[&str] = &[
+    "display_request",
+    "xps_make_window",
+    "xps_nmake_window",
+    "xps_kill_window",
+    "xps_close_window",
+    "xps_clear_window",
+    "xps_white_pixel",
+    "xps_black_pixel",
+    "xps_color_gc",
+    "xps_line_gc",
+    "xps_draw_point",
+    "xps_draw_lines",
+    "xps_draw_segments",
+    "xps_draw_string",
+    "xps_draw_rectangle",
+    "xps_shade_polygon",
+    "xps_shade_rectangle",
+    "xps_select_input",
+    "xps_next_event",
+    "xps_next_event_noblock",
+    "xps_next_selected_event",
+    "xps_symbol_from_key",
+    "key_char",
+    "xps_get_box",
+    "get_boxsize",
+    "make_scale_box",
+    "bounding_box",
+    "scale_point",
+    "scale_size",
+    "unscale_point",
+    "unscale_size",
+    "scale_and_clip_segment",
+    "in_scale_box_p",
+    "make_window",
+    "draw_points",
+    "draw_string",
+    "draw_strings",
+    "draw_lines",
+    "draw_segments",
+    "get_mouse_info",
+    "close_window",
+    "clear_window",
+    "kill_window",
+    "w_make_window",
+    "w_kill_window",
+    "w_get_color",
+    "w_add_box",
+    "w_add_text_box",
+    "w_make_window_box",
+    "w_reset_box_size",
+    "w_bounds_from_box",
+    "w_box_scale",
+    "w_bounding_box",
+    "w_add_button",
+    "w_add_button_stack",
+    "w_add_text",
+    "w_get_named_box",
+    "w_get_input",
+    "w_get_input_noblock",
+    "w_get_button_input",
+    "w_get_zoom_box",
+    "w_clear_box",
+    "w_draw_segments",
+    "w_clip_and_draw_segments",
+    "w_draw_lines",
+    "w_draw_point",
+    "w_draw_points",
+    "w_draw_big_point",
+    "w_draw_big_points",
+    "w_draw_string",
+    "w_draw_rectangle",
+    "w_shade_rectangle",
+    "w_shade_polygon",
+    "w_draw_arrow",
+    "w_write_text_centered",
+    "w_write_text_left",
+    "w_write_paragraph",
+];
+
+/// True for a function or constant of the graphics library.
+pub fn is_graphics_builtin(name: &str) -> bool {
+    GRAPHICS_FUNCTIONS.contains(&name) || window_constant(name).is_some()
+}
+
+/// The value of a graphics-library constant ([`WINDOW_CONSTANTS`]).
+pub fn window_constant(name: &str) -> Option<i64> {
+    WINDOW_CONSTANTS.iter().find(|(n, _)| *n == name).map(|(_, v)| *v)
+}
 
 /// First variable id used by built-in schemes (instantiation replaces them all, so they
 /// only need to be distinct within one scheme; a high range keeps them apart from
@@ -352,6 +544,10 @@ fn table() -> &'static HashMap<&'static str, Entry> {
                     },
                 );
             }
+        }
+        for (name, _) in WINDOW_CONSTANTS {
+            let scheme = Scheme { vars: Vec::new(), ty: Type::Int };
+            map.insert(*name, Entry { scheme, description: "A constant of the graphics library (window.nesl, plot.nesl)." });
         }
         map
     })
