@@ -108,7 +108,45 @@ pub struct Window {
     pub open: bool,
 }
 
+/// The smallest rectangle (x0, y0, x1, y1) holding an item, in SVG coordinates (text:
+/// 6 by 10 pixels a character above its baseline, as the page and the SVG draw it).
+fn extent(item: &Item) -> Option<(i64, i64, i64, i64)> {
+    let of = |pts: &mut dyn Iterator<Item = (i64, i64)>| {
+        pts.fold(None, |acc: Option<(i64, i64, i64, i64)>, (x, y)| {
+            Some(match acc {
+                None => (x, y, x, y),
+                Some((a, b, c, d)) => (a.min(x), b.min(y), c.max(x), d.max(y)),
+            })
+        })
+    };
+    match item {
+        Item::Points { pts, .. } => of(&mut pts.iter().copied()),
+        Item::Lines { pts, width, .. } => of(&mut pts.iter().copied()).map(|(a, b, c, d)| (a - width, b - width, c + width, d + width)),
+        Item::Polygon { pts, .. } => of(&mut pts.iter().copied()),
+        Item::Segments { segs, width, .. } => of(&mut segs.iter().flat_map(|&(a, b, c, d)| [(a, b), (c, d)]))
+            .map(|(a, b, c, d)| (a - width, b - width, c + width, d + width)),
+        Item::Text { x, y, text, .. } => Some((*x, y - 10, x + 6 * text.chars().count() as i64, *y + 2)),
+        Item::Rect { x, y, w, h, width, .. } => Some((x - width, y - width, x + w + width, y + h + width)),
+    }
+}
+
+/// The rectangle a filled polygon is, when it is one with sides along the axes.
+fn filled_rectangle(item: &Item) -> Option<(i64, i64, i64, i64)> {
+    let Item::Polygon { pts, .. } = item else { return None };
+    let (x0, y0, x1, y1) = extent(item)?;
+    let on_corner = pts.iter().all(|&(x, y)| (x == x0 || x == x1) && (y == y0 || y == y1));
+    let corners = [(x0, y0), (x1, y0), (x1, y1), (x0, y1)];
+    (on_corner && corners.iter().all(|c| pts.contains(c))).then_some((x0, y0, x1, y1))
+}
+
 impl Window {
+    /// Forgets what `item`, an opaque filled rectangle, hides entirely (clearing a box
+    /// shades it): the SVG file and a page loaded later hold what can be seen.
+    fn cover(&mut self, item: &Item) {
+        if let Some((x0, y0, x1, y1)) = filled_rectangle(item) {
+            self.items.retain(|it| !extent(it).is_some_and(|(a, b, c, d)| a >= x0 && b >= y0 && c <= x1 && d <= y1));
+        }
+    }
     fn color(&self, gc: i64) -> Result<String, String> {
         usize::try_from(gc)
             .ok()
@@ -352,6 +390,7 @@ impl Display {
             }
             _ => return Err(format!("graphics: unknown display request {code}")),
         };
+        win.cover(&item);
         win.items.push(item.clone());
         self.backend.changed(&m, id, Some(&item))?;
         Ok(Vec::new())
@@ -394,5 +433,32 @@ pub fn finish() -> Result<(), String> {
     match d {
         Some(d) => d.finish(),
         None => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn win() -> Window {
+        Window { id: 1, title: "t".into(), size: (100, 100), colors: Vec::new(), items: Vec::new(), buttons: Vec::new(), open: true }
+    }
+
+    /// A shaded rectangle drops what it hides entirely, and nothing else.
+    #[test]
+    fn an_opaque_rectangle_hides_what_is_under_it() {
+        let mut w = win();
+        let c = "#ffffff".to_string();
+        w.items.push(Item::Points { color: c.clone(), pts: vec![(10, 10), (20, 20)] });
+        w.items.push(Item::Segments { color: c.clone(), width: 1, segs: vec![(5, 5, 95, 95)] });
+        w.items.push(Item::Text { color: c.clone(), x: 30, y: 40, text: "ab".into() });
+        let cover = Item::Polygon { color: c.clone(), pts: vec![(0, 0), (50, 0), (50, 50), (0, 50)] };
+        w.cover(&cover);
+        assert_eq!(w.items.len(), 1, "{:?}", w.items);
+        assert!(matches!(w.items[0], Item::Segments { .. }));
+        // A triangle hides nothing (it is not known to cover anything).
+        let tri = Item::Polygon { color: c, pts: vec![(0, 0), (100, 0), (0, 100)] };
+        w.cover(&tri);
+        assert_eq!(w.items.len(), 1);
     }
 }
