@@ -11,11 +11,13 @@
 //! - [`corpus`]: a program's transcript in a fresh session, and a regression case checked
 //!   on a configuration (the `regression` crate finds and compares cases).
 //! - [`diagnostics`]: rendering diagnostics for people.
+//! - [`display`]: the displays of the graphics library (a web page, SVG files).
 //! - [`Error`]: what crosses these boundaries.
 
 pub mod backend;
 pub mod corpus;
 pub mod diagnostics;
+pub mod display;
 mod error;
 pub mod exec;
 pub mod pipeline;

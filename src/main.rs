@@ -78,6 +78,15 @@ pub struct RunOpts {
     /// Print how many CVL operations ran, by kind, the elements they touched, and the VCODE instructions executed.
     #[arg(long)]
     pub stats: bool,
+    /// Where the graphics library draws: `web` (a page served on 127.0.0.1; the default
+    /// of `run` and `repl` at a terminal) or `svg:DIR` (one `DIR/<title>.svg` per window;
+    /// the default otherwise, with DIR `.`, and for `test` a temporary folder).
+    #[arg(long, value_name = "web|svg:DIR")]
+    pub display: Option<String>,
+    /// Input events for the svg display, one a line: `button NAME`, `click X Y [BUTTON]`
+    /// (window pixels, origin at the lower left) or `key C`.
+    #[arg(long, value_name = "FILE")]
+    pub events: Option<PathBuf>,
 }
 
 impl RunOpts {

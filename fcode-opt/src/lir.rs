@@ -263,6 +263,7 @@ fn pure_exec(e: Exec) -> bool {
             | Exec::Spawn
             | Exec::Getenv
             | Exec::Shell
+            | Exec::Display
             | Exec::Exit
             | Exec::Call
     )

@@ -14,6 +14,36 @@ pub mod run;
 pub mod test;
 pub mod vcode;
 
+/// Installs the graphics display that `opts` chose (`--display`, `--events`); without
+/// `--display`: the web page when `person` (a person at a terminal), else SVG files in
+/// `svg_default`.
+pub fn install_display(opts: &crate::RunOpts, person: bool, svg_default: &std::path::Path) -> anyhow::Result<()> {
+    use nesl::display::Choice;
+    let choice = match &opts.display {
+        Some(s) => Choice::parse(s).map_err(anyhow::Error::msg)?,
+        None if person => Choice::Web,
+        None => Choice::Svg(svg_default.to_path_buf()),
+    };
+    if opts.events.is_some() && choice == Choice::Web {
+        anyhow::bail!("--events is for the svg display; the web display takes input from its page");
+    }
+    nesl::display::install(&choice, opts.events.as_deref(), person).map_err(anyhow::Error::msg)
+}
+
+/// Writes out the windows still open at the end of a run (SVG files); a failure is
+/// reported on stderr.
+pub fn finish_display() {
+    if let Err(e) = nesl::display::finish() {
+        eprintln!("error: {e}");
+    }
+}
+
+/// True when a person is at the terminal (standard input and output are terminals).
+pub fn person_at_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdin().is_terminal() && std::io::stdout().is_terminal()
+}
+
 /// The exit status of a program stopped by Ctrl-C (128 + SIGINT, as a shell reports it).
 pub const INTERRUPTED: u8 = 130;
 

@@ -272,6 +272,7 @@ pub fn main(opts: &RunOpts) -> anyhow::Result<ExitCode> {
     let top = TopLevel::new(Config::new(opts.backend, opts.opt).executor()?).with_renderer(nesl::diagnostics::render);
     let mut repl = Repl { top, backend: opts.backend, opt: opts.opt, lines: 0, failed: 0 };
     let mut reader = Reader::new(history_file());
+    super::install_display(opts, super::person_at_terminal(), std::path::Path::new("."))?;
     let stdout = std::io::stdout();
     let mut buffer = String::new();
     if reader.interactive() {
@@ -316,6 +317,7 @@ pub fn main(opts: &RunOpts) -> anyhow::Result<ExitCode> {
             break;
         }
     }
+    super::finish_display();
     if reader.interactive() {
         writeln!(stdout.lock())?;
         return Ok(ExitCode::SUCCESS);

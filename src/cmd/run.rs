@@ -74,6 +74,7 @@ pub fn main(file: &Path, opts: &RunOpts, stats_json: Option<&Path>) -> anyhow::R
     let count = opts.stats || stats_json.is_some();
     let executor = opts.config().with_stats(count).executor()?;
     let src = nesl::pipeline::read_source(file)?;
+    super::install_display(opts, super::person_at_terminal(), Path::new("."))?;
     let mut top = TopLevel::new(executor).with_renderer(nesl::diagnostics::render);
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
@@ -82,6 +83,7 @@ pub fn main(file: &Path, opts: &RunOpts, stats_json: Option<&Path>) -> anyhow::R
     drop(err);
     out.flush()?;
     drop(out);
+    super::finish_display();
     if summary.interrupted {
         // Promptly: the memory the session holds goes back with the process.
         let _ = std::io::stderr().flush();

@@ -15,6 +15,10 @@ pub fn main(dirs: &[PathBuf], opts: &RunOpts) -> anyhow::Result<ExitCode> {
     if dirs.is_empty() {
         anyhow::bail!("give at least one directory (or .nesl file) to test, e.g. `nesl test regression/nesl`");
     }
+    // Graphics go to SVG files in a temporary folder unless asked otherwise: a test run
+    // never starts a server or a browser by itself.
+    let svg_dir = std::env::temp_dir().join(format!("nesl-test-svg-{}", std::process::id()));
+    super::install_display(opts, false, &svg_dir)?;
     let config = opts.config();
     // Fail early, with one message, when the backend cannot run at all.
     config.executor()?;
@@ -47,5 +51,6 @@ pub fn main(dirs: &[PathBuf], opts: &RunOpts) -> anyhow::Result<ExitCode> {
         if total.skipped > 0 { format!(", {} skipped (no .expected)", total.skipped) } else { String::new() },
     )?;
     out.flush()?;
+    super::finish_display();
     Ok(if total.failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

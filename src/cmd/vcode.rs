@@ -39,7 +39,9 @@ pub fn main(file: &Path, check: bool, opts: &RunOpts) -> anyhow::Result<ExitCode
         Ok(l) => l,
         Err(e) => return Ok(report(file, [format!(" {e}")])),
     };
+    super::install_display(opts, false, Path::new("."))?;
     let run = nesl::exec::run_once(&prog, library, opts.stats, &mut std::io::stderr());
+    super::finish_display();
     let code = match run.result {
         Ok(rep) => {
             if opts.stats {

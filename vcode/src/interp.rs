@@ -687,6 +687,27 @@ impl<C: Cvl> Machine<'_, C> {
                 let fallback = vec![int_vec(self.cvl, Vec::new())?];
                 self.io_result(r, fallback)?
             }
+            Exec::Display => {
+                let host_ints = |cvl: &mut C, v: &C::Vector| -> Result<Vec<i64>, Trap> {
+                    Ok(match cvl.to_host(v)? {
+                        HostVector::Int(c) => c,
+                        _ => Vec::new(),
+                    })
+                };
+                let codes = host_ints(cvl, vec_at(s, 0)?)?;
+                let args = host_ints(cvl, vec_at(s, 1)?)?;
+                let lengths = cvl.segdes_to_host(seg_at(s, 2)?)?;
+                let _ = out.flush();
+                let r = match crate::display::run_requests(&codes, &args, &lengths) {
+                    Ok((data, lens)) => {
+                        let seg = Value::Seg(self.cvl.segdes_from_host(&lens)?);
+                        Ok(vec![int_vec(self.cvl, data)?, seg])
+                    }
+                    Err(e) => Err(e),
+                };
+                let fallback = vec![int_vec(self.cvl, Vec::new())?, Value::Seg(self.cvl.segdes_from_host(&[])?)];
+                self.io_result(r, fallback)?
+            }
             other => {
                 return Err(Trap::new(TrapKind::Unsupported(format!("instruction kind {other:?}"))))
             }

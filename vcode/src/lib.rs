@@ -11,7 +11,9 @@
 //! Two instructions are extensions, not CMU VCODE: `GETENV` (read an environment
 //! variable) and `SHELL` (run a command on an input, collect its output), which CMU NESL
 //! did in its Lisp front end; their rows in [`op`] say what they do. Like `SPAWN` and
-//! `FOPEN` they are refused when [`RunOptions::file_access`] is false.
+//! `FOPEN` they are refused when [`RunOptions::file_access`] is false. A third,
+//! `DISPLAY`, carries the graphics library's requests to the display the driver
+//! installed ([`display`]).
 //!
 //! ```
 //! let p = vcode::parse("FUNC MAIN\nCONST INT (1 2 3)\nCONST INT 3\nMAKE_SEGDES\n+_REDUCE INT\nRET\n").unwrap();
@@ -26,6 +28,7 @@
 
 mod calls;
 pub mod cvl;
+pub mod display;
 pub mod fused;
 mod interp;
 pub mod interrupt;

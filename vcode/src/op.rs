@@ -229,6 +229,8 @@ pub enum Exec {
     Getenv,
     /// `SHELL` (extension, not CMU VCODE).
     Shell,
+    /// `DISPLAY` (extension, not CMU VCODE): requests to the graphics display.
+    Display,
     /// `FUSED n` (FCODE).
     Fused,
 }
@@ -416,6 +418,12 @@ instruction_set! {
     // and what it writes to its standard output is the result.
     Getenv "GETENV" [] None ([I] -> [I I B]) Exec::Getenv;
     Shell "SHELL" [] None ([I I] -> [I I B]) Exec::Shell;
+    // `DISPLAY` (extension): requests to the graphics display that the driver installed
+    // (`vcode::display`), CMU's plotting process in one instruction. Inputs: one request
+    // code per instance (INT), the instances' integer arguments (INT) and their
+    // segment descriptor; outputs: the answers (INT) and their segment descriptor, then
+    // err msg ok. Requests run in instance order.
+    Display "DISPLAY" [] None ([I I S] -> [I S I B]) Exec::Display;
     Fused "FUSED" [] Index (special) Exec::Fused;
 }
 

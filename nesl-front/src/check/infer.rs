@@ -403,6 +403,13 @@ impl<'s> Infer<'s> {
                 d.name.span,
                 format!("`{name}` is already defined as a function"),
             );
+        } else if name == "xps_window" && self.sess.datatypes.contains_key(&name) {
+            // The display's window handle: the graphics library is compiled with it.
+            self.error(
+                DiagKind::Name,
+                d.name.span,
+                "`xps_window` is the graphics library's window handle (a window number and its size) and cannot be redefined",
+            );
         } else if name == "hashtable" && self.sess.datatypes.contains_key(&name) {
             // The library's functions (make_table, ...) are compiled with this layout.
             self.error(

@@ -162,7 +162,19 @@ impl Session {
     /// (`other-ops.nesl`), a sequence of (used, key, value) slots. The functions on it
     /// (`make_table`, `insert_table`, ...) are in the prelude.
     fn predefine_datatypes(&mut self) {
-        const SRC: &str = "datatype hashtable([(bool, a, b)]) :: (a in any; b in any);";
+        const SRC: &str = concat!(
+            "datatype hashtable([(bool, a, b)]) :: (a in any; b in any);",
+            // The graphics library (plot.nesl and window.nesl of CMU NESL): a window of
+            // the display is its number and size; a graphics context a colour number.
+            "datatype xps_window(int, (int, int));",
+            "datatype xps_gc(int);",
+            "datatype scale_box(((int, int), (int, int)), (a, a), float) :: (a in number);",
+            "datatype bound_box((a, a), (a, a)) :: (a in number);",
+            "datatype window(xps_window, scale_box(a), xps_gc) :: (a in number);",
+            "datatype w_subbox(int, [char], scale_box(float), int);",
+            "datatype w_window(xps_window, [w_subbox], [xps_gc]);",
+            "datatype w_box(xps_window, scale_box(float), [xps_gc], int);",
+        );
         let (items, diags) = crate::parser::parse_program(SRC);
         debug_assert!(diags.is_empty(), "predefined datatypes do not parse: {diags:?}");
         for mut item in items {

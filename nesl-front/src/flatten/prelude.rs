@@ -10,7 +10,13 @@ use crate::diag::Diagnostic;
 use std::sync::OnceLock;
 
 /// The NESL source of the prelude.
-pub const PRELUDE_SRC: &str = concat!(include_str!("../prelude.nesl"), "\n", include_str!("../prelude_strings.nesl"));
+pub const PRELUDE_SRC: &str = concat!(
+    include_str!("../prelude.nesl"),
+    "\n",
+    include_str!("../prelude_strings.nesl"),
+    "\n",
+    include_str!("../prelude_window.nesl")
+);
 
 static PRELUDE: OnceLock<Result<Session, Vec<Diagnostic>>> = OnceLock::new();
 
@@ -43,5 +49,28 @@ mod tests {
         if let Err(d) = super::prelude() {
             panic!("prelude does not check: {d:?}");
         }
+    }
+
+    /// Each library function written in NESL has the type its row of the built-in
+    /// table says (the graphics library's rows are CMU's types).
+    #[test]
+    fn prelude_types_match_the_table() {
+        use crate::check::print::format_scheme;
+        let p = super::prelude().expect("prelude checks");
+        let mut bad = Vec::new();
+        // Rows whose type is narrower than the code's, on purpose (CMU's types).
+        const NARROWED: &[&str] = &["int_collect", "int_collect_pairs", "group_by_space"];
+        for name in crate::check::builtins::BUILTINS.iter().map(|b| &b.name) {
+            if NARROWED.contains(name) {
+                continue;
+            }
+            let Some(f) = p.functions.get(*name) else { continue };
+            let Some(want) = crate::check::builtins::builtin_scheme(name) else { continue };
+            let (got, want) = (format_scheme(&f.scheme), format_scheme(&want));
+            if got != want {
+                bad.push(format!("{name}: prelude {got}, table {want}"));
+            }
+        }
+        assert!(bad.is_empty(), "{}", bad.join("\n"));
     }
 }

@@ -232,6 +232,16 @@ impl Compiler<'_> {
                 let seg = fb.op1(O::MakeSegdes, &[n]);
                 Val::mk_seq(seg, Val::base(r[0], SlotKind::Int))
             }
+            "display_request" => {
+                // The extension instruction `DISPLAY`: one request per instance, in
+                // instance order; a failure (no display, the page closed, no more input
+                // events) stops the program with the display's message.
+                let (code, args) = arg.split();
+                let (aseg, adata) = args.seq();
+                let r = fb.op(O::Display, &[code.one(), adata.one(), aseg]);
+                self.stop_unless(fb, r[3], r[2]);
+                Val::mk_seq(r[1], Val::base(r[0], SlotKind::Int))
+            }
             "spawn" => {
                 let (cmd, rest) = arg.split();
                 let (sin, rest) = rest.split();

@@ -503,6 +503,15 @@ mod tests {
                 }
             }
         }
+        // `builtin_const` also implements the graphics library's constants, by their
+        // table of values.
+        for (n, _) in crate::check::builtins::WINDOW_CONSTANTS {
+            total += 1;
+            match lookup(n) {
+                Some(r) if r.imp == Impl::Prim(Family::Scalar) => {}
+                _ => failures.push(format!("the window constant {n} has no scalar row")),
+            }
+        }
         assert!(failures.is_empty(), "{}", failures.join("\n"));
         let rows = BUILTINS.iter().filter(|r| r.imp != Impl::Prelude).count();
         assert_eq!(total, rows, "arms and non-prelude rows differ in number");

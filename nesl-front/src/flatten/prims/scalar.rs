@@ -23,6 +23,9 @@ impl Compiler<'_> {
             "nullstr" => (SlotKind::Int, Const::int(-1)),
             "stdin" => (SlotKind::Int, Const::int(0)),
             "stdout" | "stderr" => (SlotKind::Int, Const::int(2)),
+            _ if crate::check::builtins::window_constant(name).is_some() => {
+                (SlotKind::Int, Const::int(crate::check::builtins::window_constant(name).unwrap_or(0)))
+            }
             _ => {
                 if matches!(ty, Type::Fun(..)) {
                     return Ok(Val::new(Vec::new(), Lay::Unit));
