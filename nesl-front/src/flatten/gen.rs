@@ -177,6 +177,9 @@ pub(crate) struct Compiler<'a> {
     /// The top-level variables each user function reads, directly or through the user
     /// functions it names (memoised).
     global_uses: HashMap<String, Vec<String>>,
+    /// Whether each function (by origin, name and epoch) draws random numbers, directly
+    /// or through the functions it calls (memoised; see [`Compiler::draws_random`]).
+    random_fns: HashMap<(Origin, String, usize), bool>,
     /// The hidden global arguments (versions) of each instance, by VCODE name.
     instance_globals: HashMap<String, Vec<usize>>,
     /// Whole-program compilation: every user function definition of the program in
@@ -400,6 +403,7 @@ impl<'a> Compiler<'a> {
             main_globals: Vec::new(),
             fun_globals: None,
             global_uses: HashMap::new(),
+            random_fns: HashMap::new(),
             instance_globals: HashMap::new(),
             user_defs: Vec::new(),
             epoch_limits: vec![0],
@@ -609,6 +613,50 @@ impl<'a> Compiler<'a> {
         self.user_defs[..visible.min(self.user_defs.len())].iter().rev().find(|(n, _)| n == name).map(|(_, d)| *d)
     }
 
+    /// True when evaluating `e` (code of `origin`) may call `rand`, directly or through
+    /// the functions it calls: such an expression is evaluated per instance, never
+    /// hoisted out of an apply-to-each.
+    fn draws_random(&mut self, origin: Origin, e: &Expr) -> bool {
+        let mut calls: Vec<(Origin, String)> = Vec::new();
+        let mut direct = false;
+        let mut stack = vec![e];
+        while let Some(x) = stack.pop() {
+            match &x.kind {
+                ExprKind::Call { func, .. } | ExprKind::Var(func) if func.name == "rand" && func.res == Res::Builtin => {
+                    direct = true;
+                }
+                ExprKind::Call { func, .. } | ExprKind::Var(func) => match func.res {
+                    Res::Builtin => calls.push((Origin::Prelude, func.name.clone())),
+                    Res::Function => calls.push((origin, func.name.clone())),
+                    _ => {}
+                },
+                _ => {}
+            }
+            x.for_each_child(&mut |c| stack.push(c));
+        }
+        direct || calls.into_iter().any(|(o, name)| self.function_draws_random(o, &name))
+    }
+
+    /// [`Compiler::draws_random`] of the body of function `name` (memoised; a recursive
+    /// function counts as not random while its own body is being looked at).
+    fn function_draws_random(&mut self, origin: Origin, name: &str) -> bool {
+        let key = (origin, name.to_string(), self.epoch);
+        if let Some(&r) = self.random_fns.get(&key) {
+            return r;
+        }
+        self.random_fns.insert(key.clone(), false);
+        let def = match origin {
+            Origin::User => self.user_function(name),
+            Origin::Prelude => self.info.prelude(name),
+        };
+        let r = match def.and_then(|d| d.body.as_ref()) {
+            Some(body) => self.draws_random(origin, body),
+            None => false,
+        };
+        self.random_fns.insert(key, r);
+        r
+    }
+
     /// The top-level variables (program globals) that user function `name` reads,
     /// directly or through the user functions its body names, sorted.
     fn user_global_uses(&mut self, name: &str) -> Vec<String> {
@@ -815,8 +863,10 @@ impl<'a> Compiler<'a> {
                 | ExprKind::If(..)
                 | ExprKind::Time(_)
         ) || matches!(&e.kind, ExprKind::Var(id) if id.res == Res::Global);
-        if !ctx.unit && hoist && !uses_locals(e) {
+        if !ctx.unit && hoist && !uses_locals(e) && !self.draws_random(self.origin, e) {
             // No instance-dependent input: evaluate once, then replicate (as CMU NESL).
+            // Not when it draws random numbers: `{rand(100) : i in s}` draws one number
+            // per instance.
             let u = self.unit_ctx(fb);
             let v = self.expr(fb, env, u, e)?;
             let r = self.replicate(fb, &v, ctx)?;
