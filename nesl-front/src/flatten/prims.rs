@@ -201,15 +201,14 @@ impl Compiler<'_> {
         if !self.arg_check {
             return;
         }
-        let bad = match iseg {
+        // A failure reports an offending index and its sequence's length.
+        let (ok, index) = match iseg {
             None => {
                 // Element-wise, so that the optimiser fuses the comparisons.
                 let z = self.int_in(fb, ctx, 0);
                 let ok1 = fb.op1(O::Ge.t(Ty::Int), &[i, z]);
                 let ok2 = fb.op1(O::Lt.t(Ty::Int), &[i, len]);
-                let ok = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
-                let all = fb.op1(O::AndReduce.t(Ty::Bool), &[ok, ctx.seg]);
-                fb.op1(O::Not.t(Ty::Bool), &[all])
+                (fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]), i)
             }
             Some(s) => {
                 // An empty segment reduces to the identities (MIN: large, MAX: negative).
@@ -219,10 +218,11 @@ impl Compiler<'_> {
                 let b1 = fb.op1(O::Lt.t(Ty::Int), &[mn, zk]);
                 let b2 = fb.op1(O::Ge.t(Ty::Int), &[mx, len]);
                 let b = fb.op1(O::Or.t(Ty::Bool), &[b1, b2]);
-                fb.op1(O::OrReduce.t(Ty::Bool), &[b, ctx.seg])
+                let worst = fb.op1(O::Select.t(Ty::Int), &[b1, mn, mx]);
+                (fb.op1(O::Not.t(Ty::Bool), &[b]), worst)
             }
         };
-        self.fail_if(fb, bad, msg);
+        self.check_all_data(fb, ok, ctx.seg, msg, 1, &[index, len]);
     }
 
     /// `v[i]` per instance, with the bounds check.
@@ -409,7 +409,7 @@ impl Compiler<'_> {
                 if self.arg_check {
                     let z = self.const_in(fb, ctx, num(k1, 0));
                     let ok = fb.op1(O::Ne.t(kw), &[b.one(), z]);
-                    self.check_all(fb, ok, ctx.seg, "Divide by zero.");
+                    self.check_all_data(fb, ok, ctx.seg, "Divide by zero.", 3, &[]);
                 }
                 bin!(O::Div.t(kw))
             }
@@ -454,7 +454,7 @@ impl Compiler<'_> {
                     let z = self.int_in(fb, ctx, 0);
                     let ok = fb.op1(O::Ne.t(Ty::Int), &[b.one(), z]);
                     let msg = format!("Divide by zero in function {}.", name.to_uppercase());
-                    self.check_all(fb, ok, ctx.seg, &msg);
+                    self.check_all_data(fb, ok, ctx.seg, &msg, 3, &[]);
                 }
                 let r = fb.op1(O::Mod, &[a.one(), b.one()]);
                 if name == "rem" {
@@ -663,7 +663,7 @@ impl Compiler<'_> {
                     let ok1 = fb.op1(O::Ge.t(Ty::Int), &[i.one(), z]);
                     let ok2 = fb.op1(O::Lt.t(Ty::Int), &[i.one(), lens]);
                     let ok = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
-                    self.check_all(fb, ok, ctx.seg, "Sequence reference (a[i]) out of bounds.");
+                    self.check_all_data(fb, ok, ctx.seg, "Sequence reference (a[i]) out of bounds.", 1, &[i.one(), lens]);
                 }
                 let sh = self.shape(fb, ctx, seg, lens);
                 let id = fb.op1(O::Dist.t(Ty::Int), &[i.one(), sh.rseg]);
@@ -693,7 +693,7 @@ impl Compiler<'_> {
                         let (sg, _) = p.seq();
                         let l = fb.op1(O::Lengths, &[sg]);
                         let ok = fb.op1(O::Eq.t(Ty::Int), &[l0, l]);
-                        self.check_all(fb, ok, ctx.seg, "Length mismatch in function ZIP.");
+                        self.check_all_data(fb, ok, ctx.seg, "Length mismatch in function ZIP.", 2, &[l0, l]);
                     }
                 }
                 let mut s = vec![seg0];
@@ -1362,7 +1362,7 @@ impl Compiler<'_> {
             };
             let n = fb.op1(O::Length.t(Ty::Bool), &[ok]);
             let s1 = fb.op1(O::MakeSegdes, &[n]);
-            self.check_all(fb, ok, s1, msg);
+            self.check_all_data(fb, ok, s1, msg, 1, &[ix, ldv]);
         }
         // Source ids (global positions of the values), scattered into a vector of -1.
         let nv = fb.op1(O::Length.t(Ty::Int), &[ix]);
