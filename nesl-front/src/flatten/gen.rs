@@ -547,7 +547,7 @@ impl<'a> Compiler<'a> {
     /// message `msg` and ends with `EXIT` on the check record of the first failing
     /// element, `[CHECK_MARK, code, data...]`: CMU's interpreter prints the message and
     /// stops (it ignores what `EXIT` is given); ours reports the data instead.
-    pub(crate) fn check_all_data(&self, fb: &mut FunBuilder, ok: Slot, seg: Slot, msg: &str, code: i64, data: &[Slot]) {
+    pub(crate) fn check_all_data(&mut self, fb: &mut FunBuilder, ok: Slot, seg: Slot, msg: &str, code: i64, data: &[Slot]) {
         if !self.arg_check {
             return;
         }
@@ -559,23 +559,44 @@ impl<'a> Compiler<'a> {
         head.resize(2 + data.len(), 0);
         let mut rec = fb.konst(Const::ints(head));
         if !data.is_empty() {
-            // The first failing element: the first position where `ok` is false.
-            let nok = fb.op1(O::Not.t(Ty::Bool), &[ok]);
-            let io = self.iota(fb, seg);
-            let p = fb.op(O::Pack.t(Ty::Int), &[io, nok, seg]);
-            let z = self.cint(fb, 0);
-            let first = fb.op1(O::Extract.t(Ty::Int), &[p[0], z, p[1]]);
-            let n = self.cint(fb, 2 + data.len() as i64);
-            let rs = fb.op1(O::MakeSegdes, &[n]);
-            for (k, &d) in data.iter().enumerate() {
-                let v = fb.op1(O::Extract.t(Ty::Int), &[d, first, seg]);
-                let at = self.cint(fb, 2 + k as i64);
-                rec = fb.op1(O::Replace.t(Ty::Int), &[rec, at, v, rs]);
-            }
+            // One shared function fills the record in (the optimiser does not inline a
+            // call on the way to `EXIT`): each check costs a call, not its body.
+            let f = self.check_record_fn(data.len());
+            let mut args = vec![rec, ok, seg];
+            args.extend_from_slice(data);
+            rec = fb.call(&f, &args, 1)[0];
         }
         fb.write_text(&format!("\nRUNTIME ERROR: {msg}\n"));
         fb.exit_with(rec);
         fb.end_exit_if(m);
+    }
+
+    /// The function `CHECK_RECORD_<n I>` (`rec ok seg d1 .. dn -> rec`): the check record
+    /// `rec` with its `n` data replaced by those of the first element where the BOOL
+    /// vector `ok` (over the one-segment descriptor `seg`) is false. (Its name ends in a
+    /// letter, so no NESL function's label, which ends in digits, is the same.)
+    fn check_record_fn(&mut self, n: usize) -> String {
+        let key = format!("CHECK_RECORD_{}", "I".repeat(n));
+        if self.helpers.contains_key(&key) {
+            return key;
+        }
+        self.helpers.insert(key.clone(), key.clone());
+        let (mut fb, args) = FunBuilder::new(3 + n);
+        let (mut rec, ok, seg) = (args[0], args[1], args[2]);
+        let nok = fb.op1(O::Not.t(Ty::Bool), &[ok]);
+        let io = self.iota(&mut fb, seg);
+        let p = fb.op(O::Pack.t(Ty::Int), &[io, nok, seg]);
+        let z = self.cint(&mut fb, 0);
+        let first = fb.op1(O::Extract.t(Ty::Int), &[p[0], z, p[1]]);
+        let len = self.cint(&mut fb, 2 + n as i64);
+        let rs = fb.op1(O::MakeSegdes, &[len]);
+        for (k, &d) in args[3..].iter().enumerate() {
+            let v = fb.op1(O::Extract.t(Ty::Int), &[d, first, seg]);
+            let at = self.cint(&mut fb, 2 + k as i64);
+            rec = fb.op1(O::Replace.t(Ty::Int), &[rec, at, v, rs]);
+        }
+        self.funcs.push(fb.finish(&key, &[rec]));
+        key
     }
 
     // ----- function instances -----
