@@ -1,7 +1,7 @@
 //! The driver library's boundaries: each stage of the pipeline and the executors report
 //! what went wrong as a `nesl::Error` variant that carries its data.
 
-use nesl::{Backend, Config, Error, ExecResult};
+use nesl::{Backend, Config, Error};
 use nesl_front::flatten::CompileOptions;
 use std::path::Path;
 
