@@ -21,15 +21,28 @@ static GLOBAL: vcode::memory::Counting<mimalloc::MiMalloc> = vcode::memory::Coun
 /// mimalloc's `purge_delay` option (the same index in its v2 and v3 option tables).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
 
-/// Freed memory stays committed for a second before mimalloc gives it back to the OS
-/// (its default, 10 ms, is shorter than the gap between two vector operations of a
-/// recursive program: quicksort 1M on 2 threads took 109k page faults and 1.5 s of CPU
-/// time, against 0.3k and 0.6 s with 1 s). `MIMALLOC_PURGE_DELAY` still wins when set.
-fn keep_freed_memory_a_while() {
+/// Freed memory stays committed while a form runs, and the top level gives it back to
+/// the OS after each form ([`vcode::memory::release_free_memory`]). mimalloc's default
+/// purge delay, 10 ms, is shorter than the gap between two vector operations of a
+/// recursive program (quicksort 1M on 2 threads took 109k page faults and 1.5 s of CPU
+/// time, against 0.3k and 0.6 s with a delay of 1 s); even 1 s let a loaded machine purge
+/// Black-Scholes' freed vectors mid-form and page-fault them in again (23k faults and half
+/// its time clearing fresh pages, against under 1k). So the delay is ten minutes, and the
+/// forced collection between forms purges at once. `MIMALLOC_PURGE_DELAY` still wins
+/// when set.
+fn keep_freed_memory_while_a_form_runs() {
     if std::env::var_os("MIMALLOC_PURGE_DELAY").is_none() {
         // SAFETY: sets a plain integer option; mimalloc reads it at each purge.
-        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 1000) };
+        unsafe { libmimalloc_sys::mi_option_set(MI_OPTION_PURGE_DELAY, 600_000) };
     }
+    vcode::memory::set_release(give_freed_memory_back);
+}
+
+/// mimalloc's forced collection: frees this thread's empty pages and purges every arena
+/// block whose purge was scheduled, whatever its delay.
+fn give_freed_memory_back() {
+    // SAFETY: a plain call into the allocator, safe at any time from any thread.
+    unsafe { libmimalloc_sys::mi_collect(true) };
 }
 
 /// NESL: a nested data-parallel language, on the CPU and on NVIDIA GPUs.
@@ -229,7 +242,7 @@ fn parse_size(s: &str) -> Result<usize, String> {
 /// trees, and its depth limits are set for [`nesl_front::STACK_SIZE`] (a chain of 100,000
 /// operators checks; deeper nesting is a located error, never a stack overflow).
 fn main() -> ExitCode {
-    keep_freed_memory_a_while();
+    keep_freed_memory_while_a_form_runs();
     let deep = std::thread::Builder::new()
         .name("nesl".into())
         .stack_size(nesl_front::STACK_SIZE)

@@ -4,7 +4,7 @@
 //! Every program of `regression/nesl/**` is parsed and checked form by form with the
 //! real front end; the calls and references that resolve to a built-in are collected
 //! with the types they were checked at (from the forms that check). Then, for every row
-//! of the checker's table of built-ins (`nesl_front::check::builtins::TABLE`):
+//! of the checker's table of built-ins (`nesl_front::check::builtins::BUILTINS`):
 //! - its name is used somewhere;
 //! - each type-class variable of its type is used at every member of the class
 //!   (`number`: int and float; `ordinal`: int, float and char; `logical`: bool and int);
@@ -23,7 +23,7 @@
 //! exclusion lists below.
 
 use nesl_front::ast::{Expr, ExprKind, PatternKind, Res, TopLevel};
-use nesl_front::check::builtins::{builtin_scheme, is_serial_only_builtin, TABLE};
+use nesl_front::check::builtins::{builtin_scheme, is_serial_only_builtin, BUILTINS};
 use nesl_front::check::Session;
 use nesl_front::parser::parse_items;
 use nesl_front::ty::{Type, TypeClass};
@@ -352,7 +352,7 @@ fn every_builtin_is_covered_by_the_regression_corpus() {
     let exempt_types = |n: &str| NO_TYPE_COVERAGE.iter().any(|(x, _)| *x == n);
     let exempt_context = |n: &str| NO_CONTEXT_COVERAGE.iter().any(|(x, _)| *x == n);
     let exempt_empty = |n: &str| NO_EMPTY_COVERAGE.iter().any(|(x, _)| *x == n);
-    for (name, _, _) in TABLE {
+    for name in BUILTINS.iter().map(|b| &b.name) {
         let Some(u) = uses.get(*name) else {
             if !NOT_USED.contains(name) {
                 missing.push(format!("{name}: used by no program"));
@@ -401,6 +401,6 @@ fn every_builtin_is_covered_by_the_regression_corpus() {
             }
         }
     }
-    println!("{programs} programs use {} of the {} built-ins", uses.len(), TABLE.len());
+    println!("{programs} programs use {} of the {} built-ins", uses.len(), BUILTINS.len());
     assert!(missing.is_empty(), "{} gaps in the coverage of the built-ins:\n{}", missing.len(), missing.join("\n"));
 }

@@ -17,7 +17,8 @@
 
 use crate::lir::{Block, LFunc, LProgram, Rhs, Stmt, Tree, Var};
 use crate::OptError;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::rc::Rc;
 use vcode::{Function, Imm, Instr, Opcode, Origin, Program};
 
 fn counts(op: Opcode, n: usize, d: usize) -> Instr {
@@ -43,6 +44,10 @@ struct Gen<'a> {
     /// Temporaries of expression trees (never read outside their statement).
     next_tmp: Var,
     func: &'a str,
+    /// The free variables of the blocks met so far, by address (the program does not
+    /// change during code generation): a deep nest of `IF`s is walked once, not once per
+    /// level.
+    free: HashMap<*const Block, Rc<[Var]>>,
 }
 
 fn internal(func: &str, m: String) -> OptError {
@@ -374,31 +379,36 @@ impl Gen<'_> {
                 let acts = [Act::Push(*cond), Act::Emit(Instr::plain(Opcode::If), 1, 0, at)];
                 // The condition is consumed by `IF` only if no branch reads it either.
                 let mut inside = live_after.clone();
-                then.for_each_use(&mut |v| {
-                    inside.insert(v);
-                });
-                els.for_each_use(&mut |v| {
-                    inside.insert(v);
-                });
+                inside.extend(self.free_uses(then).iter().copied());
+                inside.extend(self.free_uses(els).iter().copied());
                 self.run_acts(&acts, &[], &inside)?;
                 // The IF instruction itself is emitted below, around the branches.
                 self.out.pop();
                 let mut seen = HashSet::new();
                 let kept: Vec<Var> =
                     self.stack.iter().copied().filter(|v| live_after.contains(v) && seen.insert(*v)).collect();
+                // The branches are generated in place (not into vectors of their own
+                // copied in afterwards: that copied a deep nest of `IF`s once per level).
+                // The statement's own results are not live inside its branches (they are
+                // defined when the branches end): passing them down would make the live
+                // sets of a deep nest of `IF`s grow with its depth.
+                let mut live_in_branches = live_after.clone();
+                for d in &s.defs {
+                    live_in_branches.remove(d);
+                }
                 let start = self.stack.clone();
-                let saved = std::mem::take(&mut self.out);
-                let then_div = self.block(then, &kept, live_after, at)?;
-                let then_code = std::mem::take(&mut self.out);
-                self.stack = start;
-                let else_div = self.block(els, &kept, live_after, at)?;
-                let else_code = std::mem::replace(&mut self.out, saved);
                 self.at = at;
                 self.emit(Instr::plain(Opcode::If));
-                self.out.extend(then_code);
-                if !else_code.is_empty() {
-                    self.emit(Instr::plain(Opcode::Else));
-                    self.out.extend(else_code);
+                let then_div = self.block(then, &kept, &live_in_branches, at)?;
+                self.stack = start;
+                self.at = at;
+                self.emit(Instr::plain(Opcode::Else));
+                let else_at = self.out.len();
+                let else_div = self.block(els, &kept, &live_in_branches, at)?;
+                self.at = at;
+                if self.out.len() == else_at {
+                    // An empty else branch: no `ELSE`.
+                    self.out.pop();
                 }
                 self.emit(Instr::plain(Opcode::EndIf));
                 self.stack = kept;
@@ -407,6 +417,40 @@ impl Gen<'_> {
             }
         }
         Ok(false)
+    }
+
+    /// Adds the variables a statement reads to `uses`: for an `IF`, its condition and the
+    /// free variables of its branches.
+    fn add_uses(&mut self, rhs: &Rhs, uses: &mut HashSet<Var>) {
+        match rhs {
+            Rhs::If { cond, then, els } => {
+                uses.insert(*cond);
+                uses.extend(self.free_uses(then).iter().copied());
+                uses.extend(self.free_uses(els).iter().copied());
+            }
+            _ => rhs.for_each_use(&mut |v| {
+                uses.insert(v);
+            }),
+        }
+    }
+
+    /// The variables a block reads and does not define before (nested blocks included),
+    /// computed once per block.
+    fn free_uses(&mut self, b: &Block) -> Rc<[Var]> {
+        let key: *const Block = b;
+        if let Some(f) = self.free.get(&key) {
+            return f.clone();
+        }
+        let mut set: HashSet<Var> = b.results.iter().copied().collect();
+        for s in b.stmts.iter().rev() {
+            for d in &s.defs {
+                set.remove(d);
+            }
+            self.add_uses(&s.rhs, &mut set);
+        }
+        let f: Rc<[Var]> = set.into_iter().collect();
+        self.free.insert(key, f.clone());
+        f
     }
 
     /// Generates a block; on return (unless it diverges) the stack is `kept` followed by
@@ -422,9 +466,7 @@ impl Gen<'_> {
             for d in &s.defs {
                 live.remove(d);
             }
-            s.rhs.for_each_use(&mut |v| {
-                live.insert(v);
-            });
+            self.add_uses(&s.rhs, &mut live);
         }
         self.at = b.stmts.first().map_or(end, |s| s.origin);
         self.drop_dead(&live);
@@ -520,7 +562,7 @@ fn peephole(code: &mut Vec<(Instr, Origin)>) {
 
 fn function(p: &LProgram, f: &LFunc) -> Result<Function, OptError> {
     let mut g =
-        Gen { prog: p, out: Vec::new(), at: f.end, stack: f.params.clone(), next_tmp: Var::MAX, func: &f.name };
+        Gen { prog: p, out: Vec::new(), at: f.end, stack: f.params.clone(), next_tmp: Var::MAX, func: &f.name, free: HashMap::new() };
     g.block(&f.body, &[], &HashSet::new(), f.end)?;
     peephole(&mut g.out);
     g.out.push((Instr::plain(Opcode::Ret), f.end));

@@ -16,7 +16,7 @@ use vcode::Opcode;
 /// Shares the common subexpressions of every function.
 pub fn cse(p: &mut LProgram) {
     for f in &mut p.funcs {
-        block(&mut f.body, &mut HashMap::new(), &mut HashMap::new());
+        block(&mut f.body, &mut Scope::default(), &mut HashMap::new());
     }
 }
 
@@ -28,17 +28,63 @@ fn key(rhs: &Rhs) -> Option<String> {
     }
 }
 
-fn block(b: &mut Block, seen: &mut HashMap<String, Vec<Var>>, rename: &mut HashMap<Var, Var>) {
+/// The statements seen so far, by key, with an undo log: a nested block sees the
+/// statements of the blocks around it, and what it adds is undone when it ends (one
+/// shared map, not a copy per nested block: copies made `cse` quadratic in the depth of
+/// nested `IF`s).
+#[derive(Default)]
+struct Scope {
+    map: HashMap<String, Vec<Var>>,
+    /// `(key, what it mapped to before)` for every change, oldest first.
+    log: Vec<(String, Option<Vec<Var>>)>,
+}
+
+impl Scope {
+    fn insert(&mut self, k: String, v: Vec<Var>) {
+        let old = self.map.insert(k.clone(), v);
+        self.log.push((k, old));
+    }
+
+    fn clear(&mut self) {
+        for (k, v) in self.map.drain() {
+            self.log.push((k, Some(v)));
+        }
+    }
+
+    fn mark(&self) -> usize {
+        self.log.len()
+    }
+
+    /// Undoes the changes made since `mark`.
+    fn undo(&mut self, mark: usize) {
+        while self.log.len() > mark {
+            let Some((k, old)) = self.log.pop() else { break };
+            match old {
+                Some(v) => {
+                    self.map.insert(k, v);
+                }
+                None => {
+                    self.map.remove(&k);
+                }
+            }
+        }
+    }
+}
+
+fn block(b: &mut Block, seen: &mut Scope, rename: &mut HashMap<Var, Var>) {
     let mut kept = Vec::with_capacity(b.stmts.len());
     for mut s in std::mem::take(&mut b.stmts) {
         rename_uses(&mut s.rhs, rename);
         if let Rhs::If { then, els, .. } = &mut s.rhs {
-            block(then, &mut seen.clone(), rename);
-            block(els, &mut seen.clone(), rename);
+            let m = seen.mark();
+            block(then, seen, rename);
+            seen.undo(m);
+            block(els, seen, rename);
+            seen.undo(m);
         } else if s.rhs.is_timer() {
             seen.clear();
         } else if let Some(k) = key(&s.rhs) {
-            match seen.get(&k) {
+            match seen.map.get(&k) {
                 Some(earlier) if earlier.len() == s.defs.len() => {
                     for (d, e) in s.defs.iter().zip(earlier) {
                         rename.insert(*d, *e);

@@ -130,7 +130,9 @@ pub fn const_value(t: &Tree) -> Option<HostScalar> {
     }
     let op = SuperOp::elementwise(vec![Ty::Segdes], e);
     op.check().ok()?;
-    let mut cvl = vcode::CpuCvl::new();
+    // One element: one thread (finding the default number of threads reads the system's
+    // configuration, which cost more than the fold itself).
+    let mut cvl = vcode::CpuCvl::with_threads(1);
     let v = vcode::cvl::fused_by_parts(&mut cvl, &op.body, &[None], 1).ok()?;
     use vcode::Cvl;
     Some(match cvl.to_host(&v).ok()? {

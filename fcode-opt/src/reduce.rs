@@ -239,8 +239,11 @@ fn const_instr(v: HostScalar) -> Instr {
 }
 
 /// Deletes dead statements and unused `IF` results in a block, given the variables live
-/// after it. Returns true when something changed.
-fn dce_block(b: &mut Block, live_out: &HashSet<Var>, superops: &[vcode::SuperOp]) -> bool {
+/// after it. Returns true when something changed, and the variables live before the
+/// block (those live after it that it does not define, and its free variables): an `IF`
+/// adds those of its branches, so that no block is walked again at every level of a
+/// deep nest of `IF`s.
+fn dce_block(b: &mut Block, live_out: &HashSet<Var>, superops: &[vcode::SuperOp]) -> (bool, HashSet<Var>) {
     let mut live: HashSet<Var> = live_out.clone();
     live.extend(b.results.iter().copied());
     let mut changed = false;
@@ -252,7 +255,7 @@ fn dce_block(b: &mut Block, live_out: &HashSet<Var>, superops: &[vcode::SuperOp]
             changed = true;
             continue;
         }
-        if let Rhs::If { then, els, .. } = &mut s.rhs {
+        if let Rhs::If { cond, then, els } = &mut s.rhs {
             // Drop the results nobody reads.
             let dead: Vec<usize> = (0..s.defs.len()).filter(|&k| !live.contains(&s.defs[k])).collect();
             if !dead.is_empty() {
@@ -271,8 +274,16 @@ fn dce_block(b: &mut Block, live_out: &HashSet<Var>, superops: &[vcode::SuperOp]
             for d in &s.defs {
                 inner_live.remove(d);
             }
-            changed |= dce_block(then, &inner_live, superops);
-            changed |= dce_block(els, &inner_live, superops);
+            let (c1, in1) = dce_block(then, &inner_live, superops);
+            let (c2, in2) = dce_block(els, &inner_live, superops);
+            changed |= c1 | c2;
+            for d in &s.defs {
+                live.remove(d);
+            }
+            live.insert(*cond);
+            live.extend(in1);
+            live.extend(in2);
+            continue;
         }
         for d in &s.defs {
             live.remove(d);
@@ -288,7 +299,7 @@ fn dce_block(b: &mut Block, live_out: &HashSet<Var>, superops: &[vcode::SuperOp]
             keep[k - 1]
         });
     }
-    changed
+    (changed, live)
 }
 
 /// Removes unused parameters of non-entry functions and the matching call arguments.
@@ -626,7 +637,7 @@ pub fn dead_code(p: &mut LProgram, entry: usize) {
     loop {
         let mut changed = false;
         for f in &mut p.funcs {
-            while dce_block(&mut f.body, &HashSet::new(), &p.superops) {
+            while dce_block(&mut f.body, &HashSet::new(), &p.superops).0 {
                 changed = true;
             }
         }

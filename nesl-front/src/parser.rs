@@ -16,6 +16,7 @@
 
 use crate::ast::{
     Command, CommandKind, Expr, ExprKind, Ident, Pattern, PatternKind, Span, TopLevel,
+    TypeSpec,
 };
 use crate::diag::{DiagKind, Diagnostic};
 use crate::lexer::{self, Lexed, Spanned, Token};
@@ -175,6 +176,20 @@ pub fn is_incomplete(src: &str) -> bool {
 pub fn parse_expr(src: &str) -> Result<Expr, Vec<Diagnostic>> {
     let lexed = lexer::lex(src);
     let parser = grammar::ExprOnlyParser::new();
+    let tokens = lexed.tokens.iter().cloned().map(Ok::<Spanned, ActionError>);
+    parser.parse(src, tokens).map_err(|e| {
+        let (diag, at) = error_diagnostic(src, &lexed, &lexed.tokens, e);
+        let mut diags = vec![diag];
+        diags.extend(lex_diags_after(&lexed, &lexed.tokens, at));
+        diags
+    })
+}
+
+/// Parses one type with its optional context, `t :: (a in number; ...)` (no terminator):
+/// the grammar of a function's declared type.
+pub fn parse_type(src: &str) -> Result<TypeSpec, Vec<Diagnostic>> {
+    let lexed = lexer::lex(src);
+    let parser = grammar::TypeOnlyParser::new();
     let tokens = lexed.tokens.iter().cloned().map(Ok::<Spanned, ActionError>);
     parser.parse(src, tokens).map_err(|e| {
         let (diag, at) = error_diagnostic(src, &lexed, &lexed.tokens, e);

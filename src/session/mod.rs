@@ -215,6 +215,9 @@ impl TopLevel {
             if !ok {
                 summary.failed += 1;
             }
+            // What the form freed goes back to the OS (its allocator kept it mapped while
+            // the form ran).
+            vcode::memory::release_free_memory();
             t.flush()?;
             if summary.exited || summary.interrupted {
                 break;

@@ -10,6 +10,7 @@
 use crate::trap::{Trap, TrapKind};
 use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::OnceLock;
 
 /// Bytes of heap memory live now (kept by [`Counting`]; 0 when it is not installed).
 static LIVE: AtomicUsize = AtomicUsize::new(0);
@@ -61,6 +62,28 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Counting<A> {
 /// Heap bytes live now, as [`Counting`] sees them (0 without it).
 pub fn live_bytes() -> usize {
     LIVE.load(Ordering::Relaxed)
+}
+
+/// How the program's allocator gives freed memory back to the operating system
+/// ([`set_release`]).
+static RELEASE: OnceLock<fn()> = OnceLock::new();
+
+/// Installs the function that gives the allocator's freed memory back to the operating
+/// system (the `nesl` binary: mimalloc's forced collection). Its allocator keeps freed
+/// memory mapped while a form runs, so that vectors freed and allocated again do not
+/// page-fault; the top level calls [`release_free_memory`] between forms. The first
+/// call wins.
+pub fn set_release(release: fn()) {
+    let _ = RELEASE.set(release);
+}
+
+/// Gives freed memory back to the operating system, where the program installed a way
+/// to ([`set_release`]); called by the top level after each form, so an idle REPL holds
+/// only what its values need.
+pub fn release_free_memory() {
+    if let Some(release) = RELEASE.get() {
+        release();
+    }
 }
 
 /// Sets the limit (`None`: no limit).

@@ -430,3 +430,46 @@ fn folds_over_one_long_segment_many_short_and_none() {
     check_folds(3, 200);
     check_folds(4, 0);
 }
+
+/// Segments long enough for the parallel radix sort (over 128K elements), beside short
+/// ones: ranks equal a plain stable sort's, up and down, ints (many equal keys, negative
+/// ones, the extremes) and floats (signed zeros, infinities, NaNs), on 1 and 2 threads.
+#[test]
+fn long_segments_rank_like_a_stable_sort() {
+    let lens: Vec<i64> = vec![5, 300_000, 0, 3, 140_000, 1];
+    let n: usize = lens.iter().sum::<i64>() as usize;
+    let mut r = Rng(42);
+    let specials = [i64::MIN, i64::MAX, 0, -1];
+    let ints: Vec<i64> = (0..n)
+        .map(|j| if j % 97 == 0 { specials[j % 4] } else { r.below(5000) as i64 - 2500 + ((r.below(4) as i64) << 40) })
+        .collect();
+    let fspecials = [0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, -f64::NAN];
+    let floats: Vec<f64> = (0..n).map(|j| if j % 89 == 0 { fspecials[j % 6] } else { r.below(1000) as f64 / 7.0 - 70.0 }).collect();
+    let mut want_up = vec![0i64; n];
+    let mut want_down = vec![0i64; n];
+    let mut st = 0;
+    for &len in &lens {
+        let len = len as usize;
+        let mut p: Vec<usize> = (st..st + len).collect();
+        p.sort_by_key(|&j| ints[j]);
+        for (rk, &j) in p.iter().enumerate() {
+            want_up[j] = rk as i64;
+        }
+        let mut p: Vec<usize> = (st..st + len).collect();
+        p.sort_by(|&a, &b| floats[b].total_cmp(&floats[a]));
+        for (rk, &j) in p.iter().enumerate() {
+            want_down[j] = rk as i64;
+        }
+        st += len;
+    }
+    for threads in [1, 2] {
+        let mut c = CpuCvl::with_threads(threads);
+        let s = c.segdes_from_host(&lens).unwrap();
+        let iv = c.from_host(HostVector::Int(ints.clone())).unwrap();
+        let fv = c.from_host(HostVector::Float(floats.clone())).unwrap();
+        let up = c.rank(true, &iv, &s).unwrap();
+        assert_eq!(c.to_host(&up).unwrap(), HostVector::Int(want_up.clone()), "ints up, {threads} threads");
+        let down = c.rank(false, &fv, &s).unwrap();
+        assert_eq!(c.to_host(&down).unwrap(), HostVector::Int(want_down.clone()), "floats down, {threads} threads");
+    }
+}

@@ -1,326 +1,375 @@
-//! The types and one-line descriptions of the standard library (spec section 5).
+//! The registry of built-ins (spec section 5 and CMU NESL's library): one [`Builtin`]
+//! row per built-in function, operator and constant.
 //!
-//! Every built-in function, operator and constant is one row of [`TABLE`]: its name (as
-//! the AST spells it: operators keep their symbol, `#x` is `length`, `a[i]` is `elt`, ...),
-//! its type written as NESL prints it (`"(a, a) -> a :: (a in number)"`) and a
-//! description. The type strings are parsed once by the small parser of this module
-//! ([`parse_type_string`]); a variable without a context entry is in class `any`.
+//! A row gives the name (as the AST spells it: operators keep their symbol, `#x` is
+//! `length`, `a[i]` is `elt`, ...), the type written as NESL prints it (`"(a, a) -> a ::
+//! (a in number)"`, parsed by the language's own grammar, [`crate::parser::parse_type`]),
+//! a one-line description, how it is implemented ([`Impl`]: NESL code of the prelude, a
+//! primitive of one of the code generator's families, or an effect), whether it may be
+//! called inside an apply-to-each, and whether a user function may take its name. The
+//! checker takes types and flags from here; the code generator dispatches on [`Impl`]
+//! (`flatten::prims`). A variable without a context entry is in class `any`.
 //!
-//! Not covered: the X11 plotting library, whose exact types the spec does not give.
+//! Not covered: the X11 plotting library.
 
+use crate::ast::{TypeExpr, TypeExprKind, TypeSpec};
 use crate::ty::{Scheme, TyVar, Type, TypeClass};
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-/// `(name, type, description)` for every built-in.
+/// The families of primitives, one module of `flatten::prims` each.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Family {
+    /// Element-wise arithmetic, comparison, logic, conversions, constants, hashing.
+    Scalar,
+    /// Construction, access, subsequences, nesting, ranks and search.
+    Sequence,
+    /// Scans and reductions.
+    Scan,
+    /// Gathers, scatters, permutations and other reorderings.
+    Permute,
+    /// Text: `@`, `||`, `exp_string` and the character functions.
+    Strings,
+    /// Terminal output.
+    Io,
+}
+
+/// How a built-in is implemented.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Impl {
+    /// NESL code of the prelude (`prelude.nesl`, `prelude_strings.nesl`), compiled like a
+    /// user function.
+    Prelude,
+    /// VCODE generated directly by the primitive family.
+    Prim(Family),
+    /// VCODE with effects beyond the result: errors, the random seed, timers, files,
+    /// streams and processes (`flatten::prims::io`).
+    Effect,
+}
+
+/// One built-in.
+#[derive(Debug)]
+pub struct Builtin {
+    /// The name as the AST spells it.
+    pub name: &'static str,
+    /// The type, as NESL prints it.
+    pub ty: &'static str,
+    /// A one-line description.
+    pub doc: &'static str,
+    /// The implementation.
+    pub imp: Impl,
+    /// May not be called inside an apply-to-each ("Cannot call X in parallel"):
+    /// reseeding the generator and the file, stream and process functions.
+    pub serial_only: bool,
+    /// A user function may take the name (the new definition wins from then on); false
+    /// for those CMU NESL's library marks `:redefine no`, and `length` and `elt`, which
+    /// `#a` and `a[i]` denote.
+    pub redefinable: bool,
+}
+
+const fn row(name: &'static str, ty: &'static str, imp: Impl, doc: &'static str) -> Builtin {
+    Builtin {
+        name,
+        ty,
+        doc,
+        imp,
+        serial_only: false,
+        redefinable: true,
+    }
+}
+
+impl Builtin {
+    const fn serial(mut self) -> Self {
+        self.serial_only = true;
+        self
+    }
+
+    const fn fixed(mut self) -> Self {
+        self.redefinable = false;
+        self
+    }
+}
+
+const PRELUDE: Impl = Impl::Prelude;
+const EFFECT: Impl = Impl::Effect;
+const SCALAR: Impl = Impl::Prim(Family::Scalar);
+const SEQUENCE: Impl = Impl::Prim(Family::Sequence);
+const SCAN: Impl = Impl::Prim(Family::Scan);
+const PERMUTE: Impl = Impl::Prim(Family::Permute);
+const STRINGS: Impl = Impl::Prim(Family::Strings);
+const IO: Impl = Impl::Prim(Family::Io);
+
+/// Every built-in.
 #[rustfmt::skip]
-pub const TABLE: &[(&str, &str, &str)] = &[
+pub static BUILTINS: &[Builtin] = &[
     // 5.1 logical
-    ("not", "a -> a :: (a in logical)", "Logical negation on bool, bitwise complement on int."),
-    ("or", "(a, a) -> a :: (a in logical)", "Inclusive or (bitwise on int)."),
-    ("and", "(a, a) -> a :: (a in logical)", "And (bitwise on int)."),
-    ("xor", "(a, a) -> a :: (a in logical)", "Exclusive or (bitwise on int)."),
-    ("nor", "(a, a) -> a :: (a in logical)", "not(a or b)."),
-    ("nand", "(a, a) -> a :: (a in logical)", "not(a and b)."),
+    row("not", "a -> a :: (a in logical)", SCALAR, "Logical negation on bool, bitwise complement on int."),
+    row("or", "(a, a) -> a :: (a in logical)", SCALAR, "Inclusive or (bitwise on int)."),
+    row("and", "(a, a) -> a :: (a in logical)", SCALAR, "And (bitwise on int)."),
+    row("xor", "(a, a) -> a :: (a in logical)", SCALAR, "Exclusive or (bitwise on int)."),
+    row("nor", "(a, a) -> a :: (a in logical)", SCALAR, "not(a or b)."),
+    row("nand", "(a, a) -> a :: (a in logical)", SCALAR, "not(a and b)."),
     // 5.2 comparison
-    ("==", "(a, a) -> bool :: (a in ordinal)", "Equality."),
-    ("/=", "(a, a) -> bool :: (a in ordinal)", "Inequality."),
-    ("<", "(a, a) -> bool :: (a in ordinal)", "Less than (characters by code)."),
-    (">", "(a, a) -> bool :: (a in ordinal)", "Greater than (characters by code)."),
-    ("<=", "(a, a) -> bool :: (a in ordinal)", "Less than or equal."),
-    (">=", "(a, a) -> bool :: (a in ordinal)", "Greater than or equal."),
-    ("plusp", "a -> bool :: (a in number)", "True if the argument is positive."),
-    ("minusp", "a -> bool :: (a in number)", "True if the argument is negative."),
-    ("zerop", "a -> bool :: (a in number)", "True if the argument is zero."),
-    ("oddp", "int -> bool", "True if the integer is odd."),
-    ("evenp", "int -> bool", "True if the integer is even."),
+    row("==", "(a, a) -> bool :: (a in ordinal)", SCALAR, "Equality."),
+    row("/=", "(a, a) -> bool :: (a in ordinal)", SCALAR, "Inequality."),
+    row("<", "(a, a) -> bool :: (a in ordinal)", SCALAR, "Less than (characters by code)."),
+    row(">", "(a, a) -> bool :: (a in ordinal)", SCALAR, "Greater than (characters by code)."),
+    row("<=", "(a, a) -> bool :: (a in ordinal)", SCALAR, "Less than or equal."),
+    row(">=", "(a, a) -> bool :: (a in ordinal)", SCALAR, "Greater than or equal."),
+    row("plusp", "a -> bool :: (a in number)", SCALAR, "True if the argument is positive."),
+    row("minusp", "a -> bool :: (a in number)", SCALAR, "True if the argument is negative."),
+    row("zerop", "a -> bool :: (a in number)", SCALAR, "True if the argument is zero."),
+    row("oddp", "int -> bool", SCALAR, "True if the integer is odd."),
+    row("evenp", "int -> bool", SCALAR, "True if the integer is even."),
     // 5.3 arithmetic
-    ("+", "(a, a) -> a :: (a in number)", "Addition."),
-    ("-", "(a, a) -> a :: (a in number)", "Subtraction."),
-    ("*", "(a, a) -> a :: (a in number)", "Multiplication."),
-    ("/", "(a, a) -> a :: (a in number)", "Division; integers truncate toward zero; dividing by zero is an error."),
-    ("negate", "a -> a :: (a in number)", "Negation (prefix -)."),
-    ("abs", "a -> a :: (a in number)", "Absolute value."),
-    ("diff", "(a, a) -> a :: (a in number)", "Absolute difference abs(x - y)."),
-    ("max", "(a, a) -> a :: (a in ordinal)", "The larger of two values."),
-    ("min", "(a, a) -> a :: (a in ordinal)", "The smaller of two values."),
-    ("rem", "(int, int) -> int", "Remainder, with the sign of the dividend."),
-    ("mod", "(int, int) -> int", "Modulus, with the sign of the divisor."),
-    ("lshift", "(int, int) -> int", "Shift left by n bits."),
-    ("rshift", "(int, int) -> int", "Arithmetic shift right by n bits."),
-    ("sqrt", "float -> float", "Square root of a non-negative number."),
-    ("isqrt", "int -> int", "Integer square root, floor(sqrt(float(v)))."),
-    ("ln", "float -> float", "Natural logarithm."),
-    ("log", "(float, float) -> float", "Logarithm of v to base b."),
-    ("exp", "float -> float", "e to the power v."),
-    ("expt", "(float, float) -> float", "v to the power p, exp(ln(v) * p)."),
-    ("^", "(a, int) -> a :: (a in number)", "Integer power (the exponent must be non-negative)."),
-    ("reciprocal", "float -> float", "1.0 / v."),
-    ("sin", "float -> float", "Sine (radians)."),
-    ("cos", "float -> float", "Cosine (radians)."),
-    ("tan", "float -> float", "Tangent (radians)."),
-    ("asin", "float -> float", "Arc sine."),
-    ("acos", "float -> float", "Arc cosine."),
-    ("atan", "float -> float", "Arc tangent."),
-    ("sinh", "float -> float", "Hyperbolic sine."),
-    ("cosh", "float -> float", "Hyperbolic cosine."),
-    ("tanh", "float -> float", "Hyperbolic tangent."),
-    ("gcd", "(int, int) -> int", "Greatest common divisor."),
+    row("+", "(a, a) -> a :: (a in number)", SCALAR, "Addition."),
+    row("-", "(a, a) -> a :: (a in number)", SCALAR, "Subtraction."),
+    row("*", "(a, a) -> a :: (a in number)", SCALAR, "Multiplication."),
+    row("/", "(a, a) -> a :: (a in number)", SCALAR, "Division; integers truncate toward zero; dividing by zero is an error."),
+    row("negate", "a -> a :: (a in number)", SCALAR, "Negation (prefix -)."),
+    row("abs", "a -> a :: (a in number)", SCALAR, "Absolute value."),
+    row("diff", "(a, a) -> a :: (a in number)", SCALAR, "Absolute difference abs(x - y)."),
+    row("max", "(a, a) -> a :: (a in ordinal)", SCALAR, "The larger of two values."),
+    row("min", "(a, a) -> a :: (a in ordinal)", SCALAR, "The smaller of two values."),
+    row("rem", "(int, int) -> int", SCALAR, "Remainder, with the sign of the dividend."),
+    row("mod", "(int, int) -> int", SCALAR, "Modulus, with the sign of the divisor."),
+    row("lshift", "(int, int) -> int", SCALAR, "Shift left by n bits."),
+    row("rshift", "(int, int) -> int", SCALAR, "Arithmetic shift right by n bits."),
+    row("sqrt", "float -> float", SCALAR, "Square root of a non-negative number."),
+    row("isqrt", "int -> int", SCALAR, "Integer square root, floor(sqrt(float(v)))."),
+    row("ln", "float -> float", SCALAR, "Natural logarithm."),
+    row("log", "(float, float) -> float", SCALAR, "Logarithm of v to base b."),
+    row("exp", "float -> float", SCALAR, "e to the power v."),
+    row("expt", "(float, float) -> float", SCALAR, "v to the power p, exp(ln(v) * p)."),
+    row("^", "(a, int) -> a :: (a in number)", SCALAR, "Integer power (the exponent must be non-negative)."),
+    row("reciprocal", "float -> float", SCALAR, "1.0 / v."),
+    row("sin", "float -> float", SCALAR, "Sine (radians)."),
+    row("cos", "float -> float", SCALAR, "Cosine (radians)."),
+    row("tan", "float -> float", SCALAR, "Tangent (radians)."),
+    row("asin", "float -> float", SCALAR, "Arc sine."),
+    row("acos", "float -> float", SCALAR, "Arc cosine."),
+    row("atan", "float -> float", SCALAR, "Arc tangent."),
+    row("sinh", "float -> float", SCALAR, "Hyperbolic sine."),
+    row("cosh", "float -> float", SCALAR, "Hyperbolic cosine."),
+    row("tanh", "float -> float", SCALAR, "Hyperbolic tangent."),
+    row("gcd", "(int, int) -> int", SCALAR, "Greatest common divisor."),
     // 5.4 conversions and constants
-    ("btoi", "bool -> int", "t to 1, f to 0."),
-    ("code_char", "int -> char", "The character with the given code."),
-    ("char_code", "char -> int", "The code of a character."),
-    ("float", "int -> float", "Integer to float."),
-    ("ceil", "float -> int", "Smallest integer not below v."),
-    ("floor", "float -> int", "Largest integer not above v."),
-    ("trunc", "float -> int", "Round toward zero."),
-    ("round", "float -> int", "Round to nearest, trunc(v + 0.5)."),
-    ("pi", "float", "The constant pi."),
-    ("max_int", "int", "The largest integer."),
-    ("min_int", "int", "The smallest integer."),
-    ("space", "char", "The space character."),
-    ("newline", "char", "The newline character."),
-    ("tab", "char", "The tab character."),
+    row("btoi", "bool -> int", SCALAR, "t to 1, f to 0."),
+    row("code_char", "int -> char", SCALAR, "The character with the given code."),
+    row("char_code", "char -> int", SCALAR, "The code of a character."),
+    row("float", "int -> float", SCALAR, "Integer to float."),
+    row("ceil", "float -> int", SCALAR, "Smallest integer not below v."),
+    row("floor", "float -> int", SCALAR, "Largest integer not above v."),
+    row("trunc", "float -> int", SCALAR, "Round toward zero."),
+    row("round", "float -> int", SCALAR, "Round to nearest, trunc(v + 0.5)."),
+    row("pi", "float", SCALAR, "The constant pi."),
+    row("max_int", "int", SCALAR, "The largest integer."),
+    row("min_int", "int", SCALAR, "The smallest integer."),
+    row("space", "char", SCALAR, "The space character."),
+    row("newline", "char", SCALAR, "The newline character."),
+    row("tab", "char", SCALAR, "The tab character."),
     // 5.5 random numbers
-    ("rand", "a -> a :: (a in number)", "A random number in [0, v)."),
-    ("rand_seed", "int -> bool", "Reseed the random number generator (serial only)."),
+    row("rand", "a -> a :: (a in number)", SCALAR, "A random number in [0, v)."),
+    row("rand_seed", "int -> bool", EFFECT, "Reseed the random number generator (serial only).").serial(),
     // 5.6 basic sequence functions
-    ("length", "[a] -> int :: (a in any)", "The length of a sequence (prefix #)."),
-    ("elt", "([a], int) -> a :: (a in any)", "The element at a position, 0-based (a[i])."),
-    ("dist", "(a, int) -> [a] :: (a in any)", "A sequence of n copies of a value."),
-    ("index", "int -> [int]", "The sequence [0, 1, ..., n-1]."),
-    ("iseq", "(int, int, int) -> [int]", "iseq(s, d, e) is [s:e:d]."),
-    ("rep", "([a], a, int) -> [a] :: (a in any)", "A copy of d with position i replaced by v."),
-    ("zip", "([a], [b]) -> [(a, b)] :: (a in any; b in any)", "Pairs the elements of two sequences of equal length."),
-    ("zip3", "([a], [b], [c]) -> [(a, b, c)] :: (a in any; b in any; c in any)", "Triples the elements of three sequences."),
-    ("unzip", "[(a, b)] -> ([a], [b]) :: (a in any; b in any)", "Splits a sequence of pairs."),
-    ("cons", "(a, [a]) -> [a] :: (a in any)", "Prepends an element."),
-    ("snoc", "([a], a) -> [a] :: (a in any)", "Appends an element."),
-    ("vpair", "(a, a) -> [a] :: (a in any)", "A two-element sequence."),
-    ("vsep", "[a] -> (a, a) :: (a in any)", "The first two elements as a pair."),
+    row("length", "[a] -> int :: (a in any)", SEQUENCE, "The length of a sequence (prefix #).").fixed(),
+    row("elt", "([a], int) -> a :: (a in any)", SEQUENCE, "The element at a position, 0-based (a[i]).").fixed(),
+    row("dist", "(a, int) -> [a] :: (a in any)", SEQUENCE, "A sequence of n copies of a value."),
+    row("index", "int -> [int]", SEQUENCE, "The sequence [0, 1, ..., n-1].").fixed(),
+    row("iseq", "(int, int, int) -> [int]", SEQUENCE, "iseq(s, d, e) is [s:e:d]."),
+    row("rep", "([a], a, int) -> [a] :: (a in any)", SEQUENCE, "A copy of d with position i replaced by v."),
+    row("zip", "([a], [b]) -> [(a, b)] :: (a in any; b in any)", SEQUENCE, "Pairs the elements of two sequences of equal length."),
+    row("zip3", "([a], [b], [c]) -> [(a, b, c)] :: (a in any; b in any; c in any)", SEQUENCE, "Triples the elements of three sequences."),
+    row("unzip", "[(a, b)] -> ([a], [b]) :: (a in any; b in any)", SEQUENCE, "Splits a sequence of pairs."),
+    row("cons", "(a, [a]) -> [a] :: (a in any)", SEQUENCE, "Prepends an element."),
+    row("snoc", "([a], a) -> [a] :: (a in any)", SEQUENCE, "Appends an element."),
+    row("vpair", "(a, a) -> [a] :: (a in any)", SEQUENCE, "A two-element sequence."),
+    row("vsep", "[a] -> (a, a) :: (a in any)", SEQUENCE, "The first two elements as a pair."),
     // 5.7 scans and reductions
-    ("plus_scan", "[a] -> [a] :: (a in number)", "Exclusive prefix sums."),
-    ("mult_scan", "[a] -> [a] :: (a in number)", "Exclusive prefix products."),
-    ("max_scan", "[a] -> [a] :: (a in ordinal)", "Exclusive prefix maxima."),
-    ("min_scan", "[a] -> [a] :: (a in ordinal)", "Exclusive prefix minima."),
-    ("or_scan", "[a] -> [a] :: (a in logical)", "Exclusive prefix or."),
-    ("and_scan", "[a] -> [a] :: (a in logical)", "Exclusive prefix and."),
-    ("xor_scan", "[a] -> [a] :: (a in logical)", "Exclusive prefix exclusive or."),
-    ("sum", "[a] -> a :: (a in number)", "Sum of the elements (0 when empty)."),
-    ("product", "[a] -> a :: (a in number)", "Product of the elements (1 when empty)."),
-    ("max_val", "[a] -> a :: (a in ordinal)", "The largest element."),
-    ("min_val", "[a] -> a :: (a in ordinal)", "The smallest element."),
-    ("any", "[a] -> a :: (a in logical)", "Or of the elements."),
-    ("all", "[a] -> a :: (a in logical)", "And of the elements."),
-    ("parity", "[a] -> a :: (a in logical)", "Exclusive or of the elements."),
-    ("count", "[bool] -> int", "The number of true flags."),
-    ("max_index", "[a] -> int :: (a in ordinal)", "Index of the (leftmost) largest element."),
-    ("min_index", "[a] -> int :: (a in ordinal)", "Index of the (leftmost) smallest element."),
-    ("enumerate", "[bool] -> [int]", "Exclusive prefix count of the true flags."),
+    row("plus_scan", "[a] -> [a] :: (a in number)", SCAN, "Exclusive prefix sums."),
+    row("mult_scan", "[a] -> [a] :: (a in number)", SCAN, "Exclusive prefix products."),
+    row("max_scan", "[a] -> [a] :: (a in ordinal)", SCAN, "Exclusive prefix maxima."),
+    row("min_scan", "[a] -> [a] :: (a in ordinal)", SCAN, "Exclusive prefix minima."),
+    row("or_scan", "[a] -> [a] :: (a in logical)", SCAN, "Exclusive prefix or."),
+    row("and_scan", "[a] -> [a] :: (a in logical)", SCAN, "Exclusive prefix and."),
+    row("xor_scan", "[a] -> [a] :: (a in logical)", SCAN, "Exclusive prefix exclusive or."),
+    row("sum", "[a] -> a :: (a in number)", SCAN, "Sum of the elements (0 when empty).").fixed(),
+    row("product", "[a] -> a :: (a in number)", SCAN, "Product of the elements (1 when empty)."),
+    row("max_val", "[a] -> a :: (a in ordinal)", SCAN, "The largest element.").fixed(),
+    row("min_val", "[a] -> a :: (a in ordinal)", SCAN, "The smallest element.").fixed(),
+    row("any", "[a] -> a :: (a in logical)", SCAN, "Or of the elements.").fixed(),
+    row("all", "[a] -> a :: (a in logical)", SCAN, "And of the elements.").fixed(),
+    row("parity", "[a] -> a :: (a in logical)", SCAN, "Exclusive or of the elements."),
+    row("count", "[bool] -> int", SCAN, "The number of true flags.").fixed(),
+    row("max_index", "[a] -> int :: (a in ordinal)", SCAN, "Index of the (leftmost) largest element.").fixed(),
+    row("min_index", "[a] -> int :: (a in ordinal)", SCAN, "Index of the (leftmost) smallest element.").fixed(),
+    row("enumerate", "[bool] -> [int]", SCAN, "Exclusive prefix count of the true flags.").fixed(),
     // 5.8 reordering
-    ("->", "([a], [int]) -> [a] :: (a in any)", "Gather: result k is a[i[k]]."),
-    ("read", "([a], [int]) -> [a] :: (a in any)", "Gather: result k is a[i[k]] (same as ->)."),
-    ("<-", "([a], [(int, a)]) -> [a] :: (a in any)", "Scatter: a copy of d with d[i] = v for each (i, v)."),
-    ("write", "([a], [(int, a)]) -> [a] :: (a in any)", "Scatter (same as <-)."),
-    ("permute", "([a], [int]) -> [a] :: (a in any)", "Permute: result[i[k]] = v[k]."),
-    ("put", "([a], [int], [a]) -> [a] :: (a in any)", "Write the values v at the positions i of d."),
-    ("cond_put", "([a], [int], [bool], [a]) -> [a] :: (a in any)", "put, only where the flag is true."),
-    ("rotate", "([a], int) -> [a] :: (a in any)", "Rotate right by i (left if negative)."),
-    ("reverse", "[a] -> [a] :: (a in any)", "Reverse a sequence."),
-    ("join", "([a], [int], [a], [int]) -> [a] :: (a in any)", "Merge two sequences into the given positions."),
+    row("->", "([a], [int]) -> [a] :: (a in any)", PERMUTE, "Gather: result k is a[i[k]]."),
+    row("read", "([a], [int]) -> [a] :: (a in any)", PERMUTE, "Gather: result k is a[i[k]] (same as ->)."),
+    row("<-", "([a], [(int, a)]) -> [a] :: (a in any)", PERMUTE, "Scatter: a copy of d with d[i] = v for each (i, v)."),
+    row("write", "([a], [(int, a)]) -> [a] :: (a in any)", PERMUTE, "Scatter (same as <-)."),
+    row("permute", "([a], [int]) -> [a] :: (a in any)", PERMUTE, "Permute: result[i[k]] = v[k]."),
+    row("put", "([a], [int], [a]) -> [a] :: (a in any)", PERMUTE, "Write the values v at the positions i of d.").fixed(),
+    row("cond_put", "([a], [int], [bool], [a]) -> [a] :: (a in any)", PERMUTE, "put, only where the flag is true.").fixed(),
+    row("rotate", "([a], int) -> [a] :: (a in any)", PERMUTE, "Rotate right by i (left if negative).").fixed(),
+    row("reverse", "[a] -> [a] :: (a in any)", PERMUTE, "Reverse a sequence."),
+    row("join", "([a], [int], [a], [int]) -> [a] :: (a in any)", PERMUTE, "Merge two sequences into the given positions.").fixed(),
     // 5.9 simple sequence manipulation
-    ("pack", "[(a, bool)] -> [a] :: (a in any)", "Keep the values whose flag is true."),
-    ("++", "([a], [a]) -> [a] :: (a in any)", "Append two sequences."),
-    ("subseq", "([a], int, int) -> [a] :: (a in any)", "The elements from s to e-1."),
-    ("take", "([a], int) -> [a] :: (a in any)", "The first n elements (the last -n if negative)."),
-    ("drop", "([a], int) -> [a] :: (a in any)", "All but the first n elements (the last -n if negative)."),
-    ("odd_elts", "[a] -> [a] :: (a in any)", "The elements at odd positions."),
-    ("even_elts", "[a] -> [a] :: (a in any)", "The elements at even positions."),
-    ("interleave", "([a], [a]) -> [a] :: (a in any)", "a0, b0, a1, b1, ..."),
-    ("length_from_flags", "[bool] -> [int]", "Lengths of the runs starting at each true flag."),
-    ("pack_index", "[bool] -> [int]", "Positions of the true flags."),
-    ("unpack", "([a], [bool]) -> [a] :: (a in any)", "Place v at the true positions, a zero-like default elsewhere."),
-    ("flag_merge", "([bool], [a], [a]) -> [a] :: (a in any)", "True positions take elements of v2, false ones of v1."),
-    ("next", "([a], a) -> [a] :: (a in any)", "Shift left by one, filling with v."),
-    ("previous", "([a], a) -> [a] :: (a in any)", "Shift right by one, filling with v."),
-    ("group_by", "([a], int) -> [[a]] :: (a in any)", "Chunks of length n (the last may be shorter)."),
+    row("pack", "[(a, bool)] -> [a] :: (a in any)", SEQUENCE, "Keep the values whose flag is true."),
+    row("++", "([a], [a]) -> [a] :: (a in any)", SEQUENCE, "Append two sequences."),
+    row("subseq", "([a], int, int) -> [a] :: (a in any)", SEQUENCE, "The elements from s to e-1.").fixed(),
+    row("take", "([a], int) -> [a] :: (a in any)", SEQUENCE, "The first n elements (the last -n if negative).").fixed(),
+    row("drop", "([a], int) -> [a] :: (a in any)", SEQUENCE, "All but the first n elements (the last -n if negative).").fixed(),
+    row("odd_elts", "[a] -> [a] :: (a in any)", SEQUENCE, "The elements at odd positions."),
+    row("even_elts", "[a] -> [a] :: (a in any)", SEQUENCE, "The elements at even positions."),
+    row("interleave", "([a], [a]) -> [a] :: (a in any)", SEQUENCE, "a0, b0, a1, b1, ..."),
+    row("length_from_flags", "[bool] -> [int]", SEQUENCE, "Lengths of the runs starting at each true flag."),
+    row("pack_index", "[bool] -> [int]", SEQUENCE, "Positions of the true flags."),
+    row("unpack", "([a], [bool]) -> [a] :: (a in any)", SEQUENCE, "Place v at the true positions, a zero-like default elsewhere.").fixed(),
+    row("flag_merge", "([bool], [a], [a]) -> [a] :: (a in any)", SEQUENCE, "True positions take elements of v2, false ones of v1."),
+    row("next", "([a], a) -> [a] :: (a in any)", SEQUENCE, "Shift left by one, filling with v."),
+    row("previous", "([a], a) -> [a] :: (a in any)", SEQUENCE, "Shift right by one, filling with v."),
+    row("group_by", "([a], int) -> [[a]] :: (a in any)", SEQUENCE, "Chunks of length n (the last may be shorter)."),
     // 5.10 nesting
-    ("partition", "([a], [int]) -> [[a]] :: (a in any)", "Cut v into subsequences of the given lengths."),
-    ("flatten", "[[a]] -> [a] :: (a in any)", "Concatenate the subsequences."),
-    ("split", "([a], [bool]) -> [[a]] :: (a in any)", "The elements with false flags, then those with true flags."),
-    ("bottop", "[a] -> [[a]] :: (a in any)", "The first half (rounded up) and the second half."),
-    ("head_rest", "[a] -> (a, [a]) :: (a in any)", "The first element and the rest."),
-    ("rest_tail", "[a] -> ([a], a) :: (a in any)", "All but the last element, and the last."),
-    ("transpose", "[[a]] -> [[a]] :: (a in any)", "Transpose a rectangular nested sequence."),
+    row("partition", "([a], [int]) -> [[a]] :: (a in any)", SEQUENCE, "Cut v into subsequences of the given lengths."),
+    row("flatten", "[[a]] -> [a] :: (a in any)", SEQUENCE, "Concatenate the subsequences."),
+    row("split", "([a], [bool]) -> [[a]] :: (a in any)", SEQUENCE, "The elements with false flags, then those with true flags.").fixed(),
+    row("bottop", "[a] -> [[a]] :: (a in any)", SEQUENCE, "The first half (rounded up) and the second half.").fixed(),
+    row("head_rest", "[a] -> (a, [a]) :: (a in any)", SEQUENCE, "The first element and the rest.").fixed(),
+    row("rest_tail", "[a] -> ([a], a) :: (a in any)", SEQUENCE, "All but the last element, and the last.").fixed(),
+    row("transpose", "[[a]] -> [[a]] :: (a in any)", SEQUENCE, "Transpose a rectangular nested sequence."),
     // 5.11 other sequence functions
-    ("rank", "[a] -> [int] :: (a in number)", "Stable ascending rank of each element."),
-    ("rank_down", "[a] -> [int] :: (a in number)", "Stable descending rank of each element."),
-    ("sort", "[a] -> [a] :: (a in number)", "Ascending sort."),
-    ("char_rank", "[char] -> [int]", "Rank of characters by code."),
-    ("kth_smallest", "([a], int) -> a :: (a in ordinal)", "The k-th smallest element, 0-based."),
-    ("median", "[a] -> a :: (a in ordinal)", "The median element."),
-    ("find", "(a, [a]) -> int :: (a in any)", "Index of the first element equal to e, or -1."),
-    ("search_for_subseqs", "([a], [a]) -> [int] :: (a in any)", "All start positions where p occurs in s."),
-    ("remove_duplicates", "[a] -> [a] :: (a in any)", "One instance of each distinct value."),
-    ("mark_duplicates", "[a] -> [bool] :: (a in any)", "True on exactly one instance of each distinct value."),
-    ("union", "([a], [a]) -> [a] :: (a in any)", "Union of duplicate-free sequences."),
-    ("intersection", "([a], [a]) -> [a] :: (a in any)", "Intersection of duplicate-free sequences."),
-    ("set_difference", "([a], [a]) -> [a] :: (a in any)", "Difference of duplicate-free sequences."),
-    ("name", "[a] -> [int] :: (a in any)", "A label per element; equal values get equal labels."),
-    ("collect", "[(a, b)] -> [(a, [b])] :: (a in any; b in any)", "Group values by key."),
-    ("int_collect", "[(int, a)] -> [(int, [a])] :: (a in any)", "Group values by integer key, keys ascending."),
-    ("histogram", "[a] -> [(a, int)] :: (a in any)", "Each distinct value with its count."),
-    ("scan", "((a, a) -> a, a, [a]) -> ([a], a) :: (a in any)", "Exclusive scan with a function argument; scans and total."),
-    ("map", "(b -> a, [b]) -> [a] :: (a in any; b in any)", "Apply a function argument to each element."),
+    row("rank", "[a] -> [int] :: (a in number)", SEQUENCE, "Stable ascending rank of each element."),
+    row("rank_down", "[a] -> [int] :: (a in number)", SEQUENCE, "Stable descending rank of each element."),
+    row("sort", "[a] -> [a] :: (a in number)", SEQUENCE, "Ascending sort."),
+    row("char_rank", "[char] -> [int]", SEQUENCE, "Rank of characters by code."),
+    row("kth_smallest", "([a], int) -> a :: (a in ordinal)", PRELUDE, "The k-th smallest element, 0-based."),
+    row("median", "[a] -> a :: (a in ordinal)", PRELUDE, "The median element."),
+    row("find", "(a, [a]) -> int :: (a in any)", SEQUENCE, "Index of the first element equal to e, or -1."),
+    row("search_for_subseqs", "([a], [a]) -> [int] :: (a in any)", PRELUDE, "All start positions where p occurs in s."),
+    row("remove_duplicates", "[a] -> [a] :: (a in any)", PRELUDE, "One instance of each distinct value: its last occurrence, in order (as CMU NESL)."),
+    row("mark_duplicates", "[a] -> [bool] :: (a in any)", PRELUDE, "True on the last occurrence of each distinct value."),
+    row("union", "([a], [a]) -> [a] :: (a in any)", PRELUDE, "Union of duplicate-free sequences: remove_duplicates(a ++ b)."),
+    row("intersection", "([a], [a]) -> [a] :: (a in any)", PRELUDE, "Intersection of duplicate-free sequences."),
+    row("set_difference", "([a], [a]) -> [a] :: (a in any)", PRELUDE, "Difference of duplicate-free sequences."),
+    row("name", "[a] -> [int] :: (a in any)", PRELUDE, "A label per element: the position of the value's last occurrence."),
+    row("collect", "[(a, b)] -> [(a, [b])] :: (a in any; b in any)", PRELUDE, "Group values by key."),
+    row("int_collect", "[(int, a)] -> [(int, [a])] :: (a in any)", PRELUDE, "Group values by integer key, keys ascending."),
+    row("histogram", "[a] -> [(a, int)] :: (a in any)", PRELUDE, "Each distinct value with its count, in the order of remove_duplicates."),
+    row("scan", "((a, a) -> a, a, [a]) -> ([a], a) :: (a in any)", PRELUDE, "Exclusive scan with a function argument; scans and total."),
+    row("map", "(b -> a, [b]) -> [a] :: (a in any; b in any)", PRELUDE, "Apply a function argument to each element."),
     // 5.12 functions on any type
-    ("eql", "(a, a) -> bool :: (a in any)", "Structural equality."),
-    ("hash", "(a, int) -> int :: (a in any)", "Hash a value into [0, l)."),
-    ("select", "(bool, a, a) -> a :: (a in any)", "a if the flag is true, else b (both evaluated)."),
-    ("identity", "a -> a :: (a in any)", "The zero-like value of the argument's type."),
+    row("eql", "(a, a) -> bool :: (a in any)", SCALAR, "Structural equality."),
+    row("hash", "(a, int) -> int :: (a in any)", SCALAR, "Hash a value into [0, l)."),
+    row("select", "(bool, a, a) -> a :: (a in any)", SCALAR, "a if the flag is true, else b (both evaluated)."),
+    row("identity", "a -> a :: (a in any)", SCALAR, "The zero-like value of the argument's type."),
     // 5.13 strings
-    ("string", "a -> [char] :: (a in any)", "Printable representation of a value (prefix @)."),
-    ("exp_string", "(float, int) -> [char]", "Exponential notation with d digits after the point."),
-    ("||", "([char], int) -> [char]", "Pad with spaces to width |n| (left-justified if n > 0)."),
-    ("int_string", "int -> [char]", "An integer as text."),
-    ("float_string", "float -> [char]", "A float as text."),
-    ("linify", "[char] -> [[char]]", "Split into lines."),
-    ("wordify", "[char] -> [[char]]", "Split into words."),
-    ("lowercase", "char -> char", "Lower-case a character."),
-    ("uppercase", "char -> char", "Upper-case a character."),
-    ("string_eql", "([char], [char]) -> bool", "Case-insensitive string equality."),
-    ("parse_int", "[char] -> (int, bool)", "Parse an integer; value and success flag."),
-    ("parse_float", "[char] -> (float, bool)", "Parse a float; value and success flag."),
-    ("digitp", "char -> bool", "True for a decimal digit."),
+    row("string", "a -> [char] :: (a in any)", STRINGS, "Printable representation of a value (prefix @)."),
+    row("exp_string", "(float, int) -> [char]", STRINGS, "Exponential notation with d digits after the point."),
+    row("||", "([char], int) -> [char]", STRINGS, "Pad with spaces to width |n| (left-justified if n > 0)."),
+    row("int_string", "int -> [char]", PRELUDE, "An integer as text."),
+    row("float_string", "float -> [char]", PRELUDE, "A float as text."),
+    row("linify", "[char] -> [[char]]", PRELUDE, "Split into lines."),
+    row("wordify", "[char] -> [[char]]", PRELUDE, "Split into words."),
+    row("lowercase", "char -> char", STRINGS, "Lower-case a character."),
+    row("uppercase", "char -> char", STRINGS, "Upper-case a character."),
+    row("string_eql", "([char], [char]) -> bool", PRELUDE, "Case-insensitive string equality."),
+    row("parse_int", "[char] -> (int, bool)", PRELUDE, "Parse an integer; value and success flag."),
+    row("parse_float", "[char] -> (float, bool)", PRELUDE, "Parse a float; value and success flag."),
+    row("digitp", "char -> bool", STRINGS, "True for a decimal digit."),
     // 5.14 input/output and other side effects
-    ("print_char", "char -> bool", "Print a character to the terminal."),
-    ("print_string", "[char] -> bool", "Print a string to the terminal."),
-    ("print_line", "[char] -> bool", "Print a string and a newline."),
-    ("print", "a -> a :: (a in any)", "Print a value followed by a space; returns it."),
-    ("printl", "a -> a :: (a in any)", "Print a value followed by a newline; returns it."),
-    ("print_debug", "([char], a) -> a :: (a in any)", "Print a label, the value and a newline; returns the value."),
-    ("error", "[char] -> bool", "Print ERROR: s and abort the evaluation."),
-    ("open_in_file", "[char] -> (stream, bool, [char])", "Open a file for reading."),
-    ("open_file", "([char], int) -> (stream, bool, [char])", "Open a file: mode 1 to read, 2 to write, 3 to append."),
-    ("open_out_file", "[char] -> (stream, bool, [char])", "Open a file for writing."),
-    ("open_append_file", "[char] -> (stream, bool, [char])", "Open a file for appending."),
-    ("close_file", "stream -> (bool, [char])", "Close a file."),
-    ("write_char", "(char, stream) -> (bool, [char])", "Write a character to a stream."),
-    ("write_string", "([char], stream) -> (bool, [char])", "Write a string to a stream."),
-    ("write_object", "(a, stream) -> (bool, [char]) :: (a in any)", "Write any value in the VCODE text format."),
-    ("read_object", "(a, stream) -> (a, bool, [char]) :: (a in any)", "Read a value of the type of the prototype."),
-    ("read_char", "stream -> (char, bool, [char])", "Read a character."),
-    ("read_string", "([char], int, stream) -> (([char], int), bool, [char])", "Read up to a delimiter, end of file or max characters."),
-    ("read_line", "stream -> (([char], bool), bool, [char])", "Read a line and an end-of-file flag."),
-    ("read_word", "stream -> (([char], char, bool), bool, [char])", "Read a word, its terminating character and an end-of-file flag."),
-    ("read_int_seq", "stream -> ([int], bool, [char])", "Read a sequence of integers."),
-    ("read_float_seq", "stream -> ([float], bool, [char])", "Read a sequence of floats."),
-    ("open_check", "(a, bool, [char]) -> a :: (a in any)", "Strip the error information of an open, printing the message on failure."),
-    ("read_check", "(a, bool, [char]) -> a :: (a in any)", "Strip the error information of a read, printing the message on failure."),
-    ("write_check", "(bool, [char]) -> bool", "Strip the error information of a write, printing the message on failure."),
-    ("close_check", "(bool, [char]) -> bool", "Strip the error information of a close, printing the message on failure."),
-    ("write_object_to_file", "(a, [char]) -> bool :: (a in any)", "Write a value to a file."),
-    ("read_object_from_file", "(a, [char]) -> a :: (a in any)", "Read a value of the prototype's type from a file."),
-    ("write_string_to_file", "([char], [char]) -> bool", "Write a string to a file."),
-    ("append_string_to_file", "([char], [char]) -> bool", "Append a string to a file."),
-    ("read_string_from_file", "[char] -> [char]", "The whole contents of a file."),
-    ("read_int_seq_from_file", "[char] -> [int]", "Read a file containing ( 1 2 3 )."),
-    ("read_float_seq_from_file", "[char] -> [float]", "Read a file containing ( 1.0 2.0 )."),
-    ("nullstr", "stream", "The null stream, stream(-1)."),
-    ("stdin", "stream", "Standard input, stream(0)."),
-    ("stdout", "stream", "Standard output, stream(2)."),
-    ("stderr", "stream", "Standard error, stream(2)."),
-    ("shell_command", "([char], [char]) -> [char]", "Run a shell command with the given input; its output."),
-    ("get_environment_variable", "[char] -> [char]", "The value of an environment variable."),
-    ("spawn", "([char], stream, stream, stream) -> ((stream, stream, stream), bool, [char])", "Start a subprocess."),
+    row("print_char", "char -> bool", IO, "Print a character to the terminal."),
+    row("print_string", "[char] -> bool", IO, "Print a string to the terminal."),
+    row("print_line", "[char] -> bool", PRELUDE, "Print a string and a newline."),
+    row("print", "a -> a :: (a in any)", PRELUDE, "Print a value followed by a space; returns it."),
+    row("printl", "a -> a :: (a in any)", PRELUDE, "Print a value followed by a newline; returns it."),
+    row("print_trace", "([char], a) -> a :: (a in any)", PRELUDE, "Print the label, the abbreviated value (abrev_string) and a newline; returns the value."),
+    row("abrev_string", "a -> [char] :: (a in any)", STRINGS, "@v, with at most 5 elements of a sequence (then ...) and 3 levels of nesting (then **)."),
+    row("print_debug", "([char], a) -> a :: (a in any)", PRELUDE, "Print a label, the value and a newline; returns the value."),
+    row("error", "[char] -> bool", EFFECT, "Print ERROR: s and abort the evaluation."),
+    row("open_in_file", "[char] -> (stream, bool, [char])", EFFECT, "Open a file for reading.").serial(),
+    row("open_file", "([char], int) -> (stream, bool, [char])", PRELUDE, "Open a file: mode 1 to read, 2 to write, 3 to append.").serial(),
+    row("open_out_file", "[char] -> (stream, bool, [char])", EFFECT, "Open a file for writing.").serial(),
+    row("open_append_file", "[char] -> (stream, bool, [char])", EFFECT, "Open a file for appending.").serial(),
+    row("close_file", "stream -> (bool, [char])", EFFECT, "Close a file.").serial(),
+    row("write_char", "(char, stream) -> (bool, [char])", EFFECT, "Write a character to a stream."),
+    row("write_string", "([char], stream) -> (bool, [char])", EFFECT, "Write a string to a stream."),
+    row("write_object", "(a, stream) -> (bool, [char]) :: (a in any)", EFFECT, "Write any value in the VCODE text format.").serial(),
+    row("read_object", "(a, stream) -> (a, bool, [char]) :: (a in any)", EFFECT, "Read a value of the type of the prototype.").serial(),
+    row("read_char", "stream -> (char, bool, [char])", EFFECT, "Read a character.").serial(),
+    row("read_string", "([char], int, stream) -> (([char], int), bool, [char])", EFFECT, "Read up to a delimiter, end of file or max characters.").serial(),
+    row("read_line", "stream -> (([char], bool), bool, [char])", EFFECT, "Read a line and an end-of-file flag.").serial(),
+    row("read_word", "stream -> (([char], char, bool), bool, [char])", EFFECT, "Read a word, its terminating character and an end-of-file flag.").serial(),
+    row("read_int_seq", "stream -> ([int], bool, [char])", EFFECT, "Read a sequence of integers.").serial(),
+    row("read_float_seq", "stream -> ([float], bool, [char])", EFFECT, "Read a sequence of floats.").serial(),
+    row("open_check", "(a, bool, [char]) -> a :: (a in any)", PRELUDE, "Strip the error information of an open, printing the message on failure."),
+    row("read_check", "(a, bool, [char]) -> a :: (a in any)", PRELUDE, "Strip the error information of a read, printing the message on failure."),
+    row("write_check", "(bool, [char]) -> bool", PRELUDE, "Strip the error information of a write, printing the message on failure."),
+    row("close_check", "(bool, [char]) -> bool", PRELUDE, "Strip the error information of a close, printing the message on failure."),
+    row("write_object_to_file", "(a, [char]) -> bool :: (a in any)", PRELUDE, "Write a value to a file.").serial(),
+    row("read_object_from_file", "(a, [char]) -> a :: (a in any)", PRELUDE, "Read a value of the prototype's type from a file.").serial(),
+    row("write_string_to_file", "([char], [char]) -> bool", PRELUDE, "Write a string to a file.").serial(),
+    row("append_string_to_file", "([char], [char]) -> bool", PRELUDE, "Append a string to a file.").serial(),
+    row("read_string_from_file", "[char] -> [char]", PRELUDE, "The whole contents of a file.").serial(),
+    row("read_int_seq_from_file", "[char] -> [int]", PRELUDE, "Read a file containing ( 1 2 3 ).").serial(),
+    row("read_float_seq_from_file", "[char] -> [float]", PRELUDE, "Read a file containing ( 1.0 2.0 ).").serial(),
+    row("nullstr", "stream", SCALAR, "The null stream, stream(-1)."),
+    row("stdin", "stream", SCALAR, "Standard input, stream(0)."),
+    row("stdout", "stream", SCALAR, "Standard output, stream(2)."),
+    row("stderr", "stream", SCALAR, "Standard error, stream(2)."),
+    row("shell_command", "([char], [char]) -> [char]", EFFECT, "Run a shell command with the given input; its output.").serial(),
+    row("get_environment_variable", "[char] -> [char]", EFFECT, "The value of an environment variable.").serial(),
+    row("spawn", "([char], stream, stream, stream) -> ((stream, stream, stream), bool, [char])", EFFECT, "Start a subprocess.").serial(),
     // Further functions of CMU NESL's library (its *.lnesl files and other-ops.nesl)
-    ("get", "([a], [int]) -> [a] :: (a in any)", "Gather: result k is a[i[k]] (same as ->)."),
-    ("append", "([a], [a]) -> [a] :: (a in any)", "Append two sequences (same as ++)."),
-    ("first", "(a, b) -> a :: (a in any; b in any)", "The first element of a pair."),
-    ("rest", "(a, b) -> b :: (a in any; b in any)", "The second element of a pair."),
-    ("make_sequence", "([a], a) -> [a] :: (a in any)", "Appends an element (same as snoc)."),
-    ("seq_dist", "(a, int) -> [a] :: (a in any)", "A sequence of n copies of a value (same as dist)."),
-    ("eput", "([a], [(int, a)]) -> [a] :: (a in any)", "Scatter (same as <-)."),
-    ("pack_scalar", "[(a, bool)] -> [a] :: (a in any)", "Keep the values whose flag is true (same as pack)."),
-    ("max_reduce", "[a] -> a :: (a in ordinal)", "The largest element (same as max_val)."),
-    ("min_reduce", "[a] -> a :: (a in ordinal)", "The smallest element (same as min_val)."),
-    ("or_reduce", "[a] -> a :: (a in logical)", "Or of the elements (same as any)."),
-    ("and_reduce", "[a] -> a :: (a in logical)", "And of the elements (same as all)."),
-    ("split_index", "[bool] -> ([int], [int])", "The counts of false and true flags, and each element's position in split."),
-    ("fseq", "(float, float, float) -> [float]", "fseq(s, d, e): s, s + d, ... up to |e - s| from s."),
-    ("next_char", "([int], [a], [a], int) -> [int] :: (a in any)", "The candidate starts c at which w[i:] occurs in s at c + i."),
-    ("collect_pairs", "[(a, b)] -> [[(a, b)]] :: (a in any; b in any)", "The pairs grouped by key."),
-    ("group_by_space", "([char], [char]) -> [[char]]", "Words: the runs of str between characters of space_chars."),
-    ("prompt", "[char] -> [char]", "Print a prompt and read a non-empty line from standard input."),
-    ("one", "a -> a :: (a in number)", "1 of the argument's type."),
-    ("zero", "a -> a :: (a in number)", "0 of the argument's type."),
-    ("float_num", "a -> float :: (a in number)", "A number as a float."),
-    ("int_to_any", "(int, a) -> a :: (a in number)", "An integer as a number of the type of the second argument."),
-    ("float_to_any", "(float, a) -> a :: (a in number)", "A float as a number of the type of the second argument (rounded for int)."),
-    ("hash_float", "float -> int", "A hash of a float (0 for 0.0)."),
-    ("hash_scalar", "a -> int :: (a in any)", "A hash of a scalar: an int itself, a bool 0 or 1, a character its code."),
-    ("hash_vector", "[a] -> int :: (a in any)", "A hash of a sequence."),
-    ("cheap_hash_vector", "[a] -> int :: (a in any)", "A hash of a sequence."),
-    ("start_timer", "int -> int", "Start the timer; returns its argument."),
-    ("stop_timer", "int -> float", "Seconds since start_timer."),
+    row("get", "([a], [int]) -> [a] :: (a in any)", PRELUDE, "Gather: result k is a[i[k]] (same as ->)."),
+    row("append", "([a], [a]) -> [a] :: (a in any)", PRELUDE, "Append two sequences (same as ++)."),
+    row("first", "(a, b) -> a :: (a in any; b in any)", PRELUDE, "The first element of a pair."),
+    row("rest", "(a, b) -> b :: (a in any; b in any)", PRELUDE, "The second element of a pair."),
+    row("make_sequence", "([a], a) -> [a] :: (a in any)", PRELUDE, "Appends an element (same as snoc)."),
+    row("seq_dist", "(a, int) -> [a] :: (a in any)", PRELUDE, "A sequence of n copies of a value (same as dist)."),
+    row("eput", "([a], [(int, a)]) -> [a] :: (a in any)", PRELUDE, "Scatter (same as <-)."),
+    row("pack_scalar", "[(a, bool)] -> [a] :: (a in any)", PRELUDE, "Keep the values whose flag is true (same as pack)."),
+    row("max_reduce", "[a] -> a :: (a in ordinal)", PRELUDE, "The largest element (same as max_val)."),
+    row("min_reduce", "[a] -> a :: (a in ordinal)", PRELUDE, "The smallest element (same as min_val)."),
+    row("or_reduce", "[a] -> a :: (a in logical)", PRELUDE, "Or of the elements (same as any)."),
+    row("and_reduce", "[a] -> a :: (a in logical)", PRELUDE, "And of the elements (same as all)."),
+    row("split_index", "[bool] -> ([int], [int])", PRELUDE, "The counts of false and true flags, and each element's position in split."),
+    row("get_nocheck", "([a], [int]) -> [a] :: (a in any)", PRELUDE, "Gather, as ->."),
+    row("elt_nocheck", "([a], int) -> a :: (a in any)", PRELUDE, "The element at a position, as a[i]."),
+    row("permute_nocheck", "([a], [int]) -> [a] :: (a in any)", PRELUDE, "Permute, as permute."),
+    row("int_collect_pairs", "[(int, a)] -> [[(int, a)]] :: (a in any)", PRELUDE, "The pairs grouped by integer key, keys ascending."),
+    row("grep", "([char], [char]) -> [[char]]", PRELUDE, "The lines of the file fname that contain str.").serial(),
+    row("parse_int_vect", "[char] -> ([int], bool)", PRELUDE, "The integers of the words of a string, and whether all parsed."),
+    row("char_map", "[char] -> [bool]", PRELUDE, "256 flags, true at the codes of the given characters."),
+    row("flag_partition", "([a], [bool]) -> [[a]] :: (a in any)", PRELUDE, "Cut a sequence before each true flag (the first flag must be true)."),
+    row("bool_string", "bool -> [char]", PRELUDE, "t or f."),
+    row("char_string", "char -> [char]", PRELUDE, "A character as text, with its backquote."),
+    row("hashinternal", "a -> int :: (a in any)", SCALAR, "A hash of any value (the full-range hash behind hash)."),
+    row("fseq", "(float, float, float) -> [float]", PRELUDE, "fseq(s, d, e): s, s + d, ... up to |e - s| from s."),
+    row("next_char", "([int], [a], [a], int) -> [int] :: (a in any)", PRELUDE, "The candidate starts c at which w[i:] occurs in s at c + i."),
+    row("collect_pairs", "[(a, b)] -> [[(a, b)]] :: (a in any; b in any)", PRELUDE, "The pairs grouped by key."),
+    row("group_by_space", "([char], [char]) -> [[char]]", PRELUDE, "Words: the runs of str between characters of space_chars."),
+    row("prompt", "[char] -> [char]", PRELUDE, "Print a prompt and read a non-empty line from standard input.").serial(),
+    row("one", "a -> a :: (a in number)", SCALAR, "1 of the argument's type."),
+    row("zero", "a -> a :: (a in number)", SCALAR, "0 of the argument's type."),
+    row("float_num", "a -> float :: (a in number)", SCALAR, "A number as a float."),
+    row("int_to_any", "(int, a) -> a :: (a in number)", SCALAR, "An integer as a number of the type of the second argument."),
+    row("float_to_any", "(float, a) -> a :: (a in number)", SCALAR, "A float as a number of the type of the second argument (rounded for int)."),
+    row("hash_float", "float -> int", PRELUDE, "A hash of a float (0 for 0.0)."),
+    row("hash_scalar", "a -> int :: (a in any)", SCALAR, "A hash of a scalar: an int itself, a bool 0 or 1, a character its code."),
+    row("hash_vector", "[a] -> int :: (a in any)", SCALAR, "A hash of a sequence."),
+    row("cheap_hash_vector", "[a] -> int :: (a in any)", SCALAR, "A hash of a sequence."),
+    row("start_timer", "int -> int", EFFECT, "Start the timer; returns its argument."),
+    row("stop_timer", "int -> float", EFFECT, "Seconds since start_timer."),
     // CMU's hash tables (other-ops.nesl): open addressing with quadratic probing
-    ("make_table", "((a, b), int) -> hashtable(a, b) :: (a in any; b in any)", "An empty table for at most maxsize (key, value) pairs shaped like the first argument."),
-    ("insert_table", "([(a, b)], hashtable(a, b)) -> hashtable(a, b) :: (a in any; b in any)", "The table with the (key, value) pairs added."),
-    ("create_table", "[(a, b)] -> hashtable(a, b) :: (a in any; b in any)", "A table holding the (key, value) pairs (at least one)."),
-    ("fast_create_table", "[(a, b)] -> hashtable(a, b) :: (a in any; b in any)", "A table holding the (key, value) pairs (same as create_table)."),
-    ("search_table", "([a], hashtable(a, b)) -> [(b, bool)] :: (a in any; b in any)", "For each key, (value, T) if the table holds it, else (identity, F)."),
-    ("table_entries", "hashtable(a, b) -> [(a, b)] :: (a in any; b in any)", "The (key, value) pairs a table holds."),
+    row("make_table", "((a, b), int) -> hashtable(a, b) :: (a in any; b in any)", PRELUDE, "An empty table for at most maxsize (key, value) pairs shaped like the first argument."),
+    row("insert_table", "([(a, b)], hashtable(a, b)) -> hashtable(a, b) :: (a in any; b in any)", PRELUDE, "The table with the (key, value) pairs added."),
+    row("create_table", "[(a, b)] -> hashtable(a, b) :: (a in any; b in any)", PRELUDE, "A table holding the (key, value) pairs (at least one)."),
+    row("fast_create_table", "[(a, b)] -> hashtable(a, b) :: (a in any; b in any)", PRELUDE, "A table holding the (key, value) pairs (same as create_table)."),
+    row("search_table", "([a], hashtable(a, b)) -> [(b, bool)] :: (a in any; b in any)", PRELUDE, "For each key, (value, T) if the table holds it, else (identity, F)."),
+    row("table_entries", "hashtable(a, b) -> [(a, b)] :: (a in any; b in any)", PRELUDE, "The (key, value) pairs a table holds."),
 ];
-
-/// Built-ins that may not be called inside an apply-to-each ("Cannot call X in
-/// parallel"): reseeding the generator and the file, stream and process functions. The
-/// terminal output functions (`print_char`, `print_string`, ...) and `write_char`,
-/// `write_string`, `write_check` may be called in parallel.
-const SERIAL_ONLY: &[&str] = &[
-    "rand_seed",
-    "open_in_file",
-    "open_file",
-    "open_out_file",
-    "open_append_file",
-    "close_file",
-    "write_object",
-    "read_object",
-    "read_char",
-    "read_string",
-    "read_line",
-    "read_word",
-    "read_int_seq",
-    "read_float_seq",
-    "write_object_to_file",
-    "read_object_from_file",
-    "write_string_to_file",
-    "append_string_to_file",
-    "read_string_from_file",
-    "read_int_seq_from_file",
-    "read_float_seq_from_file",
-    "shell_command",
-    "get_environment_variable",
-    "spawn",
-    "prompt",
-];
-
-/// True for a built-in that may not be called inside an apply-to-each.
-pub fn is_serial_only_builtin(name: &str) -> bool {
-    SERIAL_ONLY.contains(&name)
-}
-
-/// Built-ins a user function may not replace: those CMU NESL's library marks
-/// `:redefine no`, and `length` and `elt`, which `#a` and `a[i]` denote. A user function
-/// may take the name of any other built-in; the new definition wins from then on.
-const NOT_REDEFINABLE: &[&str] = &[
-    "length", "elt", "index", "sum", "max_val", "min_val", "any", "all", "put", "cond_put",
-    "enumerate", "count", "max_index", "min_index", "rotate", "unpack", "join", "subseq",
-    "drop", "take", "split", "bottop", "head_rest", "rest_tail",
-];
-
-/// True for a built-in that a user function may replace ([`NOT_REDEFINABLE`]).
-pub fn is_redefinable_builtin(name: &str) -> bool {
-    is_builtin(name) && !NOT_REDEFINABLE.contains(&name)
-}
 
 /// Names of the datatypes the prelude predefines (usable in type strings).
 const PREDEFINED_DATATYPES: &[&str] = &["stream", "hashtable"];
@@ -331,94 +380,141 @@ const PREDEFINED_DATATYPES: &[&str] = &["stream", "hashtable"];
 const BUILTIN_VAR_BASE: u32 = 0xF000_0000;
 
 struct Entry {
+    row: &'static Builtin,
     scheme: Scheme,
-    description: &'static str,
 }
 
-fn table() -> &'static HashMap<&'static str, Entry> {
-    static TABLE_MAP: OnceLock<HashMap<&'static str, Entry>> = OnceLock::new();
-    TABLE_MAP.get_or_init(|| {
-        let mut map = HashMap::new();
-        for (i, (name, ty, description)) in TABLE.iter().enumerate() {
+fn registry() -> &'static HashMap<&'static str, Entry> {
+    static MAP: OnceLock<HashMap<&'static str, Entry>> = OnceLock::new();
+    MAP.get_or_init(|| {
+        let mut map = HashMap::with_capacity(BUILTINS.len());
+        for (i, row) in BUILTINS.iter().enumerate() {
             let base = BUILTIN_VAR_BASE + (i as u32) * 8;
-            // The table is constant and covered by a unit test that parses every row; a
+            // The rows are constant and covered by a unit test that parses every one; a
             // row that failed to parse would simply be absent.
-            if let Ok(scheme) = parse_type_string(ty, base, PREDEFINED_DATATYPES) {
-                map.insert(
-                    *name,
-                    Entry {
-                        scheme,
-                        description,
-                    },
-                );
+            if let Ok(scheme) = parse_type_string(row.ty, base, PREDEFINED_DATATYPES) {
+                map.insert(row.name, Entry { row, scheme });
             }
         }
         map
     })
 }
 
-/// The type scheme of a built-in function or constant, by its AST name.
-pub fn builtin_scheme(name: &str) -> Option<Scheme> {
-    table().get(name).map(|e| e.scheme.clone())
+/// The row of a built-in, by its AST name.
+pub fn lookup(name: &str) -> Option<&'static Builtin> {
+    registry().get(name).map(|e| e.row)
 }
 
-/// The type scheme of a built-in, borrowed from the table.
+/// The type scheme of a built-in function or constant, by its AST name.
+pub fn builtin_scheme(name: &str) -> Option<Scheme> {
+    registry().get(name).map(|e| e.scheme.clone())
+}
+
+/// The type scheme of a built-in, borrowed from the registry.
 pub(crate) fn builtin_scheme_ref(name: &str) -> Option<&'static Scheme> {
-    table().get(name).map(|e| &e.scheme)
+    registry().get(name).map(|e| &e.scheme)
 }
 
 /// The one-line description of a built-in, by its AST name.
 pub fn builtin_description(name: &str) -> Option<&'static str> {
-    table().get(name).map(|e| e.description)
+    lookup(name).map(|r| r.doc)
 }
 
 /// True when `name` is a built-in function, operator or constant.
 pub fn is_builtin(name: &str) -> bool {
-    table().contains_key(name)
+    registry().contains_key(name)
 }
 
-/// Parses a NESL type string such as `"([a], int) -> a :: (a in ordinal)"` into a
-/// scheme whose variables are numbered from `base`. Identifiers other than the base
-/// types and the names in `datatypes` are type variables; variables missing from the
+/// True for a built-in that may not be called inside an apply-to-each.
+pub fn is_serial_only_builtin(name: &str) -> bool {
+    lookup(name).is_some_and(|r| r.serial_only)
+}
+
+/// True for a built-in that a user function may replace.
+pub fn is_redefinable_builtin(name: &str) -> bool {
+    lookup(name).is_some_and(|r| r.redefinable)
+}
+
+/// Parses a NESL type such as `"([a], int) -> a :: (a in ordinal)"` with the language's
+/// grammar into a scheme whose variables are numbered from `base`. Names other than the
+/// base types and those in `datatypes` are type variables; variables missing from the
 /// context are in class `any`. The scheme lists its variables in order of first
 /// appearance.
 pub fn parse_type_string(src: &str, base: u32, datatypes: &[&str]) -> Result<Scheme, String> {
-    let toks = tokenize(src)?;
-    let mut p = TyParser {
-        toks,
-        pos: 0,
-        vars: Vec::new(),
-        base,
-        datatypes,
-    };
-    let ty = p.ty()?;
-    if p.eat("::") {
-        p.expect("(")?;
-        loop {
-            let v = p.ident()?;
-            p.expect("in")?;
-            let c = p.ident()?;
-            let class = class_from_name(&c).ok_or_else(|| format!("unknown type class `{c}`"))?;
-            match p.vars.iter_mut().find(|(n, _)| *n == v) {
-                Some((_, tv)) => tv.class = class,
-                None => {
-                    return Err(format!(
-                        "the context names `{v}`, which the type does not use"
-                    ))
-                }
-            }
-            if !p.eat(";") {
-                break;
+    let spec = crate::parser::parse_type(src).map_err(|d| {
+        d.first()
+            .map_or_else(|| "not a type".to_string(), |d| d.message.clone())
+    })?;
+    scheme_of_spec(&spec, base, datatypes)
+}
+
+/// The scheme of a parsed type (see [`parse_type_string`]).
+fn scheme_of_spec(spec: &TypeSpec, base: u32, datatypes: &[&str]) -> Result<Scheme, String> {
+    let mut vars: Vec<(String, TyVar)> = Vec::new();
+    let ty = convert(&spec.ty, &mut vars, base, datatypes)?;
+    for (v, c) in &spec.context {
+        let class =
+            class_from_name(&c.name).ok_or_else(|| format!("unknown type class `{}`", c.name))?;
+        match vars.iter_mut().find(|(n, _)| *n == v.name) {
+            Some((_, tv)) => tv.class = class,
+            None => {
+                return Err(format!(
+                    "the context names `{}`, which the type does not use",
+                    v.name
+                ))
             }
         }
-        p.expect(")")?;
     }
-    if p.pos != p.toks.len() {
-        return Err(format!("unexpected `{}`", p.toks[p.pos]));
-    }
-    let vars: Vec<TyVar> = p.vars.iter().map(|(_, v)| *v).collect();
+    let vars: Vec<TyVar> = vars.iter().map(|(_, v)| *v).collect();
     let ty = reclass(&ty, &vars);
     Ok(Scheme { vars, ty })
+}
+
+fn convert(
+    te: &TypeExpr,
+    vars: &mut Vec<(String, TyVar)>,
+    base: u32,
+    datatypes: &[&str],
+) -> Result<Type, String> {
+    Ok(match &te.kind {
+        TypeExprKind::Name(id) => match id.name.as_str() {
+            "int" => Type::Int,
+            "bool" => Type::Bool,
+            "float" => Type::Float,
+            "char" => Type::Char,
+            n if datatypes.contains(&n) => Type::Data(n.to_string(), Vec::new()),
+            n => match vars.iter().find(|(m, _)| m == n) {
+                Some((_, v)) => Type::Var(*v),
+                None => {
+                    let v = TyVar {
+                        id: base + vars.len() as u32,
+                        class: TypeClass::Any,
+                    };
+                    vars.push((n.to_string(), v));
+                    Type::Var(v)
+                }
+            },
+        },
+        TypeExprKind::Seq(e) => Type::seq(convert(e, vars, base, datatypes)?),
+        TypeExprKind::Pair(a, b) => {
+            let a = convert(a, vars, base, datatypes)?;
+            Type::pair(a, convert(b, vars, base, datatypes)?)
+        }
+        TypeExprKind::Fun(a, b) => {
+            let a = convert(a, vars, base, datatypes)?;
+            Type::fun(a, convert(b, vars, base, datatypes)?)
+        }
+        TypeExprKind::Data(id, args) => {
+            if !datatypes.contains(&id.name.as_str()) {
+                return Err(format!("`{}` is not a datatype", id.name));
+            }
+            let mut out = Vec::with_capacity(args.len());
+            for a in args {
+                out.push(convert(a, vars, base, datatypes)?);
+            }
+            Type::Data(id.name.clone(), out)
+        }
+    })
 }
 
 /// The class named `name` (`any`, `number`, `ordinal`, `logical`).
@@ -446,152 +542,6 @@ fn reclass(t: &Type, vars: &[TyVar]) -> Type {
     }
 }
 
-fn tokenize(src: &str) -> Result<Vec<String>, String> {
-    let b = src.as_bytes();
-    let mut out = Vec::new();
-    let mut i = 0;
-    while i < b.len() {
-        let c = b[i];
-        if c.is_ascii_whitespace() {
-            i += 1;
-        } else if c.is_ascii_alphanumeric() || c == b'_' {
-            let s = i;
-            while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                i += 1;
-            }
-            out.push(src[s..i].to_ascii_lowercase());
-        } else if src[i..].starts_with("->") || src[i..].starts_with("::") {
-            out.push(src[i..i + 2].to_string());
-            i += 2;
-        } else if matches!(c, b'(' | b')' | b'[' | b']' | b',' | b';') {
-            out.push((c as char).to_string());
-            i += 1;
-        } else {
-            return Err(format!("unexpected character `{}` in a type", c as char));
-        }
-    }
-    Ok(out)
-}
-
-struct TyParser<'a> {
-    toks: Vec<String>,
-    pos: usize,
-    vars: Vec<(String, TyVar)>,
-    base: u32,
-    datatypes: &'a [&'a str],
-}
-
-impl TyParser<'_> {
-    fn peek(&self) -> Option<&str> {
-        self.toks.get(self.pos).map(String::as_str)
-    }
-
-    fn eat(&mut self, t: &str) -> bool {
-        if self.peek() == Some(t) {
-            self.pos += 1;
-            true
-        } else {
-            false
-        }
-    }
-
-    fn expect(&mut self, t: &str) -> Result<(), String> {
-        if self.eat(t) {
-            Ok(())
-        } else {
-            Err(format!(
-                "expected `{t}`, found {}",
-                self.peek().map_or("the end".into(), |s| format!("`{s}`"))
-            ))
-        }
-    }
-
-    fn ident(&mut self) -> Result<String, String> {
-        match self.peek() {
-            Some(s)
-                if s.chars()
-                    .next()
-                    .is_some_and(|c| c.is_ascii_alphabetic() || c == '_') =>
-            {
-                let s = s.to_string();
-                self.pos += 1;
-                Ok(s)
-            }
-            other => Err(format!(
-                "expected a name, found {}",
-                other.map_or("the end".into(), |s| format!("`{s}`"))
-            )),
-        }
-    }
-
-    /// type ::= arrow {',' arrow}   (pairs are right-nested)
-    fn ty(&mut self) -> Result<Type, String> {
-        let first = self.arrow()?;
-        if self.eat(",") {
-            let rest = self.ty()?;
-            Ok(Type::pair(first, rest))
-        } else {
-            Ok(first)
-        }
-    }
-
-    /// arrow ::= atom ['->' atom]
-    fn arrow(&mut self) -> Result<Type, String> {
-        let a = self.atom()?;
-        if self.eat("->") {
-            let r = self.atom()?;
-            Ok(Type::fun(a, r))
-        } else {
-            Ok(a)
-        }
-    }
-
-    fn atom(&mut self) -> Result<Type, String> {
-        if self.eat("[") {
-            let t = self.ty()?;
-            self.expect("]")?;
-            return Ok(Type::seq(t));
-        }
-        if self.eat("(") {
-            let t = self.ty()?;
-            self.expect(")")?;
-            return Ok(t);
-        }
-        let name = self.ident()?;
-        Ok(match name.as_str() {
-            "int" => Type::Int,
-            "bool" => Type::Bool,
-            "float" => Type::Float,
-            "char" => Type::Char,
-            n if self.datatypes.contains(&n) => {
-                let mut args = Vec::new();
-                if self.eat("(") {
-                    loop {
-                        args.push(self.arrow()?);
-                        if !self.eat(",") {
-                            break;
-                        }
-                    }
-                    self.expect(")")?;
-                }
-                Type::Data(name, args)
-            }
-            _ => {
-                if let Some((_, v)) = self.vars.iter().find(|(n, _)| *n == name) {
-                    Type::Var(*v)
-                } else {
-                    let v = TyVar {
-                        id: self.base + self.vars.len() as u32,
-                        class: TypeClass::Any,
-                    };
-                    self.vars.push((name, v));
-                    Type::Var(v)
-                }
-            }
-        })
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -600,7 +550,13 @@ mod tests {
     #[test]
     fn every_row_parses_and_prints_back() {
         let mut seen = std::collections::HashSet::new();
-        for (name, ty, desc) in TABLE {
+        for Builtin {
+            name,
+            ty,
+            doc: desc,
+            ..
+        } in BUILTINS
+        {
             assert!(seen.insert(*name), "duplicate row {name}");
             assert!(!desc.is_empty());
             let s = parse_type_string(ty, 0, PREDEFINED_DATATYPES)

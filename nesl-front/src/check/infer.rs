@@ -85,6 +85,8 @@ struct Infer<'s> {
     calls_serial: bool,
     /// How many expressions enclose the current one.
     depth: usize,
+    /// An interrupt stopped the check (reported once).
+    interrupted: bool,
     /// Whether the depth limit was hit (reported once).
     too_deep: bool,
     /// How many tuples and sequence literals enclose the current expression or pattern.
@@ -103,6 +105,7 @@ impl<'s> Infer<'s> {
             calls_serial: false,
             depth: 0,
             too_deep: false,
+            interrupted: false,
             structure_nesting: 0,
         }
     }
@@ -112,6 +115,14 @@ impl<'s> Infer<'s> {
     /// Enters one level of nesting; false (and an error, reported once) when the form
     /// is nested too deeply to check.
     fn enter(&mut self, span: Span) -> bool {
+        // An interrupt (Ctrl-C) stops the check: a relaxed atomic load per expression.
+        if vcode::interrupt::requested() {
+            if !self.interrupted {
+                self.interrupted = true;
+                self.errors.push(Diagnostic::new(DiagKind::Runtime, span, "interrupted"));
+            }
+            return false;
+        }
         if self.depth >= MAX_DEPTH {
             if !self.too_deep {
                 self.too_deep = true;

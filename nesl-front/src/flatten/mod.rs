@@ -19,14 +19,12 @@
 //! like user functions.
 
 mod builder;
-mod effects;
 mod gen;
 mod helpers;
 mod layout;
 pub mod prelude;
 mod prims;
 mod stack;
-mod strings;
 
 pub use layout::SlotKind;
 

@@ -266,7 +266,7 @@ pub(super) fn reduce<T: Elem>(
         // SAFETY: `eval_range` wrote all `n` elements.
         unsafe { scratch.set_len(n) };
         if c.s1 == c.s0 + 1 && s.len(c.s0) > BLOCK {
-            return Ok(Part::Piece(c.s0, fold_lanes(&scratch, lanes, &f)));
+            return Ok(Part::Piece(c.s0, fold_lanes(scratch, lanes, &f)));
         }
         Ok(Part::Whole(
             (c.s0..c.s1)

@@ -158,8 +158,12 @@ pub(super) fn index(par: &Par, b: &[i64], st: &[i64], s: &Seg) -> Result<Vec<i64
         par.each(s.total() + s.m(), cs.into_iter().zip(parts).collect(), |(c, part)| {
             for (k, lo, hi) in c.pieces(s) {
                 let (b0, k0, j0) = (b[k], st[k], (lo - s.start(k)) as i64);
-                for (o, j) in part[lo - c.e0..hi - c.e0].iter_mut().zip(j0..) {
-                    o.write(b0.wrapping_add(j.wrapping_mul(k0)));
+                // An induction variable (not a zip with a range), which the compiler
+                // vectorises: `b0 + j * k0` for `j = j0, j0 + 1, ...`, wrapping.
+                let mut x = b0.wrapping_add(j0.wrapping_mul(k0));
+                for o in &mut part[lo - c.e0..hi - c.e0] {
+                    o.write(x);
+                    x = x.wrapping_add(k0);
                 }
             }
         });

@@ -1,5 +1,6 @@
-//! Built-ins with effects beyond their result: `error`, `rand_seed`, file and stream
-//! I/O (spec section 5.14, VCODE instructions of vcode.md section 7.9), and `hash`.
+//! Terminal output (`print_char`, `print_string`) and the built-ins with effects beyond
+//! their result: `error`, `rand_seed`, the timers, file and stream I/O (spec section
+//! 5.14, VCODE instructions of vcode.md section 7.9), processes and the environment.
 //!
 //! The composite I/O functions (`open_check`, `write_string_to_file`, `print`, ...)
 //! are NESL code in the prelude; what is here maps one built-in onto the VCODE I/O
@@ -13,9 +14,10 @@
 //! instance order.
 
 use vcode::{Const, Opcode as O, Ty};
-use super::builder::{FunBuilder, Slot};
-use super::gen::{Compiler, Ctx, Val, R};
-use super::layout::{Lay, SlotKind};
+use super::super::builder::{FunBuilder, Slot};
+use super::super::gen::{Compiler, Ctx, Val, R};
+use super::super::layout::{Lay, SlotKind};
+use super::unsupported;
 use crate::ast::Span;
 use crate::ty::Type;
 
@@ -30,9 +32,20 @@ const MODE_WRITE: i64 = 2;
 const MODE_APPEND: i64 = 3;
 
 impl Compiler<'_> {
-    /// The effect built-ins handled here; `None` for any other name.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn effect_builtin(
+    /// Terminal output: the characters are written as they are.
+    pub(super) fn io_prim(&mut self, fb: &mut FunBuilder, ctx: Ctx, name: &str, arg: Val, rty: &Type, span: Span) -> R<Val> {
+        let rlay = self.lay(rty, span)?;
+        let data = match name {
+            "print_char" => arg.one(),
+            "print_string" => arg.seq().1.one(),
+            _ => return Err(unsupported(span, name)),
+        };
+        fb.copy_write(data);
+        Ok(Val::new(vec![self.const_in(fb, ctx, Const::bool(true))], rlay))
+    }
+
+    /// The built-ins with effects.
+    pub(super) fn effect(
         &mut self,
         fb: &mut FunBuilder,
         ctx: Ctx,
@@ -40,7 +53,7 @@ impl Compiler<'_> {
         arg: &Val,
         rty: &Type,
         span: Span,
-    ) -> R<Option<Val>> {
+    ) -> R<Val> {
         let rlay = self.lay(rty, span)?;
         let v = match name {
             "error" => {
@@ -48,40 +61,6 @@ impl Compiler<'_> {
                 Val::base(self.const_in(fb, ctx, Const::bool(true)), SlotKind::Bool)
             }
             "rand_seed" => Val::base(fb.op1(O::Srand.t(Ty::Int), &[arg.one()]), SlotKind::Bool),
-            "hash" => {
-                let (x, l) = arg.split();
-                if self.arg_check {
-                    let z = self.int_in(fb, ctx, 0);
-                    let ok = fb.op1(O::Gt.t(Ty::Int), &[l.one(), z]);
-                    self.check_all(fb, ok, ctx.seg, "The second argument for the function HASH must be positive.");
-                }
-                let h = match self.hash_of(fb, &x) {
-                    Some(h) => h,
-                    None => self.int_in(fb, ctx, 0),
-                };
-                // 30 bits: a positive mask on CMU's 32-bit VCODE interpreter too.
-                let mask = self.int_in(fb, ctx, 0x3fff_ffff);
-                let pos = fb.op1(O::And.t(Ty::Int), &[h, mask]);
-                Val::base(fb.op1(O::Mod, &[pos, l.one()]), SlotKind::Int)
-            }
-            // CMU's hash_scalar: an int is its own hash, a bool its btoi, a character its
-            // code, a float hash_float (the prelude); the sequence hashes and anything
-            // else use the full-range hash behind `hash`.
-            "hash_scalar" | "hash_vector" | "cheap_hash_vector" => {
-                let h = match &arg.lay {
-                    Lay::Base(SlotKind::Int) if name == "hash_scalar" => Some(arg.one()),
-                    Lay::Base(SlotKind::Bool) if name == "hash_scalar" => Some(fb.op1(O::BToI, &[arg.one()])),
-                    Lay::Base(SlotKind::Float) if name == "hash_scalar" => {
-                        let fty = Type::Float;
-                        return self.builtin(fb, ctx, "hash_float", arg.clone(), &fty, rty, span).map(Some);
-                    }
-                    _ => self.hash_of(fb, arg),
-                };
-                match h {
-                    Some(h) => Val::base(h, SlotKind::Int),
-                    None => Val::base(self.int_in(fb, ctx, 0), SlotKind::Int),
-                }
-            }
             "start_timer" => {
                 fb.emit(O::StartTimer);
                 arg.clone()
@@ -265,9 +244,9 @@ impl Compiler<'_> {
                 );
                 Val::pair(streams, self.status(fb, r[4], r[3]))
             }
-            _ => return Ok(None),
+            _ => return Err(unsupported(span, name)),
         };
-        Ok(Some(Val::new(v.s, rlay)))
+        Ok(Val::new(v.s, rlay))
     }
 
     /// Whether `slots` hold a value of layout `lay` over `count` (INT scalar) instances:
@@ -411,96 +390,5 @@ impl Compiler<'_> {
         let r = fb.end_if(m, &all.s);
         self.funcs.push(b.finish(&key, &r));
         Ok(key)
-    }
-
-    /// A hash of every instance of a lifted value (one INT per instance), or `None`
-    /// for a value without slots.
-    fn hash_of(&mut self, fb: &mut FunBuilder, v: &Val) -> Option<Slot> {
-        match &v.lay {
-            Lay::Unit | Lay::Fun(_) => None,
-            Lay::Base(SlotKind::Float) => {
-                let scale = self.float_like(fb, 65536.0, v.one());
-                let x = fb.op1(O::Mul.t(Ty::Float), &[v.one(), scale]);
-                let i = fb.op1(O::Trunc, &[x]);
-                Some(self.mix(fb, i))
-            }
-            Lay::Base(SlotKind::Bool) => {
-                let i = fb.op1(O::BToI, &[v.one()]);
-                Some(self.mix(fb, i))
-            }
-            Lay::Base(_) => Some(self.mix(fb, v.one())),
-            Lay::Pair(..) => {
-                let (a, b) = v.split();
-                let ha = self.hash_of(fb, &a);
-                let hb = self.hash_of(fb, &b);
-                match (ha, hb) {
-                    (Some(x), Some(y)) => {
-                        let k = self.int_like_slot(fb, 31, x);
-                        let x31 = fb.op1(O::Mul.t(Ty::Int), &[x, k]);
-                        let s = fb.op1(O::Add.t(Ty::Int), &[x31, y]);
-                        Some(self.mix(fb, s))
-                    }
-                    (x, y) => x.or(y),
-                }
-            }
-            Lay::Seq(_) => {
-                let v = self.force(fb, v);
-                let (seg, data) = v.seq();
-                let lens = fb.op1(O::Lengths, &[seg]);
-                let m = fb.op1(O::Length.t(Ty::Int), &[lens]);
-                let sm = fb.op1(O::MakeSegdes, &[m]);
-                let k = self.int_like_slot(fb, 131, lens);
-                let lh = fb.op1(O::Mul.t(Ty::Int), &[lens, k]);
-                let Some(hd) = self.hash_of(fb, &data) else {
-                    return Some(self.mix(fb, lh));
-                };
-                // Element hashes weighted by their position, summed per sequence.
-                let z = self.cint(fb, 0);
-                let o = self.cint(fb, 1);
-                let zs = fb.op1(O::Dist.t(Ty::Int), &[z, sm]);
-                let os = fb.op1(O::Dist.t(Ty::Int), &[o, sm]);
-                let pos = fb.op1(O::Index, &[zs, os, seg]);
-                let kp = self.int_like_slot(fb, 7919, pos);
-                let pw = fb.op1(O::Mul.t(Ty::Int), &[pos, kp]);
-                let he = fb.op1(O::Add.t(Ty::Int), &[hd, pw]);
-                let he = self.mix(fb, he);
-                let sum = fb.op1(O::AddReduce.t(Ty::Int), &[he, seg]);
-                let s = fb.op1(O::Add.t(Ty::Int), &[sum, lh]);
-                Some(self.mix(fb, s))
-            }
-        }
-    }
-
-    /// A mix of an INT vector: two rounds of xor-shift and multiply (wrapping; VCODE's
-    /// `RSHIFT` is arithmetic, which still spreads the bits). The multiplier is a 32-bit
-    /// constant: CMU's VCODE interpreter keeps the low 32 bits of a constant.
-    fn mix(&mut self, fb: &mut FunBuilder, x: Slot) -> Slot {
-        let mut y = x;
-        for (shift, mult) in [(16, 0x045d_9f3b_i64), (16, 0x045d_9f3b_i64)] {
-            let s = self.int_like_slot(fb, shift, y);
-            let sh = fb.op1(O::Rshift, &[y, s]);
-            let z = fb.op1(O::Xor.t(Ty::Int), &[y, sh]);
-            let k = self.int_like_slot(fb, mult, z);
-            y = fb.op1(O::Mul.t(Ty::Int), &[z, k]);
-        }
-        let s = self.int_like_slot(fb, 16, y);
-        let sh = fb.op1(O::Rshift, &[y, s]);
-        fb.op1(O::Xor.t(Ty::Int), &[y, sh])
-    }
-
-    /// The integer `k` once per element of the INT vector `like`.
-    fn int_like_slot(&self, fb: &mut FunBuilder, k: i64, like: Slot) -> Slot {
-        let n = fb.op1(O::Length.t(Ty::Int), &[like]);
-        let s = fb.op1(O::MakeSegdes, &[n]);
-        let c = self.cint(fb, k);
-        fb.op1(O::Dist.t(Ty::Int), &[c, s])
-    }
-
-    /// The float `x` once per element of the FLOAT vector `like`.
-    fn float_like(&self, fb: &mut FunBuilder, x: f64, like: Slot) -> Slot {
-        let n = fb.op1(O::Length.t(Ty::Float), &[like]);
-        let s = fb.op1(O::MakeSegdes, &[n]);
-        let c = fb.konst(Const::float(super::gen::vcode_float(x)));
-        fb.op1(O::Dist.t(Ty::Float), &[c, s])
     }
 }

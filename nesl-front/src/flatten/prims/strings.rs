@@ -1,5 +1,5 @@
 //! The string built-ins that need the compiler's help: `@` (`string`), `||` and
-//! `exp_string`.
+//! `exp_string`, and the character functions `lowercase`, `uppercase` and `digitp`.
 //!
 //! Everything else of spec section 5.13 (`int_string`, `float_string`, `linify`,
 //! `wordify`, `string_eql`, `parse_int`, `parse_float`) is NESL code in
@@ -12,35 +12,57 @@
 //! depth of apply-to-each.
 
 use vcode::{Opcode as O, Ty};
-use super::builder::FunBuilder;
-use super::gen::{err, Compiler, Ctx, Origin, Val, R};
-use super::layout::Lay;
+use super::super::builder::{FunBuilder, Slot};
+use super::super::gen::{err, Compiler, Ctx, Origin, Val, R};
+use super::super::layout::{Lay, SlotKind};
+use super::unsupported;
 use crate::ast::Span;
 use crate::ty::Type;
+
+/// The most elements of a sequence `abrev_string` (and so `print_trace`) writes (CMU
+/// NESL's `trace_string_length`).
+const TRACE_STRING_LENGTH: i64 = 5;
+
+/// The most levels of nested sequences `abrev_string` writes (CMU NESL's
+/// `trace_string_depth`).
+const TRACE_STRING_DEPTH: i64 = 3;
+
+/// The number of elements of all instances' sequences of descriptor `seg`.
+fn fb_total(fb: &mut FunBuilder, seg: Slot, ctx: Ctx) -> Slot {
+    let lens = fb.op1(O::Lengths, &[seg]);
+    fb.op1(O::AddReduce.t(Ty::Int), &[lens, ctx.seg])
+}
 
 fn string_ty() -> Type {
     Type::seq(Type::Char)
 }
 
 impl Compiler<'_> {
-    /// The string built-ins handled here; `None` for any other name.
+    /// The string primitives.
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn string_builtin(
+    pub(super) fn string_prim(
         &mut self,
         fb: &mut FunBuilder,
         ctx: Ctx,
         name: &str,
-        arg: &Val,
+        arg: Val,
         aty: &Type,
         rty: &Type,
         span: Span,
-    ) -> R<Option<Val>> {
+    ) -> R<Val> {
+        let arg = &arg;
+        let rlay = self.lay(rty, span)?;
+        let base = |s: Slot| -> R<Val> { Ok(Val::new(vec![s], rlay.clone())) };
         match name {
             "string" => {
                 let v = self.force(fb, arg);
-                self.text_of(fb, ctx, &v, aty, span).map(Some)
+                self.text_of(fb, ctx, &v, aty, span)
             }
-            "||" => self.prelude_call(fb, ctx, "pad_string", arg, aty, rty, span).map(Some),
+            "abrev_string" => {
+                let v = self.force(fb, arg);
+                self.trace_text_of(fb, ctx, &v, aty, TRACE_STRING_DEPTH, span)
+            }
+            "||" => self.prelude_call(fb, ctx, "pad_string", arg, aty, rty, span),
             "exp_string" => {
                 if self.arg_check {
                     let (_, d) = arg.split();
@@ -54,9 +76,26 @@ impl Compiler<'_> {
                     );
                 }
                 self.prelude_call(fb, ctx, "exp_string_digits", arg, aty, rty, span)
-                    .map(Some)
             }
-            _ => Ok(None),
+            "lowercase" | "uppercase" => {
+                let (lo, hi, d) = if name == "lowercase" { (65, 90, 32) } else { (97, 122, -32) };
+                let l = self.int_in(fb, ctx, lo);
+                let h = self.int_in(fb, ctx, hi);
+                let dd = self.int_in(fb, ctx, d);
+                let c1 = fb.op1(O::Ge.t(Ty::Int), &[arg.one(), l]);
+                let c2 = fb.op1(O::Le.t(Ty::Int), &[arg.one(), h]);
+                let c = fb.op1(O::And.t(Ty::Bool), &[c1, c2]);
+                let m = fb.op1(O::Add.t(Ty::Int), &[arg.one(), dd]);
+                base(fb.op1(O::Select.t(Ty::Int), &[c, m, arg.one()]))
+            }
+            "digitp" => {
+                let l = self.int_in(fb, ctx, 48);
+                let h = self.int_in(fb, ctx, 57);
+                let c1 = fb.op1(O::Ge.t(Ty::Int), &[arg.one(), l]);
+                let c2 = fb.op1(O::Le.t(Ty::Int), &[arg.one(), h]);
+                base(fb.op1(O::And.t(Ty::Bool), &[c1, c2]))
+            }
+            _ => Err(unsupported(span, name)),
         }
     }
 
@@ -139,6 +178,53 @@ impl Compiler<'_> {
                 self.text_call(fb, ctx, "cat_string", &cat, &Type::pair(string_ty(), string_ty()), span)
             }
         }
+    }
+
+    /// `abrev_string(v)`, the text `print_trace` writes (as CMU NESL's library does):
+    /// `@v`, except that a sequence shows at most its first [`TRACE_STRING_LENGTH`]
+    /// elements followed by `...`, and a sequence nested more than `depth` levels deep
+    /// is written `**`.
+    fn trace_text_of(&mut self, fb: &mut FunBuilder, ctx: Ctx, v: &Val, ty: &Type, depth: i64, span: Span) -> R<Val> {
+        match ty {
+            Type::Seq(e) => {
+                if depth == 0 {
+                    return self.text_const(fb, ctx, "**");
+                }
+                let (seg, _) = v.seq();
+                let lens = fb.op1(O::Lengths, &[seg]);
+                let most = self.int_in(fb, ctx, TRACE_STRING_LENGTH);
+                let short = fb.op1(O::Lt.t(Ty::Int), &[lens, most]);
+                let n = fb.op1(O::Select.t(Ty::Int), &[short, lens, most]);
+                let z = self.int_in(fb, ctx, 0);
+                let head = self.subseq_raw(fb, ctx, v, z, n);
+                let (hseg, hdata) = head.seq();
+                let total = fb_total(fb, hseg, ctx);
+                let ectx = Ctx {
+                    seg: fb.op1(O::MakeSegdes, &[total]),
+                    unit: false,
+                };
+                let texts = self.trace_text_of(fb, ectx, &hdata, e, depth - 1, span)?;
+                let arg = Val::pair(Val::mk_seq(hseg, texts), Val::base(lens, SlotKind::Int));
+                let aty = Type::pair(Type::seq(string_ty()), Type::Int);
+                self.text_call(fb, ctx, "trace_seq_string", &arg, &aty, span)
+            }
+            Type::Pair(..) => {
+                let body = self.trace_tuple_body(fb, ctx, v, ty, depth, span)?;
+                self.text_call(fb, ctx, "paren_string", &body, &string_ty(), span)
+            }
+            _ => self.text_of(fb, ctx, v, ty, span),
+        }
+    }
+
+    /// [`Self::tuple_body`] for [`Self::trace_text_of`].
+    fn trace_tuple_body(&mut self, fb: &mut FunBuilder, ctx: Ctx, v: &Val, ty: &Type, depth: i64, span: Span) -> R<Val> {
+        let Type::Pair(a, b) = ty else {
+            return self.trace_text_of(fb, ctx, v, ty, depth, span);
+        };
+        let (x, y) = v.split();
+        let xs = self.trace_text_of(fb, ctx, &x, a, depth, span)?;
+        let ys = self.trace_tuple_body(fb, ctx, &y, b, depth, span)?;
+        self.text_join(fb, ctx, "tuple_string", xs, ys, span)
     }
 
     /// The text of a tuple without its parentheses: `1, 2, 3` for `(1, (2, 3))` (a pair
