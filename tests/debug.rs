@@ -129,3 +129,23 @@ fn a_file_that_cannot_be_loaded_is_reported_with_its_place() {
     assert_eq!((status, out.as_str()), (1, ""));
     assert!(err.contains("bad.nesl:2:"), "{err}");
 }
+
+/// The debugger shows the NESL source line of the instruction it stops at (from the
+/// instruction's origin): the top-level form at the start, the `if` inside `qsort` a few
+/// steps into the function.
+#[test]
+fn stepping_shows_the_nesl_source_line() {
+    let (status, out, err) = run_nesl(&["debug", "qsort.nesl"], "break qsort\ncontinue\nstep\nstep\nquit\n");
+    assert_eq!(status, 0, "stderr: {err}");
+    assert_in_order(
+        &out,
+        &[
+            "at MAIN1_1 0: ",
+            "\n    qsort.nesl:10:7 | qsort([5, 3, 8, 1, 9, 2, 7]);\n",
+            "(ndb) continue\nbreakpoint 1, QSORT_",
+            "(ndb) step\nat QSORT_",
+            "(ndb) step\nat QSORT_",
+            "\n    qsort.nesl:3:6 |   if #s < 2 then s\n(ndb) quit",
+        ],
+    );
+}

@@ -1,7 +1,7 @@
 //! The driver library's boundaries: each stage of the pipeline and the executors report
 //! what went wrong as a `nesl::Error` variant that carries its data.
 
-use nesl::{Backend, Config, Error, ExecResult};
+use nesl::{Backend, Config, Error};
 use nesl_front::flatten::CompileOptions;
 use std::path::Path;
 
@@ -63,14 +63,18 @@ fn runtime_errors_carry_the_trap_and_its_nesl_places() {
             }
             other => panic!("--opt {opt}: {other:?}"),
         }
-        // With the argument check, the program writes CMU's message and exits at the check.
+        // With the argument check, the check fails with its data (CMU's message, which the
+        // program writes before its EXIT, is held back) at the same NESL place.
         let program = nesl::pipeline::compile("t.nesl", src, &CompileOptions::default()).expect("compiles");
         let mut written = Vec::new();
         match executor.execute(program, &mut written) {
-            Ok(ExecResult::Exited(bt)) => {
-                assert!(String::from_utf8_lossy(&written).contains("out of bounds"));
-                assert_eq!(bt.places[0].function.as_deref(), Some("get"), "--opt {opt}");
-                assert!(!bt.truncated);
+            Err(Error::Runtime(e)) => {
+                assert_eq!(e.trap.kind, vcode::TrapKind::Check(vcode::CheckFailure::Index { index: 5, len: 2 }));
+                assert!(written.is_empty(), "{}", String::from_utf8_lossy(&written));
+                let inner = &e.backtrace.places[0];
+                assert_eq!((inner.function.as_deref(), inner.pos.line, inner.pos.col), (Some("get"), 1, 22), "--opt {opt}");
+                assert_eq!(e.to_string(), "index 5 is out of bounds for a sequence of length 2");
+                assert!(!e.backtrace.truncated);
             }
             other => panic!("--opt {opt}: {other:?}"),
         }

@@ -26,17 +26,50 @@ fn cases() -> Vec<PathBuf> {
 /// (`2>&1`; each stream is flushed before the other is written). Run from the package
 /// root so the file names in it are relative.
 fn transcript(file: &Path, opt: u8) -> String {
+    transcript_on(file, opt, "cpu")
+}
+
+/// [`transcript`] on `backend` (`cuda`: the kernels' CPU emulation).
+fn transcript_on(file: &Path, opt: u8, backend: &str) -> String {
     let rel = file.strip_prefix(env!("CARGO_MANIFEST_DIR")).expect("inside the package");
     let out = Command::new("sh")
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .arg("-c")
         .arg("exec \"$0\" \"$@\" 2>&1")
         .arg(env!("CARGO_BIN_EXE_nesl"))
-        .args(["--threads", "1", "--max-call-depth", "5000", "run", "--opt", &opt.to_string()])
+        .env_remove("NESL_CUDA_DISABLE")
+        .env("NESL_CUDA_EMULATE", "1")
+        .args(["--threads", "1", "--max-call-depth", "5000", "run", "--backend", backend, "--opt", &opt.to_string()])
         .arg(rel)
         .output()
         .expect("nesl runs");
     String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+/// The failed argument checks (their data come from the check record the program exits
+/// on) read the same on the CUDA backend (its kernels' CPU emulation, where available).
+#[test]
+fn failed_checks_read_the_same_on_the_cuda_backend() {
+    if let Err(e) = cvl_cuda::CudaCvl::new_emulated() {
+        eprintln!("SKIPPED: no kernel emulation ({e})");
+        return;
+    }
+    let mut failures = Vec::new();
+    for case in cases() {
+        let name = case.file_name().unwrap_or_default().to_string_lossy().into_owned();
+        let checks = ["01-", "02-", "03-", "09-", "12-", "19-", "20-", "21-"];
+        if !checks.iter().any(|c| name.starts_with(c)) {
+            continue;
+        }
+        let expected = std::fs::read_to_string(case.with_extension("expected")).expect("snapshot");
+        for opt in [0, 2] {
+            let got = transcript_on(&case, opt, "cuda");
+            if got != expected {
+                failures.push(format!("{name} at --opt {opt}:\n--- expected\n{expected}\n--- got\n{got}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]

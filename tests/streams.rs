@@ -35,7 +35,7 @@ fn results_on_stdout_errors_on_stderr() {
     let paragraphs: Vec<&str> = stderr.split("\n\n").filter(|p| !p.trim().is_empty()).collect();
     assert_eq!(paragraphs.len(), 4, "{stderr}");
     assert!(paragraphs.iter().all(|p| regression::compare::is_error_start(p)), "{stderr}");
-    assert!(paragraphs[0].contains("out of bounds") && paragraphs[2].contains("Divide by zero"), "{stderr}");
+    assert!(paragraphs[0].contains("out of bounds") && paragraphs[2].contains("division by zero"), "{stderr}");
 }
 
 /// `nesl run f.nesl | head -1`: the reader goes away after the first line; the run ends

@@ -158,7 +158,8 @@ pub fn inline(p: &Program) -> Result<Program, OptError> {
                 };
                 if let Some(g) = target {
                     let callee = &funcs[g];
-                    if g != fi && !recursive[g] && (size(callee) <= INLINE_SIZE_LIMIT || call_sites[g] == 1) {
+                    let small = size(callee) <= INLINE_SIZE_LIMIT || call_sites[g] == 1;
+                    if g != fi && !recursive[g] && small && !on_the_way_out(&f.body[i + 1..]) {
                         let k = callee.body.len().saturating_sub(1);
                         body.extend_from_slice(&callee.body[..k]);
                         // The callee's instructions keep their own positions (in the
@@ -191,6 +192,17 @@ pub fn inline(p: &Program) -> Result<Program, OptError> {
         reach[k - 1]
     });
     Ok(out)
+}
+
+/// Whether the code after a `CALL` (`rest`) reaches `EXIT` with no control flow on the
+/// way: a call in the failure branch of a NESL check, which runs at most once (the
+/// shared function filling in the check record stays a call rather than a copy in
+/// every check).
+fn on_the_way_out(rest: &[vcode::Instr]) -> bool {
+    rest.iter()
+        .map(|i| i.op.info().exec)
+        .find(|e| matches!(e, Exec::Call | Exec::Ret | Exec::If | Exec::Else | Exec::EndIf | Exec::Exit))
+        == Some(Exec::Exit)
 }
 
 /// Adds an inline site (the origin of a `CALL` being replaced by its callee's body) and

@@ -86,39 +86,98 @@ impl Source {
     }
 }
 
-/// Maps byte offsets of one source text to 1-based line and column numbers.
+/// Maps byte offsets of one source text to 1-based line and column numbers. Columns
+/// count characters, as rustc's do (and the snippets of rendered diagnostics): on a line
+/// with non-ASCII text they differ from byte offsets.
 #[derive(Clone, Debug)]
 pub struct LineIndex {
     line_starts: Vec<usize>,
+    /// The text, kept to count the characters of lines that are not all ASCII.
+    text: std::sync::Arc<str>,
+    /// Per line: whether it is all ASCII (its columns are byte offsets).
+    ascii: Vec<bool>,
 }
 
 impl LineIndex {
     /// Indexes `src`.
     pub fn new(src: &str) -> Self {
         let mut line_starts = vec![0];
+        let mut ascii = Vec::new();
+        let mut all_ascii = true;
         for (i, b) in src.bytes().enumerate() {
+            all_ascii &= b.is_ascii();
             if b == b'\n' {
                 line_starts.push(i + 1);
+                ascii.push(all_ascii);
+                all_ascii = true;
             }
         }
-        LineIndex { line_starts }
+        ascii.push(all_ascii);
+        LineIndex { line_starts, text: src.into(), ascii }
     }
 
-    /// The byte offset of a 1-based (line, column) position (clamped to the text of
-    /// `len` bytes).
+    /// The byte offset of a 1-based (line, column) position, the column counted in
+    /// characters (clamped to the text of `len` bytes).
     pub fn offset(&self, line: usize, col: usize, len: usize) -> usize {
-        match line.checked_sub(1).and_then(|l| self.line_starts.get(l)) {
-            Some(&start) => (start + col.saturating_sub(1)).min(len),
-            None => len,
-        }
+        let Some(l) = line.checked_sub(1).filter(|&l| l < self.line_starts.len()) else { return len };
+        let start = self.line_starts[l];
+        let k = col.saturating_sub(1);
+        let at = if self.ascii[l] {
+            start + k
+        } else {
+            let end = self.line_starts.get(l + 1).copied().unwrap_or(self.text.len());
+            let line_text = self.text.get(start..end).unwrap_or("");
+            match line_text.char_indices().nth(k) {
+                Some((b, _)) => start + b,
+                None => start + line_text.len() + k.saturating_sub(line_text.chars().count()),
+            }
+        };
+        at.min(len)
     }
 
-    /// 1-based (line, column) of a byte offset; the column counts bytes.
+    /// 1-based (line, column) of a byte offset; the column counts characters (an offset
+    /// inside a character is that character's column).
     pub fn line_col(&self, offset: usize) -> (usize, usize) {
         let line = match self.line_starts.binary_search(&offset) {
             Ok(l) => l,
             Err(l) => l - 1,
         };
-        (line + 1, offset - self.line_starts[line] + 1)
+        let start = self.line_starts[line];
+        if self.ascii[line] {
+            return (line + 1, offset - start + 1);
+        }
+        let mut end = offset.min(self.text.len());
+        while !self.text.is_char_boundary(end) {
+            end -= 1;
+        }
+        let chars = self.text.get(start..end.max(start)).map_or(0, |t| t.chars().count());
+        (line + 1, chars + 1)
+    }
+}
+
+#[cfg(test)]
+mod line_index_tests {
+    use super::LineIndex;
+
+    #[test]
+    fn columns_count_characters_on_non_ascii_lines() {
+        let src = "x = 1;\ny = \"h\u{e9}llo\"[9] + \u{1f600};\nz;";
+        let idx = LineIndex::new(src);
+        // `[` of line 2: `y = "h`, `é` (2 bytes), `llo"`: character 12, byte 13.
+        let bracket = src.find('[').unwrap();
+        assert_eq!(idx.line_col(bracket), (2, 12));
+        assert_eq!(idx.offset(2, 12, src.len()), bracket);
+        // Past the 4-byte emoji.
+        let semi = src.find("\u{1f600};").unwrap() + 4;
+        let (l, c) = idx.line_col(semi);
+        assert_eq!((l, c), (2, 19));
+        assert_eq!(idx.offset(l, c, src.len()), semi);
+        // ASCII lines: bytes and characters agree.
+        assert_eq!(idx.line_col(src.len() - 1), (3, 2));
+        assert_eq!(idx.offset(3, 2, src.len()), src.len() - 1);
+        assert_eq!(idx.offset(1, 1, src.len()), 0);
+        // Out of range: clamped, never a panic.
+        assert_eq!(idx.offset(9, 1, src.len()), src.len());
+        assert_eq!(idx.offset(2, 500, src.len()), src.len());
     }
 }

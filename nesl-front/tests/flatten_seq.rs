@@ -70,8 +70,8 @@ fn datatypes_and_pairs() {
 
 #[test]
 fn runtime_errors_exit() {
-    assert_eq!(one("[1, 2, 3][5];"), "EXIT:RUNTIME ERROR: Sequence reference (a[i]) out of bounds.");
-    assert_eq!(one("{a + b : a in [1, 2]; b in [1]};"), "EXIT:RUNTIME ERROR: Length mismatch in an apply-to-each.");
-    assert_eq!(one("7 / 0;"), "EXIT:RUNTIME ERROR: Divide by zero.");
-    assert_eq!(one("{10 / x : x in [1, 0]};"), "EXIT:RUNTIME ERROR: Divide by zero.");
+    assert_eq!(one("[1, 2, 3][5];"), "EXIT:CHECK: index 5 is out of bounds for a sequence of length 3");
+    assert_eq!(one("{a + b : a in [1, 2]; b in [1]};"), "EXIT:CHECK: length mismatch: a sequence of length 2 with one of length 1");
+    assert_eq!(one("7 / 0;"), "EXIT:CHECK: division by zero");
+    assert_eq!(one("{10 / x : x in [1, 0]};"), "EXIT:CHECK: division by zero");
 }

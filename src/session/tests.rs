@@ -151,7 +151,7 @@ fn errors_are_paragraphs_and_evaluation_goes_on() {
     for want in ["it = 2 : int", "it = 3 : int", "it = 4 : int"] {
         assert!(lines.contains(&want), "missing {want:?} in\n{text}");
     }
-    assert!(text.contains("RUNTIME ERROR"), "{text}");
+    assert!(text.contains("runtime error: index 5 is out of bounds for a sequence of length 3"), "{text}");
     // Every error paragraph ends with a blank line before the next result.
     for (i, l) in lines.iter().enumerate() {
         if l.starts_with("it = ") && i > 0 {

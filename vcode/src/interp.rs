@@ -53,6 +53,8 @@ pub(crate) struct Decoded {
     ty: Option<Ty>,
     pub(crate) ins: &'static [Pat],
     pub(crate) arg: Arg,
+    /// A `WRITE` that can only be followed by `EXIT` (see [`mark_held_writes`]).
+    held: bool,
 }
 
 /// A program decoded for execution.
@@ -119,7 +121,7 @@ pub(crate) fn decode(p: &Program) -> Result<Code, Trap> {
                 Effect::Fixed(i, _) => i,
                 Effect::Special => &[],
             };
-            code.push(Decoded { exec: info.exec, ty: ins.ty, ins: ins_pats, arg });
+            code.push(Decoded { exec: info.exec, ty: ins.ty, ins: ins_pats, arg, held: false });
             sites.push((fi, ii));
         }
         if !open.is_empty() {
@@ -129,6 +131,7 @@ pub(crate) fn decode(p: &Program) -> Result<Code, Trap> {
             return Err(link_error(format!("function {} does not end with RET", f.name)));
         }
         mark_tail_calls(&mut code[starts[fi]..], starts[fi]);
+        mark_held_writes(&mut code[starts[fi]..]);
     }
     if p.functions.is_empty() {
         return Err(link_error("no functions".into()));
@@ -158,6 +161,26 @@ fn mark_tail_calls(code: &mut [Decoded], base: usize) {
         };
         if tail {
             code[i].arg = Arg::Tail(t);
+        }
+    }
+}
+
+/// Marks the `WRITE`s of one function's decoded code whose next instructions, up to an
+/// `EXIT`, only compute (no control flow, no input or output): the failure branch of a
+/// compiled NESL check, which writes CMU's message and ends with `EXIT` on a check record
+/// ([`crate::trap::CheckFailure`]). The machine holds such a write's text back until the
+/// `EXIT`: on a check record it reports the record's data instead, otherwise (and on a
+/// trap on the way) the text is written as usual.
+fn mark_held_writes(code: &mut [Decoded]) {
+    let computes = |e: Exec| {
+        matches!(
+            e.family(),
+            "elementwise" | "scan" | "reduce" | "permute" | "vector-scalar" | "rank" | "pack" | "segdes" | "stack" | "const" | "fused"
+        )
+    };
+    for i in 0..code.len() {
+        if code[i].exec == Exec::Write {
+            code[i].held = code[i + 1..].iter().map(|d| d.exec).find(|&e| !computes(e)) == Some(Exec::Exit);
         }
     }
 }
@@ -237,6 +260,8 @@ pub(crate) struct Machine<'a, C: Cvl> {
     pub(crate) files: Files,
     timer: Instant,
     stats: OpStats,
+    /// Text of held-back `WRITE`s ([`mark_held_writes`]), written at the next `EXIT`.
+    held: String,
 }
 
 pub(crate) enum Flow {
@@ -369,7 +394,33 @@ impl<C: Cvl> Machine<'_, C> {
         }))
     }
 
+    /// Runs one decoded instruction.
     pub(crate) fn step(&mut self, d: &Decoded, prog: &Program, out: &mut dyn Write) -> Result<Flow, Trap> {
+        let r = self.step_one(d, prog, out);
+        if r.is_err() && !self.held.is_empty() {
+            // A trap between a held write and its EXIT: the text is not lost.
+            let text = std::mem::take(&mut self.held);
+            let _ = self.files.write(2, &text, out);
+        }
+        r
+    }
+
+    /// The check record ([`crate::trap::CheckFailure`]) on top of the stack, if that is
+    /// one.
+    fn check_record(&mut self) -> Option<crate::trap::CheckFailure> {
+        let v = match self.stack.last() {
+            Some(Value::Vec(v)) => v.clone(),
+            _ => return None,
+        };
+        let n = self.cvl.len(&v);
+        if !(2..=8).contains(&n) {
+            return None;
+        }
+        let r: Result<Vec<i64>, Trap> = (0..n).map(|i| self.cvl.get_int(&v, i)).collect();
+        crate::trap::CheckFailure::from_record(&r.ok()?)
+    }
+
+    fn step_one(&mut self, d: &Decoded, prog: &Program, out: &mut dyn Write) -> Result<Flow, Trap> {
         use crate::cvl::HostScalar as H;
         let ty = d.ty;
         match d.exec {
@@ -449,6 +500,17 @@ impl<C: Cvl> Machine<'_, C> {
             Exec::Exit => {
                 // Spec 6.3: EXIT ends the program with status 0, whatever the stack holds
                 // (compiled NESL pushes an INT before it; CMU's interpreter ignores it).
+                // A failed NESL check ends on its check record: reported as a trap with
+                // the record's data, in place of the message written (held) before it.
+                if let Some(c) = self.check_record() {
+                    self.held.clear();
+                    return Err(Trap::new(TrapKind::Check(c)));
+                }
+                if !self.held.is_empty() {
+                    let text = std::mem::take(&mut self.held);
+                    let r = self.files.write(2, &text, out);
+                    r.map_err(|e| Trap::new(TrapKind::Output(e)))?;
+                }
                 let status = 0;
                 return Ok(Flow::Exit(status));
             }
@@ -590,7 +652,12 @@ impl<C: Cvl> Machine<'_, C> {
                 let v = to_host_value(cvl, &s[0])?;
                 let fd = if d.exec == Exec::Write { 2 } else { cvl.get_int(vec_at(s, 1)?, 0)? };
                 let text = write_text(&v, ty);
-                let r = self.files.write(fd, &text, out).map(|_| Vec::new());
+                let r = if d.held {
+                    self.held.push_str(&text);
+                    Ok(Vec::new())
+                } else {
+                    self.files.write(fd, &text, out).map(|_| Vec::new())
+                };
                 self.io_result(r, Vec::new())?
             }
             Exec::Read | Exec::Fread => {
@@ -728,7 +795,7 @@ impl<'a, C: Cvl> Machine<'a, C> {
                 }
             }
         }
-        Ok(Machine { cvl, stack: Vec::new(), consts, files: Files::new(), timer: Instant::now(), stats: OpStats::default() })
+        Ok(Machine { cvl, stack: Vec::new(), consts, files: Files::new(), timer: Instant::now(), stats: OpStats::default(), held: String::new() })
     }
 }
 

@@ -54,7 +54,7 @@ pub use parse::{parse, ParseError};
 pub use resident::{run_resident, Resident, Residents};
 pub use print::{c_exp, float_literal, format_value, format_vinterp, WithOrigins};
 pub use step::{Location, SlotInfo, StepEvent, Stepper};
-pub use trap::{Frame, Trap, TrapKind, TrapSite};
+pub use trap::{CheckFailure, Frame, Trap, TrapKind, TrapSite};
 pub use verify::{analyze, verify, Analysis, FunctionInfo, Slot, VerifyError};
 
 /// Options of [`run`].

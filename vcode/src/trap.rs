@@ -59,6 +59,95 @@ pub enum TrapKind {
     /// A failure inside a vector library back end (e.g. a CUDA error).
     #[error("backend error: {0}")]
     Backend(String),
+    /// A run-time check of compiled NESL failed: the program ended with `EXIT` on a
+    /// check record (see [`CheckFailure::record`]).
+    #[error("{0}")]
+    Check(CheckFailure),
+}
+
+/// A failed NESL argument check with its data. Compiled NESL reports one by ending the
+/// program with `EXIT` on the INT vector `[CHECK_MARK, code, data...]` (the *check
+/// record*); the branch that does so first writes CMU's fixed message, so CMU's
+/// interpreter (which ignores what `EXIT` is given) prints that and stops, while this
+/// interpreter, which holds back a `WRITE` that can only be followed by `EXIT`, reports
+/// the record's data instead.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CheckFailure {
+    /// `a[i]`, `->`, `<-` and the like: an index outside its sequence.
+    Index {
+        /// The index.
+        index: i64,
+        /// The length of the sequence it indexes.
+        len: i64,
+    },
+    /// Sequences that must have equal lengths do not.
+    Lengths {
+        /// The length of the first.
+        first: i64,
+        /// The length of the other.
+        other: i64,
+    },
+    /// Division (or remainder) by zero.
+    DivideByZero,
+}
+
+/// The first element of a check record: `NESL` in ASCII (fits CMU's 32-bit INT).
+pub const CHECK_MARK: i64 = 0x4E45_534C;
+
+impl CheckFailure {
+    /// The record's code for this kind of failure.
+    pub fn code(&self) -> i64 {
+        match self {
+            CheckFailure::Index { .. } => 1,
+            CheckFailure::Lengths { .. } => 2,
+            CheckFailure::DivideByZero => 3,
+        }
+    }
+
+    /// How many data follow the code in a record of kind `code` (`None`: no such kind).
+    pub fn data_len(code: i64) -> Option<usize> {
+        match code {
+            1 | 2 => Some(2),
+            3 => Some(0),
+            _ => None,
+        }
+    }
+
+    /// The check record `[CHECK_MARK, code, data...]`.
+    pub fn record(&self) -> Vec<i64> {
+        let data = match *self {
+            CheckFailure::Index { index, len } => vec![index, len],
+            CheckFailure::Lengths { first, other } => vec![first, other],
+            CheckFailure::DivideByZero => vec![],
+        };
+        let mut r = vec![CHECK_MARK, self.code()];
+        r.extend(data);
+        r
+    }
+
+    /// Reads a check record; `None` when `r` is not one.
+    pub fn from_record(r: &[i64]) -> Option<Self> {
+        let (head, data) = (r.get(..2)?, r.get(2..)?);
+        let code = head[1];
+        if head[0] != CHECK_MARK || Self::data_len(code) != Some(data.len()) {
+            return None;
+        }
+        Some(match code {
+            1 => CheckFailure::Index { index: data[0], len: data[1] },
+            2 => CheckFailure::Lengths { first: data[0], other: data[1] },
+            _ => CheckFailure::DivideByZero,
+        })
+    }
+}
+
+impl fmt::Display for CheckFailure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CheckFailure::Index { index, len } => write!(f, "index {index} is out of bounds for a sequence of length {len}"),
+            CheckFailure::Lengths { first, other } => write!(f, "length mismatch: a sequence of length {first} with one of length {other}"),
+            CheckFailure::DivideByZero => f.write_str("division by zero"),
+        }
+    }
 }
 
 /// Where a trap happened: the instruction, its function, its source position, its
@@ -155,5 +244,30 @@ impl std::error::Error for Trap {}
 impl From<TrapKind> for Trap {
     fn from(kind: TrapKind) -> Self {
         Trap::new(kind)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_records_round_trip_and_reject_other_vectors() {
+        let all = [
+            CheckFailure::Index { index: 5, len: 2 },
+            CheckFailure::Lengths { first: 3, other: 2 },
+            CheckFailure::DivideByZero,
+        ];
+        for c in all {
+            assert_eq!(CheckFailure::from_record(&c.record()), Some(c.clone()));
+        }
+        assert_eq!(
+            CheckFailure::Index { index: 5, len: 2 }.to_string(),
+            "index 5 is out of bounds for a sequence of length 2"
+        );
+        assert_eq!(CheckFailure::from_record(&[1]), None);
+        assert_eq!(CheckFailure::from_record(&[CHECK_MARK + 1, 3]), None);
+        assert_eq!(CheckFailure::from_record(&[CHECK_MARK, 1, 5]), None);
+        assert_eq!(CheckFailure::from_record(&[CHECK_MARK, 9]), None);
     }
 }

@@ -56,3 +56,32 @@ fn the_stepper_reports_the_stack_too() {
     assert_eq!(s.line, 10);
     assert_eq!(s.stack.len(), 2);
 }
+
+/// A failed NESL check: CMU's message written, then `EXIT` on a check record. The
+/// message is held back and the record's data reported as a trap at the `EXIT`.
+#[test]
+fn exit_on_a_check_record_is_a_trap_with_its_data_and_no_message() {
+    let src = "FUNC MAIN\nCONST INT (1313166156 1 5 2)\nCONST CHAR \"\nRUNTIME ERROR: Sequence reference (a[i]) out of bounds.\n\"\nWRITE CHAR\nPOP 2 0\nEXIT\nRET\n";
+    let p = parse(src).unwrap();
+    let mut out = Vec::new();
+    let t = run(&p, &mut CpuCvl::new(), &mut out, &RunOptions::default()).unwrap_err();
+    assert_eq!(t.kind, vcode::TrapKind::Check(vcode::CheckFailure::Index { index: 5, len: 2 }));
+    assert_eq!(t.kind.to_string(), "index 5 is out of bounds for a sequence of length 2");
+    assert_eq!(t.site.expect("site").instr, "EXIT");
+    assert!(out.is_empty(), "{}", String::from_utf8_lossy(&out));
+}
+
+/// A write that only `EXIT` follows, without a check record (hand-written VCODE, or a
+/// record that is not one): its text is written as usual, and so it is when a trap
+/// comes between the write and the `EXIT`.
+#[test]
+fn a_write_before_a_plain_exit_or_a_trap_is_still_written() {
+    for (status, exited) in [("CONST INT 1", true), ("CONST INT (1313166156 1 5)", true), ("CONST INT 0\nCONST INT 0\n/ INT", false)] {
+        let src = format!("FUNC MAIN\nCONST CHAR \"bye\"\nWRITE CHAR\nPOP 2 0\n{status}\nEXIT\nRET\n");
+        let p = parse(&src).unwrap();
+        let mut out = Vec::new();
+        let r = run(&p, &mut CpuCvl::new(), &mut out, &RunOptions::default());
+        assert_eq!(r.is_ok(), exited, "{status}");
+        assert_eq!(String::from_utf8_lossy(&out), "bye", "{status}");
+    }
+}

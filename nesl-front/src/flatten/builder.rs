@@ -122,6 +122,12 @@ impl FunBuilder {
         self.record(Opcode::Exit.into(), &[one], 1);
     }
 
+    /// Stops the program with `EXIT` on `status` (a failed check's record: see
+    /// [`vcode::CheckFailure`]).
+    pub(crate) fn exit_with(&mut self, status: Slot) {
+        self.record(Opcode::Exit.into(), &[status], 1);
+    }
+
     /// Records `CONST c` and returns its slot.
     pub(crate) fn konst(&mut self, c: Const) -> Slot {
         self.op1(Instr::konst(c), &[])

@@ -545,6 +545,64 @@ impl<'a> Compiler<'a> {
         self.fail_if(fb, bad, msg);
     }
 
+    /// [`Self::check_all`] for a check whose failure carries data: `data` holds, per
+    /// element of `ok`, the INT values that a failure of kind `code` reports
+    /// ([`vcode::CheckFailure::data_len`] of them). The failure branch writes CMU's
+    /// message `msg` and ends with `EXIT` on the check record of the first failing
+    /// element, `[CHECK_MARK, code, data...]`: CMU's interpreter prints the message and
+    /// stops (it ignores what `EXIT` is given); ours reports the data instead.
+    pub(crate) fn check_all_data(&mut self, fb: &mut FunBuilder, ok: Slot, seg: Slot, msg: &str, code: i64, data: &[Slot]) {
+        if !self.arg_check {
+            return;
+        }
+        debug_assert_eq!(vcode::CheckFailure::data_len(code), Some(data.len()));
+        let all = fb.op1(O::AndReduce.t(Ty::Bool), &[ok, seg]);
+        let bad = fb.op1(O::Not.t(Ty::Bool), &[all]);
+        let m = fb.begin_if(bad);
+        let mut head = vec![vcode::trap::CHECK_MARK, code];
+        head.resize(2 + data.len(), 0);
+        let mut rec = fb.konst(Const::ints(head));
+        if !data.is_empty() {
+            // One shared function fills the record in (the optimiser does not inline a
+            // call on the way to `EXIT`): each check costs a call, not its body.
+            let f = self.check_record_fn(data.len());
+            let mut args = vec![rec, ok, seg];
+            args.extend_from_slice(data);
+            rec = fb.call(&f, &args, 1)[0];
+        }
+        fb.write_text(&format!("\nRUNTIME ERROR: {msg}\n"));
+        fb.exit_with(rec);
+        fb.end_exit_if(m);
+    }
+
+    /// The function `CHECK_RECORD_<n I>` (`rec ok seg d1 .. dn -> rec`): the check record
+    /// `rec` with its `n` data replaced by those of the first element where the BOOL
+    /// vector `ok` (over the one-segment descriptor `seg`) is false. (Its name ends in a
+    /// letter, so no NESL function's label, which ends in digits, is the same.)
+    fn check_record_fn(&mut self, n: usize) -> String {
+        let key = format!("CHECK_RECORD_{}", "I".repeat(n));
+        if self.helpers.contains_key(&key) {
+            return key;
+        }
+        self.helpers.insert(key.clone(), key.clone());
+        let (mut fb, args) = FunBuilder::new(3 + n);
+        let (mut rec, ok, seg) = (args[0], args[1], args[2]);
+        let nok = fb.op1(O::Not.t(Ty::Bool), &[ok]);
+        let io = self.iota(&mut fb, seg);
+        let p = fb.op(O::Pack.t(Ty::Int), &[io, nok, seg]);
+        let z = self.cint(&mut fb, 0);
+        let first = fb.op1(O::Extract.t(Ty::Int), &[p[0], z, p[1]]);
+        let len = self.cint(&mut fb, 2 + n as i64);
+        let rs = fb.op1(O::MakeSegdes, &[len]);
+        for (k, &d) in args[3..].iter().enumerate() {
+            let v = fb.op1(O::Extract.t(Ty::Int), &[d, first, seg]);
+            let at = self.cint(&mut fb, 2 + k as i64);
+            rec = fb.op1(O::Replace.t(Ty::Int), &[rec, at, v, rs]);
+        }
+        self.funcs.push(fb.finish(&key, &[rec]));
+        key
+    }
+
     // ----- function instances -----
 
     /// Calls function `name` of `origin` on `arg` (of type `aty`) in `ctx`: its serial
@@ -1304,7 +1362,7 @@ impl<'a> Compiler<'a> {
                 let (sg, _) = v.seq();
                 let l = fb.op1(O::Lengths, &[sg]);
                 let ok = fb.op1(O::Eq.t(Ty::Int), &[l0, l]);
-                self.check_all(fb, ok, ctx.seg, "Length mismatch in an apply-to-each.");
+                self.check_all_data(fb, ok, ctx.seg, "Length mismatch in an apply-to-each.", 2, &[l0, l]);
             }
         }
         let lens = fb.op1(O::Lengths, &[seg0]);

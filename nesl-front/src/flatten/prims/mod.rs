@@ -211,15 +211,14 @@ impl Compiler<'_> {
         if !self.arg_check {
             return;
         }
-        let bad = match iseg {
+        // A failure reports an offending index and its sequence's length.
+        let (ok, index) = match iseg {
             None => {
                 // Element-wise, so that the optimiser fuses the comparisons.
                 let z = self.int_in(fb, ctx, 0);
                 let ok1 = fb.op1(O::Ge.t(Ty::Int), &[i, z]);
                 let ok2 = fb.op1(O::Lt.t(Ty::Int), &[i, len]);
-                let ok = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
-                let all = fb.op1(O::AndReduce.t(Ty::Bool), &[ok, ctx.seg]);
-                fb.op1(O::Not.t(Ty::Bool), &[all])
+                (fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]), i)
             }
             Some(s) => {
                 // An empty segment reduces to the identities (MIN: large, MAX: negative).
@@ -229,10 +228,11 @@ impl Compiler<'_> {
                 let b1 = fb.op1(O::Lt.t(Ty::Int), &[mn, zk]);
                 let b2 = fb.op1(O::Ge.t(Ty::Int), &[mx, len]);
                 let b = fb.op1(O::Or.t(Ty::Bool), &[b1, b2]);
-                fb.op1(O::OrReduce.t(Ty::Bool), &[b, ctx.seg])
+                let worst = fb.op1(O::Select.t(Ty::Int), &[b1, mn, mx]);
+                (fb.op1(O::Not.t(Ty::Bool), &[b]), worst)
             }
         };
-        self.fail_if(fb, bad, msg);
+        self.check_all_data(fb, ok, ctx.seg, msg, 1, &[index, len]);
     }
 
     /// `v[i]` per instance, with the bounds check.

@@ -154,7 +154,7 @@ impl Compiler<'_> {
             };
             let n = fb.op1(O::Length.t(Ty::Bool), &[ok]);
             let s1 = fb.op1(O::MakeSegdes, &[n]);
-            self.check_all(fb, ok, s1, msg);
+            self.check_all_data(fb, ok, s1, msg, 1, &[ix, ldv]);
         }
         // Source ids (global positions of the values), scattered into a vector of -1.
         let nv = fb.op1(O::Length.t(Ty::Int), &[ix]);

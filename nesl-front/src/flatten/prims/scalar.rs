@@ -72,7 +72,7 @@ impl Compiler<'_> {
                 if self.arg_check {
                     let z = self.const_in(fb, ctx, num(k1, 0));
                     let ok = fb.op1(O::Ne.t(kw), &[b.one(), z]);
-                    self.check_all(fb, ok, ctx.seg, "Divide by zero.");
+                    self.check_all_data(fb, ok, ctx.seg, "Divide by zero.", 3, &[]);
                 }
                 bin!(O::Div.t(kw))
             }
@@ -117,7 +117,7 @@ impl Compiler<'_> {
                     let z = self.int_in(fb, ctx, 0);
                     let ok = fb.op1(O::Ne.t(Ty::Int), &[b.one(), z]);
                     let msg = format!("Divide by zero in function {}.", name.to_uppercase());
-                    self.check_all(fb, ok, ctx.seg, &msg);
+                    self.check_all_data(fb, ok, ctx.seg, &msg, 3, &[]);
                 }
                 let r = fb.op1(O::Mod, &[a.one(), b.one()]);
                 if name == "rem" {

@@ -69,7 +69,7 @@ impl Compiler<'_> {
                     let ok1 = fb.op1(O::Ge.t(Ty::Int), &[i.one(), z]);
                     let ok2 = fb.op1(O::Lt.t(Ty::Int), &[i.one(), lens]);
                     let ok = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
-                    self.check_all(fb, ok, ctx.seg, "Sequence reference (a[i]) out of bounds.");
+                    self.check_all_data(fb, ok, ctx.seg, "Sequence reference (a[i]) out of bounds.", 1, &[i.one(), lens]);
                 }
                 let sh = self.shape(fb, ctx, seg, lens);
                 let id = fb.op1(O::Dist.t(Ty::Int), &[i.one(), sh.rseg]);
@@ -99,7 +99,7 @@ impl Compiler<'_> {
                         let (sg, _) = p.seq();
                         let l = fb.op1(O::Lengths, &[sg]);
                         let ok = fb.op1(O::Eq.t(Ty::Int), &[l0, l]);
-                        self.check_all(fb, ok, ctx.seg, "Length mismatch in function ZIP.");
+                        self.check_all_data(fb, ok, ctx.seg, "Length mismatch in function ZIP.", 2, &[l0, l]);
                     }
                 }
                 let mut s = vec![seg0];
