@@ -89,6 +89,22 @@ pub enum CheckFailure {
     },
     /// Division (or remainder) by zero.
     DivideByZero,
+    /// `subseq(a, start, end)`: a range that does not fit in the sequence.
+    Range {
+        /// The first position.
+        start: i64,
+        /// The position past the last.
+        end: i64,
+        /// The length of the sequence.
+        len: i64,
+    },
+    /// `take` and `drop`: more elements (or, negative, from the end) than the sequence has.
+    Count {
+        /// The count asked for.
+        count: i64,
+        /// The length of the sequence.
+        len: i64,
+    },
 }
 
 /// The first element of a check record: `NESL` in ASCII (fits CMU's 32-bit INT).
@@ -101,14 +117,17 @@ impl CheckFailure {
             CheckFailure::Index { .. } => 1,
             CheckFailure::Lengths { .. } => 2,
             CheckFailure::DivideByZero => 3,
+            CheckFailure::Range { .. } => 4,
+            CheckFailure::Count { .. } => 5,
         }
     }
 
     /// How many data follow the code in a record of kind `code` (`None`: no such kind).
     pub fn data_len(code: i64) -> Option<usize> {
         match code {
-            1 | 2 => Some(2),
+            1 | 2 | 5 => Some(2),
             3 => Some(0),
+            4 => Some(3),
             _ => None,
         }
     }
@@ -119,6 +138,8 @@ impl CheckFailure {
             CheckFailure::Index { index, len } => vec![index, len],
             CheckFailure::Lengths { first, other } => vec![first, other],
             CheckFailure::DivideByZero => vec![],
+            CheckFailure::Range { start, end, len } => vec![start, end, len],
+            CheckFailure::Count { count, len } => vec![count, len],
         };
         let mut r = vec![CHECK_MARK, self.code()];
         r.extend(data);
@@ -135,6 +156,8 @@ impl CheckFailure {
         Some(match code {
             1 => CheckFailure::Index { index: data[0], len: data[1] },
             2 => CheckFailure::Lengths { first: data[0], other: data[1] },
+            4 => CheckFailure::Range { start: data[0], end: data[1], len: data[2] },
+            5 => CheckFailure::Count { count: data[0], len: data[1] },
             _ => CheckFailure::DivideByZero,
         })
     }
@@ -146,6 +169,12 @@ impl fmt::Display for CheckFailure {
             CheckFailure::Index { index, len } => write!(f, "index {index} is out of bounds for a sequence of length {len}"),
             CheckFailure::Lengths { first, other } => write!(f, "length mismatch: a sequence of length {first} with one of length {other}"),
             CheckFailure::DivideByZero => f.write_str("division by zero"),
+            CheckFailure::Range { start, end, len } => {
+                write!(f, "the range {start} to {end} does not fit in a sequence of length {len}")
+            }
+            CheckFailure::Count { count, len } => {
+                write!(f, "{} elements asked of a sequence of length {len}", count.unsigned_abs())
+            }
         }
     }
 }
@@ -257,6 +286,8 @@ mod tests {
             CheckFailure::Index { index: 5, len: 2 },
             CheckFailure::Lengths { first: 3, other: 2 },
             CheckFailure::DivideByZero,
+            CheckFailure::Range { start: 2, end: 9, len: 4 },
+            CheckFailure::Count { count: -7, len: 3 },
         ];
         for c in all {
             assert_eq!(CheckFailure::from_record(&c.record()), Some(c.clone()));
@@ -265,6 +296,11 @@ mod tests {
             CheckFailure::Index { index: 5, len: 2 }.to_string(),
             "index 5 is out of bounds for a sequence of length 2"
         );
+        assert_eq!(
+            CheckFailure::Count { count: -7, len: 3 }.to_string(),
+            "7 elements asked of a sequence of length 3"
+        );
+        assert_eq!(CheckFailure::from_record(&[CHECK_MARK, 4, 1, 2]), None);
         assert_eq!(CheckFailure::from_record(&[1]), None);
         assert_eq!(CheckFailure::from_record(&[CHECK_MARK + 1, 3]), None);
         assert_eq!(CheckFailure::from_record(&[CHECK_MARK, 1, 5]), None);
