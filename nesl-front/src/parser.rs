@@ -175,28 +175,25 @@ pub fn is_incomplete(src: &str) -> bool {
 /// Parses one expression (no terminator).
 pub fn parse_expr(src: &str) -> Result<Expr, Vec<Diagnostic>> {
     let lexed = lexer::lex(src);
-    let parser = grammar::ExprOnlyParser::new();
     let tokens = lexed.tokens.iter().cloned().map(Ok::<Spanned, ActionError>);
-    parser.parse(src, tokens).map_err(|e| {
-        let (diag, at) = error_diagnostic(src, &lexed, &lexed.tokens, e);
-        let mut diags = vec![diag];
-        diags.extend(lex_diags_after(&lexed, &lexed.tokens, at));
-        diags
-    })
+    grammar::ExprOnlyParser::new().parse(src, tokens).map_err(|e| whole_input_diags(src, &lexed, e))
+}
+
+/// The diagnostics of a parser run over all of `lexed`: the parse error, then the lexical
+/// errors after the place it stopped.
+fn whole_input_diags(src: &str, lexed: &Lexed, e: GrammarError) -> Vec<Diagnostic> {
+    let (diag, at) = error_diagnostic(src, lexed, &lexed.tokens, e);
+    let mut diags = vec![diag];
+    diags.extend(lex_diags_after(lexed, &lexed.tokens, at));
+    diags
 }
 
 /// Parses one type with its optional context, `t :: (a in number; ...)` (no terminator):
 /// the grammar of a function's declared type.
 pub fn parse_type(src: &str) -> Result<TypeSpec, Vec<Diagnostic>> {
     let lexed = lexer::lex(src);
-    let parser = grammar::TypeOnlyParser::new();
     let tokens = lexed.tokens.iter().cloned().map(Ok::<Spanned, ActionError>);
-    parser.parse(src, tokens).map_err(|e| {
-        let (diag, at) = error_diagnostic(src, &lexed, &lexed.tokens, e);
-        let mut diags = vec![diag];
-        diags.extend(lex_diags_after(&lexed, &lexed.tokens, at));
-        diags
-    })
+    grammar::TypeOnlyParser::new().parse(src, tokens).map_err(|e| whole_input_diags(src, &lexed, e))
 }
 
 // ---------------------------------------------------------------------------------------

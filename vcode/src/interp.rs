@@ -178,9 +178,15 @@ fn mark_held_writes(code: &mut [Decoded]) {
             "elementwise" | "scan" | "reduce" | "permute" | "vector-scalar" | "rank" | "pack" | "segdes" | "stack" | "const" | "fused"
         )
     };
-    for i in 0..code.len() {
-        if code[i].exec == Exec::Write {
-            code[i].held = code[i + 1..].iter().map(|d| d.exec).find(|&e| !computes(e)) == Some(Exec::Exit);
+    // One backward pass: `next` is the first instruction after `i` that is not a
+    // computation.
+    let mut next: Option<Exec> = None;
+    for d in code.iter_mut().rev() {
+        if d.exec == Exec::Write {
+            d.held = next == Some(Exec::Exit);
+        }
+        if !computes(d.exec) {
+            next = Some(d.exec);
         }
     }
 }
