@@ -3,8 +3,9 @@
 //! the macros that pick a kernel's instantiation from a vector's type, and the argument
 //! checks the kernels share.
 
-use crate::cvl::VType;
-use crate::trap::Trap;
+use crate::cvl::{HostScalar, VType};
+use crate::trap::{Trap, TrapKind};
+use std::mem::MaybeUninit;
 
 /// The storage of one CPU vector.
 #[derive(Debug, Clone, PartialEq)]
@@ -98,10 +99,15 @@ pub trait Elem: Copy + Default + PartialOrd + Send + Sync + std::fmt::Debug + 's
     fn slice_of(v: &[Self]) -> Slice<'_>;
     /// Views a borrowed run as this type.
     fn of_slice(s: Slice<'_>) -> Option<&[Self]>;
+    /// Uninitialised storage of this type as a kernel's output.
+    fn out(o: &mut [MaybeUninit<Self>]) -> Out<'_>;
+    /// `if c { x } else { y }` without a branch (so that a loop of them vectorises and
+    /// unpredictable flags cost nothing).
+    fn pick(c: bool, x: Self, y: Self) -> Self;
 }
 
 macro_rules! elem {
-    ($t:ty, $var:ident) => {
+    ($t:ty, $var:ident, $pick:expr) => {
         impl Elem for $t {
             const VT: VType = VType::$var;
             fn wrap(v: Vec<Self>) -> Data {
@@ -128,12 +134,123 @@ macro_rules! elem {
                     _ => None,
                 }
             }
+            fn out(o: &mut [MaybeUninit<Self>]) -> Out<'_> {
+                Out::$var(o)
+            }
+            #[inline(always)]
+            fn pick(c: bool, x: Self, y: Self) -> Self {
+                ($pick)(c, x, y)
+            }
         }
     };
 }
-elem!(i64, Int);
-elem!(f64, Float);
-elem!(bool, Bool);
+elem!(i64, Int, |c: bool, x: i64, y: i64| {
+    let m = -(c as i64);
+    (x & m) | (y & !m)
+});
+elem!(f64, Float, |c: bool, x: f64, y: f64| {
+    let m = (c as u64).wrapping_neg();
+    f64::from_bits((x.to_bits() & m) | (y.to_bits() & !m))
+});
+elem!(bool, Bool, |c: bool, x: bool, y: bool| (c & x) | (!c & y));
+
+/// One operand of an element-wise kernel: a run of elements, or a constant standing for
+/// any number of them.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum V<'a, T> {
+    /// Elements.
+    S(&'a [T]),
+    /// A constant.
+    K(T),
+}
+
+/// An operand of an element-wise kernel, of any element type.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Val<'a> {
+    Int(V<'a, i64>),
+    Float(V<'a, f64>),
+    Bool(V<'a, bool>),
+}
+
+impl<'a> Val<'a> {
+    pub(super) fn of(s: Slice<'a>) -> Val<'a> {
+        match s {
+            Slice::Int(v) => Val::Int(V::S(v)),
+            Slice::Float(v) => Val::Float(V::S(v)),
+            Slice::Bool(v) => Val::Bool(V::S(v)),
+        }
+    }
+    pub(super) fn konst(c: HostScalar) -> Val<'a> {
+        match c {
+            HostScalar::Int(x) => Val::Int(V::K(x)),
+            HostScalar::Float(x) => Val::Float(V::K(x)),
+            HostScalar::Bool(x) => Val::Bool(V::K(x)),
+        }
+    }
+    pub(super) fn vtype(&self) -> VType {
+        match self {
+            Val::Int(_) => VType::Int,
+            Val::Float(_) => VType::Float,
+            Val::Bool(_) => VType::Bool,
+        }
+    }
+}
+
+/// Uninitialised storage a kernel writes every element of.
+#[allow(missing_docs)]
+#[derive(Debug)]
+pub enum Out<'a> {
+    Int(&'a mut [MaybeUninit<i64>]),
+    Float(&'a mut [MaybeUninit<f64>]),
+    Bool(&'a mut [MaybeUninit<bool>]),
+}
+
+impl Out<'_> {
+    pub(super) fn vtype(&self) -> VType {
+        match self {
+            Out::Int(_) => VType::Int,
+            Out::Float(_) => VType::Float,
+            Out::Bool(_) => VType::Bool,
+        }
+    }
+}
+
+/// Makes `d` a vector of `n` elements of type `rt` written by `fill`, reusing its storage
+/// (a register of the superoperator evaluator, or a short result). `fill` must write every
+/// element when it returns `Ok`; on `Err` `d` is left empty.
+pub(super) fn write_data(d: &mut Data, rt: VType, n: usize, fill: impl FnOnce(Out<'_>) -> Result<(), Trap>) -> Result<(), Trap> {
+    fn room<T: Elem>(v: &mut Vec<T>, n: usize) -> Result<(), Trap> {
+        v.clear();
+        if v.capacity() < n {
+            crate::memory::check(n, n.saturating_mul(std::mem::size_of::<T>()))?;
+            v.try_reserve_exact(n)
+                .map_err(|_| Trap::new(TrapKind::OutOfMemory(format!("cannot allocate {n} elements"))))?;
+        }
+        Ok(())
+    }
+    if d.vtype() != rt {
+        *d = match rt {
+            VType::Int => Data::Int(Vec::new()),
+            VType::Float => Data::Float(Vec::new()),
+            VType::Bool => Data::Bool(Vec::new()),
+        };
+    }
+    macro_rules! go {
+        ($v:ident, $var:ident) => {{
+            room($v, n)?;
+            fill(Out::$var(&mut $v.spare_capacity_mut()[..n]))?;
+            // SAFETY: `fill` returned `Ok`, so it wrote all `n` elements (its contract),
+            // and the capacity is at least `n`.
+            unsafe { $v.set_len(n) };
+        }};
+    }
+    match d {
+        Data::Int(v) => go!(v, Int),
+        Data::Float(v) => go!(v, Float),
+        Data::Bool(v) => go!(v, Bool),
+    }
+    Ok(())
+}
 
 /// Maximum and minimum, shared by `i64` and `f64` (for floats, a NaN operand `b` is
 /// never chosen).

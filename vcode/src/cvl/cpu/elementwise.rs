@@ -2,38 +2,49 @@
 //! `SELECT` on chunks (used directly for short vectors and by the superoperator
 //! evaluator for long ones), and their in-place forms.
 
-use super::data::{unsupported, Data, Elem, Num, Slice};
+use super::data::{unsupported, write_data, Data, Elem, Num, Out, Slice, Val, V};
 use super::par::Par;
-use crate::cvl::{BinOp, UnOp};
+use crate::cvl::{BinOp, UnOp, VType};
 use crate::trap::{Trap, TrapKind};
+use std::mem::MaybeUninit;
 
-/// Reuses the storage of `out` for a vector of `T` (empty, capacity kept when the type
-/// matches).
-fn take<T: Elem>(out: &mut Data) -> Vec<T> {
-    match T::unwrap(std::mem::replace(out, Data::none())) {
-        Some(mut v) => {
-            v.clear();
-            v
+/// `out[i] = f(a[i])` (a constant operand gives one value everywhere).
+#[inline(always)]
+fn map1<A: Copy, R: Copy>(a: V<A>, out: &mut [MaybeUninit<R>], f: impl Fn(A) -> R) {
+    match a {
+        V::S(a) => {
+            let a = &a[..out.len()];
+            for (o, &x) in out.iter_mut().zip(a) {
+                o.write(f(x));
+            }
         }
-        None => Vec::new(),
+        V::K(x) => {
+            let y = f(x);
+            for o in out {
+                o.write(y);
+            }
+        }
     }
 }
 
-#[inline]
-fn map1<A: Copy, R: Elem>(a: &[A], out: &mut Data, f: impl Fn(A) -> R) {
-    let mut v = take::<R>(out);
-    v.extend(a.iter().map(|&x| f(x)));
-    *out = R::wrap(v);
+/// `out[i] = f(a[i], b[i])`, one loop per kind of operand (so that each vectorises).
+#[inline(always)]
+fn map2<A: Copy, R: Copy>(a: V<A>, b: V<A>, out: &mut [MaybeUninit<R>], f: impl Fn(A, A) -> R) {
+    let n = out.len();
+    match (a, b) {
+        (V::S(a), V::S(b)) => {
+            let (a, b) = (&a[..n], &b[..n]);
+            for i in 0..n {
+                out[i].write(f(a[i], b[i]));
+            }
+        }
+        (V::S(a), V::K(y)) => map1(V::S(a), out, |x| f(x, y)),
+        (V::K(x), V::S(b)) => map1(V::S(b), out, |y| f(x, y)),
+        (V::K(x), V::K(y)) => map1(V::K(x), out, |y2| f(y2, y)),
+    }
 }
 
-#[inline]
-fn map2<A: Copy, B: Copy, R: Elem>(a: &[A], b: &[B], out: &mut Data, f: impl Fn(A, B) -> R) {
-    let mut v = take::<R>(out);
-    v.extend(a.iter().zip(b).map(|(&x, &y)| f(x, y)));
-    *out = R::wrap(v);
-}
-
-fn compare<T: Elem>(op: BinOp, a: &[T], b: &[T], out: &mut Data, ordered: bool) -> bool {
+fn compare<T: Elem>(op: BinOp, a: V<T>, b: V<T>, out: &mut [MaybeUninit<bool>], ordered: bool) -> bool {
     match op {
         BinOp::Eq => map2(a, b, out, |x, y| x == y),
         BinOp::Ne => map2(a, b, out, |x, y| x != y),
@@ -131,28 +142,56 @@ pub(super) fn binary_check(op: BinOp, a: Slice, b: Slice) -> Result<(), Trap> {
         .map_err(|_| unsupported(&format!("`{}`", crate::fused::binop_name(op)), a.vtype()))
 }
 
-/// `out = a op b` element-wise (one chunk, on the calling thread).
+/// `out = a op b` element-wise over whole vectors (on the calling thread), reusing the
+/// storage of `out`.
 pub(super) fn binary_into(op: BinOp, a: Slice, b: Slice, out: &mut Data) -> Result<(), Trap> {
-    binary_lengths(op, a.len(), b.len())?;
-    let done = match (a, b) {
-        (Slice::Int(a), Slice::Int(b)) => {
-            if matches!(op, BinOp::Div | BinOp::Mod) && b.contains(&0) {
-                return Err(Trap::new(TrapKind::DivisionByZero));
+    binary_check(op, a, b)?;
+    let rt = if op.is_comparison() { VType::Bool } else { a.vtype() };
+    write_data(out, rt, a.len(), |o| binary_kernel(op, Val::of(a), Val::of(b), o))
+}
+
+/// `out = a op b` element-wise, `out` as long as the operands that are not constants:
+/// the one definition of every binary operator. Integer `/` and `%` trap on a zero
+/// divisor before anything is written.
+pub(super) fn binary_kernel(op: BinOp, a: Val, b: Val, out: Out) -> Result<(), Trap> {
+    let ty = a.vtype();
+    let done = match (a, b, out) {
+        (Val::Int(a), Val::Int(b), Out::Int(o)) => {
+            if matches!(op, BinOp::Div | BinOp::Mod) && !o.is_empty() {
+                let zero = match b {
+                    V::S(b) => b[..o.len()].contains(&0),
+                    V::K(y) => y == 0,
+                };
+                if zero {
+                    return Err(Trap::new(TrapKind::DivisionByZero));
+                }
             }
-            same_type_op!(i64, op, |f| map2(a, b, out, f)) || compare(op, a, b, out, true)
+            same_type_op!(i64, op, |f| map2(a, b, o, f))
         }
-        (Slice::Float(a), Slice::Float(b)) => {
-            same_type_op!(f64, op, |f| map2(a, b, out, f)) || compare(op, a, b, out, true)
+        (Val::Float(a), Val::Float(b), Out::Float(o)) => same_type_op!(f64, op, |f| map2(a, b, o, f)),
+        (Val::Bool(a), Val::Bool(b), Out::Bool(o)) => {
+            if op.is_comparison() {
+                compare(op, a, b, o, false)
+            } else {
+                same_type_op!(bool, op, |f| map2(a, b, o, f))
+            }
         }
-        (Slice::Bool(a), Slice::Bool(b)) => {
-            same_type_op!(bool, op, |f| map2(a, b, out, f)) || compare(op, a, b, out, false)
+        (Val::Int(a), Val::Int(b), Out::Bool(o)) => compare(op, a, b, o, true),
+        (Val::Float(a), Val::Float(b), Out::Bool(o)) => compare(op, a, b, o, true),
+        (a, b, o) => {
+            return Err(Trap::ty(format!(
+                "`{}` on {} and {} into {}",
+                crate::fused::binop_name(op),
+                a.vtype().name(),
+                b.vtype().name(),
+                o.vtype().name()
+            )))
         }
-        (a, b) => return binary_check(op, a, b),
     };
     if done {
         Ok(())
     } else {
-        Err(unsupported(&format!("`{}`", crate::fused::binop_name(op)), a.vtype()))
+        Err(unsupported(&format!("`{}`", crate::fused::binop_name(op)), ty))
     }
 }
 
@@ -217,33 +256,65 @@ pub(super) fn unary_in_place(par: &Par, op: UnOp, a: &mut Data) -> bool {
     true
 }
 
-/// `out = op a` element-wise (one chunk, on the calling thread).
+/// `out = op a` element-wise over a whole vector (on the calling thread), reusing the
+/// storage of `out`.
 pub(super) fn unary_into(op: UnOp, a: Slice, out: &mut Data) -> Result<(), Trap> {
-    match (op, a) {
-        (UnOp::Not, Slice::Int(a)) => map1(a, out, |x: i64| !x),
-        (UnOp::Not, Slice::Bool(a)) => map1(a, out, |x: bool| !x),
-        (UnOp::Floor, Slice::Float(a)) => map1(a, out, |x: f64| x.floor() as i64),
-        (UnOp::Ceil, Slice::Float(a)) => map1(a, out, |x: f64| x.ceil() as i64),
-        (UnOp::Trunc, Slice::Float(a)) => map1(a, out, |x: f64| x.trunc() as i64),
-        (UnOp::Round, Slice::Float(a)) => map1(a, out, |x: f64| (x + 0.5).trunc() as i64),
-        (UnOp::IToF, Slice::Int(a)) => map1(a, out, |x: i64| x as f64),
-        (UnOp::IToB, Slice::Int(a)) => map1(a, out, |x: i64| x != 0),
-        (UnOp::BToI, Slice::Bool(a)) => map1(a, out, i64::from),
-        (UnOp::Sqrt, Slice::Float(a)) => map1(a, out, f64::sqrt),
-        (op, Slice::Float(a)) if float_fn(op).is_some() => {
+    let rt = crate::fused::node_types(crate::fused::NodeKind::Unary(op), a.vtype())
+        .map_err(|_| unsupported(&format!("`{}`", crate::fused::unop_name(op)), a.vtype()))?;
+    write_data(out, rt, a.len(), |o| unary_kernel(op, Val::of(a), o))
+}
+
+/// `out = op a` element-wise: the one definition of every unary operator.
+pub(super) fn unary_kernel(op: UnOp, a: Val, out: Out) -> Result<(), Trap> {
+    match (op, a, out) {
+        (UnOp::Not, Val::Int(a), Out::Int(o)) => map1(a, o, |x: i64| !x),
+        (UnOp::Not, Val::Bool(a), Out::Bool(o)) => map1(a, o, |x: bool| !x),
+        (UnOp::Floor, Val::Float(a), Out::Int(o)) => map1(a, o, |x: f64| x.floor() as i64),
+        (UnOp::Ceil, Val::Float(a), Out::Int(o)) => map1(a, o, |x: f64| x.ceil() as i64),
+        (UnOp::Trunc, Val::Float(a), Out::Int(o)) => map1(a, o, |x: f64| x.trunc() as i64),
+        (UnOp::Round, Val::Float(a), Out::Int(o)) => map1(a, o, |x: f64| (x + 0.5).trunc() as i64),
+        (UnOp::IToF, Val::Int(a), Out::Float(o)) => map1(a, o, |x: i64| x as f64),
+        (UnOp::IToB, Val::Int(a), Out::Bool(o)) => map1(a, o, |x: i64| x != 0),
+        (UnOp::BToI, Val::Bool(a), Out::Int(o)) => map1(a, o, i64::from),
+        (UnOp::Sqrt, Val::Float(a), Out::Float(o)) => map1(a, o, f64::sqrt),
+        (op, Val::Float(a), Out::Float(o)) if float_fn(op).is_some() => {
             if let Some(f) = float_fn(op) {
-                map1(a, out, f)
+                map1(a, o, f)
             }
         }
-        (op, a) => return Err(unsupported(&format!("`{}`", crate::fused::unop_name(op)), a.vtype())),
+        (op, a, _) => return Err(unsupported(&format!("`{}`", crate::fused::unop_name(op)), a.vtype())),
     }
     Ok(())
 }
 
-fn select_t<T: Elem>(f: &[bool], a: &[T], b: &[T], out: &mut Data) {
-    let mut v = take::<T>(out);
-    v.extend(f.iter().zip(a.iter().zip(b)).map(|(&c, (&x, &y))| if c { x } else { y }));
-    *out = T::wrap(v);
+fn select_t<T: Elem>(f: &[bool], a: V<T>, b: V<T>, out: &mut [MaybeUninit<T>]) {
+    let n = out.len();
+    let f = &f[..n];
+    match (a, b) {
+        (V::S(a), V::S(b)) => {
+            let (a, b) = (&a[..n], &b[..n]);
+            for i in 0..n {
+                out[i].write(T::pick(f[i], a[i], b[i]));
+            }
+        }
+        (V::S(a), V::K(y)) => {
+            let a = &a[..n];
+            for i in 0..n {
+                out[i].write(T::pick(f[i], a[i], y));
+            }
+        }
+        (V::K(x), V::S(b)) => {
+            let b = &b[..n];
+            for i in 0..n {
+                out[i].write(T::pick(f[i], x, b[i]));
+            }
+        }
+        (V::K(x), V::K(y)) => {
+            for i in 0..n {
+                out[i].write(T::pick(f[i], x, y));
+            }
+        }
+    }
 }
 
 /// The checks of `SELECT`.
@@ -252,13 +323,33 @@ pub(super) fn select_check(f: Slice, a: Slice, b: Slice) -> Result<(), Trap> {
     select(V { ty: f.vtype(), len: f.len() }, V { ty: a.vtype(), len: a.len() }, V { ty: b.vtype(), len: b.len() })
 }
 
-/// `out = f ? a : b` element-wise (one chunk, on the calling thread).
+/// `out = f ? a : b` element-wise over whole vectors (on the calling thread), reusing the
+/// storage of `out`.
 pub(super) fn select_into(f: Slice, a: Slice, b: Slice, out: &mut Data) -> Result<(), Trap> {
-    match (f, a, b) {
-        (Slice::Bool(f), Slice::Int(a), Slice::Int(b)) if f.len() == a.len() && a.len() == b.len() => select_t(f, a, b, out),
-        (Slice::Bool(f), Slice::Float(a), Slice::Float(b)) if f.len() == a.len() && a.len() == b.len() => select_t(f, a, b, out),
-        (Slice::Bool(f), Slice::Bool(a), Slice::Bool(b)) if f.len() == a.len() && a.len() == b.len() => select_t(f, a, b, out),
-        (f, a, b) => return select_check(f, a, b),
+    select_check(f, a, b)?;
+    write_data(out, a.vtype(), a.len(), |o| select_kernel(Val::of(f), Val::of(a), Val::of(b), o))
+}
+
+/// `out = f ? a : b` element-wise, without branches.
+pub(super) fn select_kernel(f: Val, a: Val, b: Val, out: Out) -> Result<(), Trap> {
+    let f = match f {
+        Val::Bool(V::S(f)) => f,
+        // A constant flag picks one operand.
+        Val::Bool(V::K(c)) => {
+            return match (if c { a } else { b }, out) {
+                (Val::Int(x), Out::Int(o)) => Ok(map1(x, o, |x| x)),
+                (Val::Float(x), Out::Float(o)) => Ok(map1(x, o, |x| x)),
+                (Val::Bool(x), Out::Bool(o)) => Ok(map1(x, o, |x| x)),
+                (x, o) => Err(crate::cvl::cpu::data::one_type(x.vtype(), o.vtype())),
+            }
+        }
+        f => return Err(Trap::ty(format!("SELECT flags must be BOOL, not {}", f.vtype().name()))),
+    };
+    match (a, b, out) {
+        (Val::Int(a), Val::Int(b), Out::Int(o)) => select_t(f, a, b, o),
+        (Val::Float(a), Val::Float(b), Out::Float(o)) => select_t(f, a, b, o),
+        (Val::Bool(a), Val::Bool(b), Out::Bool(o)) => select_t(f, a, b, o),
+        (a, b, _) => return Err(crate::cvl::cpu::data::one_type(a.vtype(), b.vtype())),
     }
     Ok(())
 }

@@ -4,8 +4,8 @@
 //! evaluator as one-step programs. The result is written into fresh, uninitialised memory
 //! or over an operand whose only handle the caller gave up.
 
-use super::data::{Data, Elem, Slice};
-use super::elementwise::{binary_into, select_into, unary_into};
+use super::data::{write_data, Data, Elem, Out, Slice, Val, V};
+use super::elementwise::{binary_kernel, select_kernel, unary_kernel};
 use super::par::{cut, split_mut, Chunk, Par, BLOCK};
 use super::scan::{block_offsets, fold_lanes, scan_in_place};
 use super::seg::Seg;
@@ -17,143 +17,261 @@ use std::collections::HashMap;
 use std::mem::MaybeUninit;
 
 /// Elements per chunk when evaluating a superoperator (a divisor of [`BLOCK`]).
-pub const CHUNK: usize = 4096;
+pub const CHUNK: usize = 1024;
 
-/// One operand of a compiled step.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// One operand of a compiled step: a parameter, a register, or a constant.
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum Src {
     Arg(usize),
     Reg(usize),
+    Const(HostScalar),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum Step {
     Bin(BinOp, Src, Src),
     Un(UnOp, Src),
     Sel(Src, Src, Src),
 }
 
-/// A superoperator flattened into steps; register `r` holds the result of step `r`, or
-/// the broadcast constant `consts[r]` (whose step is `None`).
+/// A step of a compiled program: its operation, its result type, and the register it
+/// writes (the last step writes the result instead).
+#[derive(Debug, Clone, Copy)]
+struct Ins {
+    step: Step,
+    rt: VType,
+    dst: usize,
+}
+
+/// A superoperator flattened into steps over registers, each holding one chunk.
 ///
-/// Identical subexpressions share one register (a superoperator whose tree repeats a
-/// shared value, as the optimiser writes one that reads a value several times, computes
-/// it once per element).
+/// Identical subexpressions share one step (a superoperator whose tree repeats a shared
+/// value, as the optimiser writes one that reads a value several times, computes it
+/// once per element); constants are operands, never stored. A register is reused once
+/// the last step reading it has run, so a long program touches a few chunk-sized
+/// registers that stay in cache. The last step writes straight into the result.
 #[derive(Debug, Clone)]
 pub(super) struct Prog {
-    steps: Vec<Option<Step>>,
-    consts: Vec<Option<HostScalar>>,
-    root: Src,
+    code: Vec<Ins>,
+    registers: usize,
+    /// The result when it is not computed by a step (a parameter or a constant).
+    root: Option<Src>,
     rt: VType,
+    may_trap: bool,
 }
 
-/// A step, named by its operator and its operands' registers (operand types follow from
-/// the operands).
-fn keyed(step: Step) -> (Key, Option<Step>, Option<HostScalar>) {
-    (Key::Step(step), Some(step), None)
+/// What identifies an operand while compiling (a constant by its bits, so that `-0.0`
+/// and `0.0` stay apart).
+type KeySrc = (u8, u64);
+
+fn key_src(s: Src) -> KeySrc {
+    match s {
+        Src::Arg(i) => (0, i as u64),
+        Src::Reg(r) => (1, r as u64),
+        Src::Const(HostScalar::Int(x)) => (2, x as u64),
+        Src::Const(HostScalar::Float(x)) => (3, x.to_bits()),
+        Src::Const(HostScalar::Bool(x)) => (4, x as u64),
+    }
 }
 
-/// What identifies a register's value while compiling: its step over earlier registers,
-/// or its constant (by bits, so that `-0.0` and `0.0` stay apart).
 #[derive(PartialEq, Eq, Hash)]
 enum Key {
-    Step(Step),
-    Const(u8, u64),
+    Bin(BinOp, KeySrc, KeySrc),
+    Un(UnOp, KeySrc),
+    Sel(KeySrc, KeySrc, KeySrc),
+}
+
+fn key(step: Step) -> Key {
+    match step {
+        Step::Bin(op, a, b) => Key::Bin(op, key_src(a), key_src(b)),
+        Step::Un(op, a) => Key::Un(op, key_src(a)),
+        Step::Sel(f, a, b) => Key::Sel(key_src(f), key_src(a), key_src(b)),
+    }
+}
+
+fn operands(step: &Step) -> impl Iterator<Item = Src> {
+    let (a, b, c) = match *step {
+        Step::Bin(_, a, b) => (Some(a), Some(b), None),
+        Step::Un(_, a) => (Some(a), None, None),
+        Step::Sel(f, a, b) => (Some(f), Some(a), Some(b)),
+    };
+    [a, b, c].into_iter().flatten()
+}
+
+/// The program before register allocation: step `v` computes value `v`.
+struct Ssa {
+    steps: Vec<(Step, VType)>,
+    seen: HashMap<Key, usize>,
+    params: Vec<Option<VType>>,
+}
+
+impl Ssa {
+    fn add(&mut self, e: &Expr) -> Result<(Src, VType), Trap> {
+        let (step, rt) = match e {
+            Expr::Arg(i) => {
+                let t = self.params.get(*i).copied().flatten().ok_or_else(|| Trap::ty(format!("parameter ${i} is not a value")))?;
+                return Ok((Src::Arg(*i), t));
+            }
+            Expr::Const(c) => {
+                let t = match c {
+                    HostScalar::Int(_) => VType::Int,
+                    HostScalar::Float(_) => VType::Float,
+                    HostScalar::Bool(_) => VType::Bool,
+                };
+                return Ok((Src::Const(*c), t));
+            }
+            Expr::Binary { op, ty, a, b } => {
+                let (a, _) = self.add(a)?;
+                let (b, _) = self.add(b)?;
+                (Step::Bin(*op, a, b), crate::fused::node_types(crate::fused::NodeKind::Binary(*op), *ty).map_err(Trap::ty)?)
+            }
+            Expr::Unary { op, ty, a } => {
+                let (a, _) = self.add(a)?;
+                (Step::Un(*op, a), crate::fused::node_types(crate::fused::NodeKind::Unary(*op), *ty).map_err(Trap::ty)?)
+            }
+            Expr::Select { ty, f, a, b } => {
+                let (f, _) = self.add(f)?;
+                let (a, _) = self.add(a)?;
+                let (b, _) = self.add(b)?;
+                (Step::Sel(f, a, b), *ty)
+            }
+        };
+        let k = key(step);
+        if let Some(&v) = self.seen.get(&k) {
+            return Ok((Src::Reg(v), rt));
+        }
+        self.steps.push((step, rt));
+        self.seen.insert(k, self.steps.len() - 1);
+        Ok((Src::Reg(self.steps.len() - 1), rt))
+    }
 }
 
 impl Prog {
     /// Compiles a checked superoperator.
     pub(super) fn compile(op: &SuperOp) -> Result<Prog, Trap> {
         let rt = op.result_type().map_err(Trap::ty)?;
-        let mut p = Prog { steps: Vec::new(), consts: Vec::new(), root: Src::Arg(0), rt };
-        p.root = p.add(&op.body, &mut HashMap::new());
-        Ok(p)
+        let params = op.params.iter().map(|t| t.vtype()).collect();
+        let mut ssa = Ssa { steps: Vec::new(), seen: HashMap::new(), params };
+        let (root, _) = ssa.add(&op.body)?;
+        let may_trap = ssa.steps.iter().any(|(s, rt)| matches!(s, Step::Bin(BinOp::Div | BinOp::Mod, ..)) && *rt == VType::Int);
+        Ok(match root {
+            // The root is the last step (a tree is never its own subtree).
+            Src::Reg(_) => Prog::allocate(ssa.steps, rt, may_trap),
+            r => Prog { code: Vec::new(), registers: 0, root: Some(r), rt, may_trap },
+        })
     }
     /// A program of one step over `$0` (and `$1`, `$2`) with result type `rt`.
     pub(super) fn one(step: Step, rt: VType) -> Prog {
-        Prog { steps: vec![Some(step)], consts: vec![None], root: Src::Reg(0), rt }
+        Prog { code: vec![Ins { step, rt, dst: 0 }], registers: 0, root: None, rt, may_trap: false }
+    }
+    /// Assigns registers to the values of `steps` (the last one is the result): a value's
+    /// register is free again after the last step that reads it, and is reused for the
+    /// next value of the same type.
+    fn allocate(steps: Vec<(Step, VType)>, rt: VType, may_trap: bool) -> Prog {
+        let n = steps.len();
+        let mut last = vec![0; n];
+        for (i, (s, _)) in steps.iter().enumerate() {
+            for o in operands(s) {
+                if let Src::Reg(v) = o {
+                    last[v] = i;
+                }
+            }
+        }
+        let mut reg_of = vec![usize::MAX; n];
+        let mut types: Vec<VType> = Vec::new();
+        let mut free: Vec<usize> = Vec::new();
+        let mut code = Vec::with_capacity(n);
+        for (i, (s, t)) in steps.into_iter().enumerate() {
+            let step = match s {
+                Step::Bin(op, a, b) => Step::Bin(op, rename(a, &reg_of), rename(b, &reg_of)),
+                Step::Un(op, a) => Step::Un(op, rename(a, &reg_of)),
+                Step::Sel(f, a, b) => Step::Sel(rename(f, &reg_of), rename(a, &reg_of), rename(b, &reg_of)),
+            };
+            let dst = if i + 1 == n {
+                0
+            } else {
+                match free.iter().position(|&r| types[r] == t) {
+                    Some(k) => free.swap_remove(k),
+                    None => {
+                        types.push(t);
+                        types.len() - 1
+                    }
+                }
+            };
+            reg_of[i] = dst;
+            for o in operands(&s) {
+                if let Src::Reg(v) = o {
+                    if last[v] == i && !free.contains(&reg_of[v]) {
+                        free.push(reg_of[v]);
+                    }
+                }
+            }
+            code.push(Ins { step, rt: t, dst });
+        }
+        Prog { code, registers: types.len(), root: None, rt, may_trap }
     }
     pub(super) fn result_type(&self) -> VType {
         self.rt
     }
-    fn add(&mut self, e: &Expr, seen: &mut HashMap<Key, usize>) -> Src {
-        let (key, step, konst) = match e {
-            Expr::Arg(i) => return Src::Arg(*i),
-            Expr::Const(c) => {
-                let key = match *c {
-                    HostScalar::Int(x) => Key::Const(0, x as u64),
-                    HostScalar::Float(x) => Key::Const(1, x.to_bits()),
-                    HostScalar::Bool(x) => Key::Const(2, x as u64),
-                };
-                (key, None, Some(*c))
-            }
-            Expr::Binary { op, a, b, .. } => keyed(Step::Bin(*op, self.add(a, seen), self.add(b, seen))),
-            Expr::Unary { op, a, .. } => keyed(Step::Un(*op, self.add(a, seen))),
-            Expr::Select { f, a, b, .. } => keyed(Step::Sel(self.add(f, seen), self.add(a, seen), self.add(b, seen))),
-        };
-        if let Some(&r) = seen.get(&key) {
-            return Src::Reg(r);
-        }
-        self.steps.push(step);
-        self.consts.push(konst);
-        let r = self.steps.len() - 1;
-        seen.insert(key, r);
-        Src::Reg(r)
-    }
-    /// Fresh registers (constants broadcast over one chunk).
+    /// Fresh (empty) registers.
     fn registers(&self) -> Vec<Data> {
-        self.consts
-            .iter()
-            .map(|c| match *c {
-                Some(HostScalar::Int(x)) => Data::Int(vec![x; CHUNK]),
-                Some(HostScalar::Float(x)) => Data::Float(vec![x; CHUNK]),
-                Some(HostScalar::Bool(x)) => Data::Bool(vec![x; CHUNK]),
-                None => Data::none(),
-            })
-            .collect()
+        (0..self.registers).map(|_| Data::none()).collect()
     }
     /// True when an element can make the program trap (integer `/` and `%` by zero): it
     /// must then not write over an operand, which has to survive a trap unchanged.
     pub(super) fn may_trap(&self) -> bool {
-        self.steps.iter().any(|s| matches!(s, Some(Step::Bin(BinOp::Div | BinOp::Mod, ..))))
+        self.may_trap
     }
 }
 
-fn operand<'a>(src: Src, args: &[Slice<'a>], regs: &'a [Data], n: usize) -> Slice<'a> {
+fn rename(s: Src, reg_of: &[usize]) -> Src {
+    match s {
+        Src::Reg(v) => Src::Reg(reg_of[v]),
+        s => s,
+    }
+}
+
+fn operand<'a>(src: Src, args: &[Slice<'a>], regs: &'a [Data]) -> Val<'a> {
     match src {
-        Src::Arg(i) => args[i],
-        Src::Reg(r) => {
-            let s = regs[r].slice();
-            if s.len() == n {
-                s
-            } else {
-                s.range(0, n)
-            }
-        }
+        Src::Arg(i) => Val::of(args[i]),
+        Src::Reg(r) => Val::of(regs[r].slice()),
+        Src::Const(c) => Val::konst(c),
     }
 }
 
-/// Evaluates every step over one chunk of `n` elements (`args` are that chunk's slices)
-/// into the registers; gives the root's elements.
-fn run_chunk<'a>(p: &Prog, args: &[Slice<'a>], regs: &'a mut [Data], n: usize) -> Result<Slice<'a>, Trap> {
-    for r in 0..p.steps.len() {
-        let Some(step) = p.steps[r] else { continue };
-        let mut dst = std::mem::replace(&mut regs[r], Data::none());
-        let res = {
-            let regs = &*regs;
-            match step {
-                Step::Bin(op, a, b) => binary_into(op, operand(a, args, regs, n), operand(b, args, regs, n), &mut dst),
-                Step::Un(op, a) => unary_into(op, operand(a, args, regs, n), &mut dst),
-                Step::Sel(f, a, b) => {
-                    select_into(operand(f, args, regs, n), operand(a, args, regs, n), operand(b, args, regs, n), &mut dst)
-                }
-            }
-        };
-        regs[r] = dst;
+fn exec(step: Step, args: &[Slice], regs: &[Data], out: Out) -> Result<(), Trap> {
+    match step {
+        Step::Bin(op, a, b) => binary_kernel(op, operand(a, args, regs), operand(b, args, regs), out),
+        Step::Un(op, a) => unary_kernel(op, operand(a, args, regs), out),
+        Step::Sel(f, a, b) => select_kernel(operand(f, args, regs), operand(a, args, regs), operand(b, args, regs), out),
+    }
+}
+
+/// Evaluates the program over one chunk (`args` are that chunk's slices, of `out`'s
+/// length) into `out`.
+fn run_chunk(p: &Prog, args: &[Slice], regs: &mut [Data], out: Out) -> Result<(), Trap> {
+    let n = match &out {
+        Out::Int(o) => o.len(),
+        Out::Float(o) => o.len(),
+        Out::Bool(o) => o.len(),
+    };
+    if let Some(root) = p.root {
+        // A parameter or a constant: copied.
+        return select_kernel(Val::Bool(V::K(true)), operand(root, args, regs), operand(root, args, regs), out);
+    }
+    let Some((last, body)) = p.code.split_last() else {
+        return Err(Trap::ty("empty superoperator"));
+    };
+    for ins in body {
+        let mut dst = std::mem::replace(&mut regs[ins.dst], Data::none());
+        let res = write_data(&mut dst, ins.rt, n, |o| exec(ins.step, args, regs, o));
+        regs[ins.dst] = dst;
         res?;
     }
-    let regs: &'a [Data] = regs;
-    Ok(operand(p.root, args, regs, n))
+    if last.rt != out.vtype() {
+        return Err(Trap::ty(format!("superoperator produces {}, not {}", last.rt.name(), out.vtype().name())));
+    }
+    exec(last.step, args, regs, out)
 }
 
 /// Evaluates `p` over `len` positions into a fresh vector. `args[i]` is operand `$i`
@@ -219,11 +337,7 @@ fn eval_range<T: Elem>(
         if let Some(a) = over {
             chunk_args[a] = T::slice_of(&stage);
         }
-        let root = run_chunk(p, &chunk_args, regs, hi - c)?;
-        match T::of_slice(root) {
-            Some(r) => super::mem::write_all(&mut out[c..hi], r),
-            None => return Err(Trap::ty(format!("superoperator produced {}", root.vtype().name()))),
-        }
+        run_chunk(p, &chunk_args, regs, T::out(&mut out[c..hi]))?;
         c = hi;
     }
     Ok(())
@@ -378,11 +492,14 @@ mod tests {
         let t = "(* FLOAT (EXP FLOAT $0) $1)";
         let op = SuperOp::parse(&format!("(FLOAT FLOAT) (- FLOAT (* FLOAT {t} (CONST FLOAT 2.0)) (* FLOAT {t} {t}))")).expect("parses");
         let p = Prog::compile(&op).expect("compiles");
-        // EXP, *, 2.0, * by 2.0, t * t, - : six registers, not twelve.
-        assert_eq!(p.steps.len(), 6, "{p:?}");
+        // EXP, *, * by 2.0, t * t, - : five steps, not nine (constants are operands).
+        assert_eq!(p.code.len(), 5, "{p:?}");
+        // Registers are reused once read for the last time: exp($0), then t, then t * 2.0
+        // and t * t live at once.
+        assert_eq!(p.registers, 3, "{p:?}");
         // 0.0 and -0.0 are different constants.
         let op = SuperOp::parse("(FLOAT) (+ FLOAT (* FLOAT $0 (CONST FLOAT 0.0)) (* FLOAT $0 (CONST FLOAT -0.0)))").expect("parses");
-        assert_eq!(Prog::compile(&op).expect("compiles").steps.len(), 5);
+        assert_eq!(Prog::compile(&op).expect("compiles").code.len(), 3);
         let xs: Vec<f64> = (0..3 * CHUNK + 5).map(|i| i as f64 / 1000.0).collect();
         let ys: Vec<f64> = xs.iter().map(|x| 1.5 - x).collect();
         let op = SuperOp::parse(&format!("(FLOAT FLOAT) (- FLOAT (* FLOAT {t} (CONST FLOAT 2.0)) (* FLOAT {t} {t}))")).expect("parses");
@@ -390,5 +507,127 @@ mod tests {
         let out = eval(&Par::new(1), &p, &[Slice::Float(&xs), Slice::Float(&ys)], xs.len()).expect("runs");
         let want: Vec<f64> = xs.iter().zip(&ys).map(|(x, y)| { let t = x.exp() * y; t * 2.0 - t * t }).collect();
         assert_eq!(out, Data::Float(want));
+    }
+
+    /// Element `i` of `e` computed directly from the tree (the reference).
+    fn reference(e: &Expr, args: &[Vec<f64>], i: usize) -> HostScalar {
+        use HostScalar::{Bool as B, Float as F, Int as I};
+        match e {
+            Expr::Arg(k) => F(args[*k][i]),
+            Expr::Const(c) => *c,
+            Expr::Binary { op, a, b, .. } => match (reference(a, args, i), reference(b, args, i)) {
+                (F(x), F(y)) => match op {
+                    BinOp::Add => F(x + y),
+                    BinOp::Sub => F(x - y),
+                    BinOp::Mul => F(x * y),
+                    BinOp::Div => F(x / y),
+                    BinOp::Max => F(if y > x { y } else { x }),
+                    BinOp::Min => F(if y < x { y } else { x }),
+                    BinOp::Lt => B(x < y),
+                    BinOp::Ge => B(x >= y),
+                    BinOp::Eq => B(x == y),
+                    _ => unreachable!("{op:?}"),
+                },
+                (I(x), I(y)) => match op {
+                    BinOp::Add => I(x.wrapping_add(y)),
+                    BinOp::Mul => I(x.wrapping_mul(y)),
+                    BinOp::Xor => I(x ^ y),
+                    BinOp::Lt => B(x < y),
+                    _ => unreachable!("{op:?}"),
+                },
+                (B(x), B(y)) => match op {
+                    BinOp::And => B(x & y),
+                    BinOp::Or => B(x | y),
+                    BinOp::Xor => B(x ^ y),
+                    _ => unreachable!("{op:?}"),
+                },
+                other => unreachable!("{other:?}"),
+            },
+            Expr::Unary { op, a, .. } => match (op, reference(a, args, i)) {
+                (UnOp::Sqrt, F(x)) => F(x.sqrt()),
+                (UnOp::Exp, F(x)) => F(x.exp()),
+                (UnOp::Floor, F(x)) => I(x.floor() as i64),
+                (UnOp::IToF, I(x)) => F(x as f64),
+                (UnOp::Not, B(x)) => B(!x),
+                other => unreachable!("{other:?}"),
+            },
+            Expr::Select { f, a, b, .. } => match reference(f, args, i) {
+                B(true) => reference(a, args, i),
+                B(false) => reference(b, args, i),
+                other => unreachable!("{other:?}"),
+            },
+        }
+    }
+
+    /// A random tree of type `t` (FLOAT, INT or BOOL) over three FLOAT parameters, in
+    /// superoperator text; `shared` is a subtree that appears several times.
+    fn tree(r: &mut u64, depth: u32, t: VType, shared: &str) -> String {
+        let mut next = |n: u64| {
+            *r ^= *r << 13;
+            *r ^= *r >> 7;
+            *r ^= *r << 17;
+            *r % n
+        };
+        let leaf = depth == 0 || next(4) == 0;
+        match t {
+            VType::Float if leaf => match next(5) {
+                0 => format!("(CONST FLOAT {}.5)", next(7) as i64 - 3),
+                4 if !shared.is_empty() => shared.to_string(),
+                k => format!("${}", k % 3),
+            },
+            VType::Float => match next(7) {
+                0 => format!("(SQRT FLOAT (MAX FLOAT {} (CONST FLOAT 0.0)))", tree(r, depth - 1, t, shared)),
+                1 => format!("(EXP FLOAT (MIN FLOAT {} (CONST FLOAT 2.0)))", tree(r, depth - 1, t, shared)),
+                2 => format!("(SELECT FLOAT {} {} {})", tree(r, depth - 1, VType::Bool, shared), tree(r, depth - 1, t, shared), tree(r, depth - 1, t, shared)),
+                3 => format!("(I_TO_F INT {})", tree(r, depth - 1, VType::Int, shared)),
+                k => {
+                    let op = ["+", "-", "*", "/", "MAX", "MIN"][(k as usize + next(6) as usize) % 6];
+                    format!("({op} FLOAT {} {})", tree(r, depth - 1, t, shared), tree(r, depth - 1, t, shared))
+                }
+            },
+            VType::Int if leaf => format!("(FLOOR FLOAT {})", tree(r, 0, VType::Float, shared)),
+            VType::Int => {
+                let op = ["+", "*", "XOR"][next(3) as usize];
+                format!("({op} INT {} {})", tree(r, depth - 1, t, shared), tree(r, depth - 1, t, shared))
+            }
+            VType::Bool if leaf => format!("(< FLOAT {} {})", tree(r, 0, VType::Float, shared), tree(r, 0, VType::Float, shared)),
+            VType::Bool => match next(6) {
+                0 => format!("(NOT BOOL {})", tree(r, depth - 1, t, shared)),
+                1 => format!("(< INT {} {})", tree(r, depth - 1, VType::Int, shared), tree(r, depth - 1, VType::Int, shared)),
+                k => {
+                    let (op, ty) = [("AND", "BOOL"), ("OR", "BOOL"), ("XOR", "BOOL"), (">=", "FLOAT")][k as usize - 2];
+                    let st = if ty == "BOOL" { t } else { VType::Float };
+                    format!("({op} {ty} {} {})", tree(r, depth - 1, st, shared), tree(r, depth - 1, st, shared))
+                }
+            },
+        }
+    }
+
+    #[test]
+    fn random_programs_match_the_tree_element_by_element() {
+        let n = 3 * CHUNK + 7;
+        let mut r = 0x9E37_79B9_7F4A_7C15u64;
+        let args: Vec<Vec<f64>> = (0..3).map(|k| (0..n).map(|i| ((i * 7919 + k * 104_729) % 2001) as f64 / 250.0 - 4.0).collect()).collect();
+        let slices: Vec<Slice> = args.iter().map(|a| Slice::Float(a)).collect();
+        for case in 0..300 {
+            let shared = if case % 2 == 0 { tree(&mut r, 2, VType::Float, "") } else { String::new() };
+            let t = [VType::Float, VType::Int, VType::Bool][case % 3];
+            let body = tree(&mut r, 6, t, &shared);
+            let op = SuperOp::parse(&format!("(FLOAT FLOAT FLOAT) {body}")).unwrap_or_else(|e| panic!("{body}: {e:?}"));
+            let p = Prog::compile(&op).expect("compiles");
+            for threads in [1, 2] {
+                let got = eval(&Par::new(threads), &p, &slices, n).expect("runs");
+                for i in 0..n {
+                    let want = reference(&op.body, &args, i);
+                    let same = match (&got, want) {
+                        (Data::Float(g), HostScalar::Float(w)) => g[i].to_bits() == w.to_bits(),
+                        (Data::Int(g), HostScalar::Int(w)) => g[i] == w,
+                        (Data::Bool(g), HostScalar::Bool(w)) => g[i] == w,
+                        _ => false,
+                    };
+                    assert!(same, "case {case}, element {i}: {body}\n{p:?}");
+                }
+            }
+        }
     }
 }
