@@ -44,6 +44,7 @@ fn map2<A: Copy, R: Copy>(a: V<A>, b: V<A>, out: &mut [MaybeUninit<R>], f: impl 
     }
 }
 
+#[inline(always)]
 fn compare<T: Elem>(op: BinOp, a: V<T>, b: V<T>, out: &mut [MaybeUninit<bool>], ordered: bool) -> bool {
     match op {
         BinOp::Eq => map2(a, b, out, |x, y| x == y),
@@ -150,10 +151,57 @@ pub(super) fn binary_into(op: BinOp, a: Slice, b: Slice, out: &mut Data) -> Resu
     write_data(out, rt, a.len(), |o| binary_kernel(op, Val::of(a), Val::of(b), o))
 }
 
-/// `out = a op b` element-wise, `out` as long as the operands that are not constants:
-/// the one definition of every binary operator. Integer `/` and `%` trap on a zero
-/// divisor before anything is written.
-pub(super) fn binary_kernel(op: BinOp, a: Val, b: Val, out: Out) -> Result<(), Trap> {
+/// Whether the kernels run their AVX2 builds: on x86-64 processors that have it, unless
+/// `NESL_NO_AVX2` is set (to compare). Results are bit-identical either way (the same
+/// IEEE operations, never contracted into fused multiply-adds).
+#[cfg(target_arch = "x86_64")]
+fn wide() -> bool {
+    static WIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WIDE.get_or_init(|| std::arch::is_x86_feature_detected!("avx2") && std::env::var_os("NESL_NO_AVX2").is_none())
+        && !NARROW.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// Makes the kernels run their baseline builds (tests compare both builds).
+pub(super) static NARROW: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Defines `$name` to run `$body` (an `#[inline(always)]` function), compiled once for
+/// the baseline target and once with AVX2, choosing at run time.
+macro_rules! dispatch {
+    ($(#[$m:meta])* $vis:vis fn $name:ident / $wide:ident ($($a:ident: $t:ty),*) = $body:ident) => {
+        $(#[$m])*
+        $vis fn $name($($a: $t),*) -> Result<(), Trap> {
+            #[cfg(target_arch = "x86_64")]
+            if wide() {
+                // SAFETY: `wide` checked that the processor has AVX2.
+                return unsafe { $wide($($a),*) };
+            }
+            $body($($a),*)
+        }
+        #[cfg(target_arch = "x86_64")]
+        #[target_feature(enable = "avx2")]
+        fn $wide($($a: $t),*) -> Result<(), Trap> {
+            $body($($a),*)
+        }
+    };
+}
+
+dispatch! {
+    /// `out = a op b` element-wise, `out` as long as the operands that are not constants:
+    /// the one definition of every binary operator. Integer `/` and `%` trap on a zero
+    /// divisor before anything is written.
+    pub(super) fn binary_kernel / binary_avx2 (op: BinOp, a: Val, b: Val, out: Out) = binary_body
+}
+dispatch! {
+    /// `out = op a` element-wise: the one definition of every unary operator.
+    pub(super) fn unary_kernel / unary_avx2 (op: UnOp, a: Val, out: Out) = unary_body
+}
+dispatch! {
+    /// `out = f ? a : b` element-wise, without branches.
+    pub(super) fn select_kernel / select_avx2 (f: Val, a: Val, b: Val, out: Out) = select_body
+}
+
+#[inline(always)]
+fn binary_body(op: BinOp, a: Val, b: Val, out: Out) -> Result<(), Trap> {
     let ty = a.vtype();
     let done = match (a, b, out) {
         (Val::Int(a), Val::Int(b), Out::Int(o)) => {
@@ -264,8 +312,8 @@ pub(super) fn unary_into(op: UnOp, a: Slice, out: &mut Data) -> Result<(), Trap>
     write_data(out, rt, a.len(), |o| unary_kernel(op, Val::of(a), o))
 }
 
-/// `out = op a` element-wise: the one definition of every unary operator.
-pub(super) fn unary_kernel(op: UnOp, a: Val, out: Out) -> Result<(), Trap> {
+#[inline(always)]
+fn unary_body(op: UnOp, a: Val, out: Out) -> Result<(), Trap> {
     match (op, a, out) {
         (UnOp::Not, Val::Int(a), Out::Int(o)) => map1(a, o, |x: i64| !x),
         (UnOp::Not, Val::Bool(a), Out::Bool(o)) => map1(a, o, |x: bool| !x),
@@ -287,6 +335,7 @@ pub(super) fn unary_kernel(op: UnOp, a: Val, out: Out) -> Result<(), Trap> {
     Ok(())
 }
 
+#[inline(always)]
 fn select_t<T: Elem>(f: &[bool], a: V<T>, b: V<T>, out: &mut [MaybeUninit<T>]) {
     let n = out.len();
     let f = &f[..n];
@@ -330,8 +379,8 @@ pub(super) fn select_into(f: Slice, a: Slice, b: Slice, out: &mut Data) -> Resul
     write_data(out, a.vtype(), a.len(), |o| select_kernel(Val::of(f), Val::of(a), Val::of(b), o))
 }
 
-/// `out = f ? a : b` element-wise, without branches.
-pub(super) fn select_kernel(f: Val, a: Val, b: Val, out: Out) -> Result<(), Trap> {
+#[inline(always)]
+fn select_body(f: Val, a: Val, b: Val, out: Out) -> Result<(), Trap> {
     let f = match f {
         Val::Bool(V::S(f)) => f,
         // A constant flag picks one operand.
