@@ -371,6 +371,8 @@ fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
         defs: HashMap<Var, Def>,
         one_seg: HashSet<Var>,
         uses: HashMap<Var, usize>,
+        /// Variables bound to an integer compared with itself, and their value.
+        self_cmp: HashMap<Var, bool>,
     }
     /// A defining statement: its opcode, the value of a scalar constant, its operands.
     struct Def {
@@ -403,6 +405,36 @@ fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
                     defs(els, out);
                 }
                 _ => {}
+            }
+        }
+    }
+    /// `x = x`, `x != x`, ... on integers: the same value at every element.
+    fn self_comparisons(b: &Block, out: &mut HashMap<Var, bool>) {
+        for s in &b.stmts {
+            let cmp = match (&s.rhs, s.defs.as_slice()) {
+                (Rhs::Prim { ins, args }, [r]) if args.len() == 2 && args[0] == args[1] => Some((*r, ins)),
+                (Rhs::Tree(Tree::Op { ins, args, .. }), [r]) => match args.as_slice() {
+                    [Tree::Var(a), Tree::Var(b)] if a == b => Some((*r, ins)),
+                    _ => None,
+                },
+                (Rhs::If { then, els, .. }, _) => {
+                    self_comparisons(then, out);
+                    self_comparisons(els, out);
+                    None
+                }
+                _ => None,
+            };
+            if let Some((r, ins)) = cmp {
+                if ins.ty == Some(Ty::Int) {
+                    let value = match ins.op {
+                        Opcode::Eq | Opcode::Le | Opcode::Ge => Some(true),
+                        Opcode::Ne | Opcode::Lt | Opcode::Gt => Some(false),
+                        _ => None,
+                    };
+                    if let Some(v) = value {
+                        out.insert(r, v);
+                    }
+                }
             }
         }
     }
@@ -500,8 +532,11 @@ fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
                 }
             }
             // An `IF` on a constant with no results: the branch taken, when it returns.
+            // Comparing an integer with itself is a constant too: `L != L` is how the
+            // boolean reductions above fold, and the length check of a zip whose two
+            // sides CSE proved to be one vector reads so.
             if let (Rhs::If { cond, then, els }, true) = (&mut s.rhs, s.defs.is_empty()) {
-                if let Some(HostScalar::Bool(c)) = scalar(cond) {
+                if let Some(HostScalar::Bool(c)) = scalar(cond).or_else(|| f.self_cmp.get(cond).map(|&c| HostScalar::Bool(c))) {
                     let taken = if c { then } else { els };
                     if !taken.diverges && taken.results.is_empty() {
                         out.append(&mut taken.stmts);
@@ -558,6 +593,7 @@ fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
         .map(|f| {
             let mut x = Facts::default();
             defs(&f.body, &mut x.defs);
+            self_comparisons(&f.body, &mut x.self_cmp);
             x.uses = use_counts(&f.body);
             x
         })

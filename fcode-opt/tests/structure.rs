@@ -227,6 +227,31 @@ fn checks_made_trivial_by_constants_are_folded() {
 }
 
 #[test]
+fn a_check_comparing_an_integer_with_itself_is_folded() {
+    // The length check of a zip whose two sides are one vector after CSE:
+    // `IF (LENGTHS s != LENGTHS s)` never fails; with the check gone, the element-wise
+    // code on both sides of it is one superoperator.
+    let src = |cmp: &str, ty: &str| {
+        format!(
+            "FUNC MAIN\nCONST FLOAT (1.0 2.0 3.0)\nCOPY 1 0\nLENGTH FLOAT\nMAKE_SEGDES\nCOPY 1 0\nCONST FLOAT 1.0\n\
+             CPOP 1 1\nDIST FLOAT\nCPOP 1 2\n+ FLOAT\nCPOP 1 1\nLENGTHS\nCOPY 1 0\n{cmp} {ty}\nIF\n\
+             CONST CHAR \"failed\"\nWRITE CHAR\nPOP 2 0\nCONST INT 1\nEXIT\nENDIF\nCOPY 1 0\n* FLOAT\nRET\n"
+        )
+    };
+    let p = vcode::parse(&src("!=", "INT")).expect("parses");
+    let q = opt(&p, 2);
+    assert_eq!(run_text(&p).0, run_text(&q).0);
+    assert_eq!(run_text(&q).0, "( 4.00000000000000e+00 9.00000000000000e+00 1.60000000000000e+01 )\n");
+    assert_eq!(count_op(&q, Opcode::If) + count_op(&q, Opcode::Exit), 0, "the check is gone\n{q}");
+    assert_eq!(count_op(&q, Opcode::Fused), 1, "one superoperator\n{q}");
+    // `=` of a value with itself is true: the branch is taken, and fails.
+    let p = vcode::parse(&src("=", "INT")).expect("parses");
+    let q = opt(&p, 2);
+    assert_eq!(run_text(&p).0, run_text(&q).0);
+    assert!(run_text(&q).0.contains("failed"), "{}", run_text(&q).0);
+}
+
+#[test]
 fn checks_fold_through_parameters_when_every_call_passes_one_segment() {
     // CHECK is too big to inline (padding of pure work that dead-code removes later).
     let pad = "CONST INT 1\nCONST INT 2\n+ INT\nPOP 1 0\n".repeat(30);
