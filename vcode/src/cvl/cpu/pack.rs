@@ -19,8 +19,18 @@ pub(super) struct Counts {
 /// Counts the true flags of every segment of `s`.
 pub(super) fn count(par: &Par, f: &[bool], s: &Seg) -> Result<Counts, Trap> {
     let cs = chunks(par, s, true);
-    let per = par.map(s.total() + s.m(), cs.clone(), |c| {
-        c.pieces(s).map(|(_, lo, hi)| f[lo..hi].iter().map(|&b| b as usize).sum::<usize>()).collect::<Vec<usize>>()
+    let per = par.map(s.total() + s.m(), cs.clone(), |c| match c.whole(s) {
+        Some(lens) => {
+            let mut rest = &f[c.e0..c.e1];
+            lens.iter()
+                .map(|&l| {
+                    let (seg, tail) = rest.split_at(l as usize);
+                    rest = tail;
+                    seg.iter().map(|&b| b as usize).sum::<usize>()
+                })
+                .collect::<Vec<usize>>()
+        }
+        None => c.pieces(s).map(|(_, lo, hi)| f[lo..hi].iter().map(|&b| b as usize).sum::<usize>()).collect::<Vec<usize>>(),
     });
     let mut lens: Vec<i64> = Vec::new();
     lens.try_reserve_exact(s.m()).map_err(|_| Trap::new(crate::trap::TrapKind::OutOfMemory("segment lengths".into())))?;

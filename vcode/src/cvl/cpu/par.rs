@@ -119,6 +119,14 @@ pub(crate) struct Chunk {
 }
 
 impl Chunk {
+    /// The lengths of this chunk's segments when it holds them whole (every chunk but
+    /// the pieces of a segment cut into blocks): kernels then walk the segments and their
+    /// elements with running offsets, without a lookup per segment.
+    pub(crate) fn whole<'a>(&self, s: &'a Seg) -> Option<&'a [i64]> {
+        let c = *self;
+        let whole = c.s1 > c.s0 + 1 || (c.s1 == c.s0 + 1 && s.start(c.s0) == c.e0 && s.start(c.s0) + s.len(c.s0) == c.e1);
+        whole.then(|| &s.lens()[c.s0..c.s1])
+    }
     /// `(segment, start, end)` of the elements of each segment of this chunk: the whole
     /// segment, or the piece of it this chunk covers.
     pub(crate) fn pieces<'a>(&self, s: &'a Seg) -> impl Iterator<Item = (usize, usize, usize)> + 'a {

@@ -139,6 +139,17 @@ pub(super) fn dist<T: Elem>(par: &Par, x: &[T], s: &Seg) -> Result<Vec<T>, Trap>
         let cs = chunks(par, s, true);
         let parts = split_mut(out, cs.iter().map(|c| c.e1 - c.e0));
         par.each(s.total() + s.m(), cs.into_iter().zip(parts).collect(), |(c, part)| {
+            if let Some(lens) = c.whole(s) {
+                let mut rest = &mut part[..];
+                for (&l, &y) in lens.iter().zip(&x[c.s0..c.s1]) {
+                    let (seg, tail) = std::mem::take(&mut rest).split_at_mut(l as usize);
+                    for o in seg {
+                        o.write(y);
+                    }
+                    rest = tail;
+                }
+                return;
+            }
             for (k, lo, hi) in c.pieces(s) {
                 let y = x[k];
                 for o in &mut part[lo - c.e0..hi - c.e0] {
@@ -156,6 +167,19 @@ pub(super) fn index(par: &Par, b: &[i64], st: &[i64], s: &Seg) -> Result<Vec<i64
         let cs = chunks(par, s, true);
         let parts = split_mut(out, cs.iter().map(|c| c.e1 - c.e0));
         par.each(s.total() + s.m(), cs.into_iter().zip(parts).collect(), |(c, part)| {
+            if let Some(lens) = c.whole(s) {
+                let mut rest = &mut part[..];
+                for ((&l, &b0), &k0) in lens.iter().zip(&b[c.s0..c.s1]).zip(&st[c.s0..c.s1]) {
+                    let (seg, tail) = std::mem::take(&mut rest).split_at_mut(l as usize);
+                    let mut x = b0;
+                    for o in seg {
+                        o.write(x);
+                        x = x.wrapping_add(k0);
+                    }
+                    rest = tail;
+                }
+                return;
+            }
             for (k, lo, hi) in c.pieces(s) {
                 let (b0, k0, j0) = (b[k], st[k], (lo - s.start(k)) as i64);
                 // An induction variable (not a zip with a range), which the compiler
