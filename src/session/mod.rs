@@ -94,7 +94,7 @@ impl TopLevel {
     /// A fresh top level (only the standard library defined) running code with
     /// `executor`.
     pub fn new(executor: Box<dyn Executor>) -> Self {
-        TopLevel {
+        let mut top = TopLevel {
             session: Session::new(),
             globals: Globals::default(),
             executor,
@@ -102,6 +102,31 @@ impl TopLevel {
             settings: Settings::default(),
             last_loaded: None,
             load_depth: 0,
+        };
+        top.define_environment_globals();
+        top
+    }
+
+    /// The string variables CMU NESL's top level defines from its environment: `display`
+    /// (`$DISPLAY`, the graphics library's default display), `user` (`$USER`) and
+    /// `nesl_path` (where NESL is installed: `$NESL_PATH` here, with a final `/`; empty
+    /// when unset). A program may rebind them.
+    fn define_environment_globals(&mut self) {
+        let env = |name: &str| std::env::var(name).unwrap_or_default();
+        let mut path = env("NESL_PATH");
+        if !path.is_empty() && !path.ends_with('/') {
+            path.push('/');
+        }
+        for (name, text) in [("display", env("DISPLAY")), ("user", env("USER")), ("nesl_path", path)] {
+            let codes: Vec<i64> = text.bytes().map(i64::from).collect();
+            let len = codes.len() as i64;
+            let ty = Type::seq(Type::Char);
+            let slots = vec![
+                vcode::Const::from(HostValue::Segdes(vec![len])),
+                vcode::Const::from(HostValue::Int(codes)),
+            ];
+            self.session.globals.insert(name.to_string(), ty.clone());
+            self.globals.insert(name.to_string(), GlobalValue { ty, slots });
         }
     }
 
