@@ -355,6 +355,9 @@ pub struct Command {
 pub enum CommandKind {
     /// `load "file";` (`None`: reload the last file).
     Load(Option<String>),
+    /// `load exp;` with an expression that computes the file name (`load dir ++ "x";`),
+    /// evaluated at the top level; it must be a `[char]`.
+    LoadExpr(Box<Expr>),
     /// `describe name;`
     Describe(Ident),
     /// `set name value;` — e.g. `set arg_check off;`, `set print_length 20;`.

@@ -403,6 +403,8 @@ impl<'s> Driver<'s> {
                 | Token::Int(_)
                 | Token::Float(_),
             ) => {}
+            // `load ("dir/" ++ name);`: the file name may be any expression.
+            Some(Token::LParen) if word == "load" => {}
             Some(_) => return None,
         }
         let end = self.next_terminator(start + 1);
@@ -433,6 +435,23 @@ impl<'s> Driver<'s> {
             ("load", [(_, Token::Str(s), _)]) => {
                 Some(CommandKind::Load(Some(String::from_utf8_lossy(s).into_owned())))
             }
+            // CMU's `load <exp>;`: any expression that computes the file name.
+            ("load", _) => {
+                let tokens = args.iter().cloned().map(Ok::<Spanned, ActionError>);
+                match grammar::ExprOnlyParser::new().parse(self.src, tokens) {
+                    Ok(e) => Some(CommandKind::LoadExpr(Box::new(e))),
+                    Err(e) => {
+                        let (d, at) = error_diagnostic(self.src, &self.lexed, args, e);
+                        let d = d.with_note(
+                            Some(span),
+                            "`load` takes a file name: a string, or an expression that computes one",
+                        );
+                        let mut diags = vec![d];
+                        diags.extend(lex_diags_after(&self.lexed, args, at));
+                        return Some((Err(diags), end + 1));
+                    }
+                }
+            }
             ("describe", [(a, Token::Ident(n), b)]) => {
                 Some(CommandKind::Describe(Ident::new(n.clone(), Span::new(*a, *b))))
             }
@@ -447,7 +466,7 @@ impl<'s> Driver<'s> {
             Some(kind) => Ok(TopLevel::Command(Command { kind, span })),
             None => {
                 let usage = match word {
-                    "load" => "load \"file\";",
+                    "load" => "load \"file\";` or `load expression;",
                     "describe" => "describe name;",
                     "set" => "set name value;",
                     "help" => "help;",

@@ -94,7 +94,7 @@ impl TopLevel {
     /// A fresh top level (only the standard library defined) running code with
     /// `executor`.
     pub fn new(executor: Box<dyn Executor>) -> Self {
-        TopLevel {
+        let mut top = TopLevel {
             session: Session::new(),
             globals: Globals::default(),
             executor,
@@ -102,6 +102,31 @@ impl TopLevel {
             settings: Settings::default(),
             last_loaded: None,
             load_depth: 0,
+        };
+        top.define_environment_globals();
+        top
+    }
+
+    /// The string variables CMU NESL's top level defines from its environment: `display`
+    /// (`$DISPLAY`, the graphics library's default display), `user` (`$USER`) and
+    /// `nesl_path` (where NESL is installed: `$NESL_PATH` here, with a final `/`; empty
+    /// when unset). A program may rebind them.
+    fn define_environment_globals(&mut self) {
+        let env = |name: &str| std::env::var(name).unwrap_or_default();
+        let mut path = env("NESL_PATH");
+        if !path.is_empty() && !path.ends_with('/') {
+            path.push('/');
+        }
+        for (name, text) in [("display", env("DISPLAY")), ("user", env("USER")), ("nesl_path", path)] {
+            let codes: Vec<i64> = text.bytes().map(i64::from).collect();
+            let len = codes.len() as i64;
+            let ty = Type::seq(Type::Char);
+            let slots = vec![
+                vcode::Const::from(HostValue::Segdes(vec![len])),
+                vcode::Const::from(HostValue::Int(codes)),
+            ];
+            self.session.globals.insert(name.to_string(), ty.clone());
+            self.globals.insert(name.to_string(), GlobalValue { ty, slots });
         }
     }
 
@@ -557,12 +582,85 @@ impl TopLevel {
         }
     }
 
+    /// Evaluates the file-name expression of `load exp;`: a `[char]`, as text; `None`
+    /// when an error was printed. The expression does not become `it`.
+    fn file_name_value(&mut self, expr: &Expr, file: &str, src: &str, t: &mut Out<'_>) -> io::Result<Option<String>> {
+        let previous = vec![("it".to_string(), self.session.globals.get("it").cloned())];
+        let mut form = Form::Expr(expr.clone());
+        let checked = self.session.check_item(&mut form);
+        self.restore(previous);
+        let ty = match checked {
+            Ok(ItemInfo::Expr { ty }) => ty,
+            Ok(_) => {
+                let d = Diagnostic::new(DiagKind::Compile, expr.span, "the argument of `load` must be an expression");
+                self.report(t, file, src, &[d])?;
+                return Ok(None);
+            }
+            Err(diags) => {
+                self.report(t, file, src, &diags)?;
+                return Ok(None);
+            }
+        };
+        if ty != Type::seq(Type::Char) {
+            let msg = format!("the file name of `load` must be a string ([char]), not {}", format_type(&ty));
+            self.report(t, file, src, &[Diagnostic::new(DiagKind::Type, expr.span, msg)])?;
+            return Ok(None);
+        }
+        let Form::Expr(expr) = form else { return Ok(None) };
+        let Some(slots) = self.run(&expr, &ty, file, src, t)? else { return Ok(None) };
+        let mut name = String::new();
+        for c in &slots {
+            match self.executor.fetch(c) {
+                Ok(HostValue::Int(codes)) => name.extend(codes.iter().map(|&c| char::from(c.clamp(0, 255) as u8))),
+                Ok(_) => {}
+                Err(e) => {
+                    Self::runtime_error(t, &e.to_string())?;
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(Some(name))
+    }
+
+    /// Evaluates the forms of the file `path` (a `load` command).
+    fn load_path(&mut self, path: PathBuf, cmd: &Command, file: &str, src: &str, t: &mut Out<'_>, summary: &mut EvalSummary) -> io::Result<bool> {
+        let fail = |this: &Self, t: &mut Out<'_>, span: Span, msg: String| {
+            this.report(t, file, src, &[Diagnostic::new(DiagKind::Compile, span, msg)])
+        };
+        if self.load_depth >= MAX_LOAD_DEPTH {
+            return fail(self, t, cmd.span, format!("files load each other more than {MAX_LOAD_DEPTH} levels deep"));
+        }
+        let text = match std::fs::read(&path) {
+            Ok(b) => String::from_utf8_lossy(&b).into_owned(),
+            Err(e) => return fail(self, t, cmd.span, format!("cannot load {}: {e}", path.display())),
+        };
+        self.last_loaded = Some(path.clone());
+        self.load_depth += 1;
+        let mut inner = EvalSummary::default();
+        let result = self.eval_forms(&path.display().to_string(), &text, t, &mut inner);
+        self.load_depth -= 1;
+        result?;
+        summary.forms += inner.forms;
+        summary.failed += inner.failed;
+        summary.exited |= inner.exited;
+        summary.interrupted |= inner.interrupted;
+        Ok(true)
+    }
+
     /// Runs a top-level command; returns `false` when it failed (after printing why).
     fn command(&mut self, cmd: &Command, file: &str, src: &str, t: &mut Out<'_>, summary: &mut EvalSummary) -> io::Result<bool> {
         let fail = |this: &Self, t: &mut Out<'_>, span: Span, msg: String| {
             this.report(t, file, src, &[Diagnostic::new(DiagKind::Compile, span, msg)])
         };
         match &cmd.kind {
+            CommandKind::LoadExpr(expr) => {
+                let Some(name) = self.file_name_value(expr, file, src, t)? else { return Ok(false) };
+                if name.is_empty() {
+                    return fail(self, t, cmd.span, "the file name of `load` is an empty string".into());
+                }
+                let path = resolve_load(file, &name);
+                self.load_path(path, cmd, file, src, t, summary)
+            }
             CommandKind::Load(name) => {
                 let path = match name {
                     Some(name) => resolve_load(file, name),
@@ -571,24 +669,7 @@ impl TopLevel {
                         None => return fail(self, t, cmd.span, "`load;` with no file: nothing was loaded before".into()),
                     },
                 };
-                if self.load_depth >= MAX_LOAD_DEPTH {
-                    return fail(self, t, cmd.span, format!("files load each other more than {MAX_LOAD_DEPTH} levels deep"));
-                }
-                let text = match std::fs::read(&path) {
-                    Ok(b) => String::from_utf8_lossy(&b).into_owned(),
-                    Err(e) => return fail(self, t, cmd.span, format!("cannot load {}: {e}", path.display())),
-                };
-                self.last_loaded = Some(path.clone());
-                self.load_depth += 1;
-                let mut inner = EvalSummary::default();
-                let result = self.eval_forms(&path.display().to_string(), &text, t, &mut inner);
-                self.load_depth -= 1;
-                result?;
-                summary.forms += inner.forms;
-                summary.failed += inner.failed;
-                summary.exited |= inner.exited;
-                summary.interrupted |= inner.interrupted;
-                Ok(true)
+                self.load_path(path, cmd, file, src, t, summary)
             }
             CommandKind::Describe(id) => {
                 let name = id.name.as_str();
@@ -682,7 +763,8 @@ Commands:
 ";
 
 /// The file a `load "name";` in `file` refers to: relative names are relative to the
-/// directory of `file`; `.nesl` is added when the name has no extension.
+/// directory of `file`. As CMU NESL does, `name.nesl` is preferred to `name` when the
+/// name does not already end in `.nesl` and that file exists.
 fn resolve_load(file: &str, name: &str) -> PathBuf {
     let mut path = PathBuf::from(name);
     if path.is_relative() {
@@ -690,8 +772,13 @@ fn resolve_load(file: &str, name: &str) -> PathBuf {
             path = dir.join(path);
         }
     }
-    if path.extension().is_none() && !path.is_file() {
-        path.set_extension("nesl");
+    if !name.ends_with(".nesl") {
+        let mut with_ext = path.clone().into_os_string();
+        with_ext.push(".nesl");
+        let with_ext = PathBuf::from(with_ext);
+        if with_ext.is_file() || (!path.exists() && path.extension().is_none()) {
+            return with_ext;
+        }
     }
     path
 }

@@ -470,6 +470,10 @@ pub static BUILTINS: &[Builtin] = &[
     row("hashinternal", "a -> int :: (a in any)", SCALAR, "A hash of any value (the full-range hash behind hash)."),
     row("fseq", "(float, float, float) -> [float]", PRELUDE, "fseq(s, d, e): s, s + d, ... up to |e - s| from s."),
     row("next_char", "([int], [a], [a], int) -> [int] :: (a in any)", PRELUDE, "The candidate starts c at which w[i:] occurs in s at c + i."),
+    row("make_segdes", "int -> segdes", PRELUDE, "A segment descriptor for one subsequence of length n (for nest)."),
+    row("nest", "([a], [segdes]) -> [[a]] :: (a in any)", PRELUDE, "Cut v into subsequences of the lengths of the segment descriptors: nest(v, {make_segdes(l) : l in ls}) = partition(v, ls)."),
+    row("vselect", "(bool, a, a, segdes) -> a :: (a in any)", PRELUDE, "select(flag, a, b); the segment descriptor is not used."),
+    row("justify_text", "([char], int) -> [[char]]", PRELUDE, "The words of text filled into lines of about width characters (two spaces after a period)."),
     row("collect_pairs", "[(a, b)] -> [[(a, b)]] :: (a in any; b in any)", PRELUDE, "The pairs grouped by key."),
     row("group_by_space", "([char], [char]) -> [[char]]", PRELUDE, "Words: the runs of str between characters of space_chars."),
     row("prompt", "[char] -> [char]", PRELUDE, "Print a prompt and read a non-empty line from standard input.").serial(),
@@ -495,7 +499,7 @@ pub static BUILTINS: &[Builtin] = &[
 
 /// Names of the datatypes the prelude predefines (usable in type strings).
 const PREDEFINED_DATATYPES: &[&str] = &[
-    "stream", "hashtable", "xps_window", "xps_gc", "scale_box", "bound_box", "window", "w_subbox", "w_window", "w_box",
+    "stream", "hashtable", "segdes", "xps_window", "xps_gc", "scale_box", "bound_box", "window", "w_subbox", "w_window", "w_box",
 ];
 
 /// The graphics library's constants (CMU's window.nesl and plot.nesl): the colours, the

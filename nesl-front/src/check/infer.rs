@@ -410,13 +410,6 @@ impl<'s> Infer<'s> {
                 d.name.span,
                 "`xps_window` is the graphics library's window handle (a window number and its size) and cannot be redefined",
             );
-        } else if name == "hashtable" && self.sess.datatypes.contains_key(&name) {
-            // The library's functions (make_table, ...) are compiled with this layout.
-            self.error(
-                DiagKind::Name,
-                d.name.span,
-                "`hashtable` is the library's hash-table datatype (make_table, insert_table, ...) and cannot be redefined",
-            );
         } else if is_base_type(&name) || is_reserved(&name) || name == "stream" {
             self.error(
                 DiagKind::Name,
@@ -453,13 +446,27 @@ impl<'s> Infer<'s> {
         let fields = it.fold(last, |acc, t| Type::pair(t, acc));
         let params = free_vars(&fields);
         let result = Type::Data(name.clone(), params.iter().map(|v| Type::Var(*v)).collect());
-        Ok(ItemInfo::Datatype {
-            name,
-            scheme: Scheme {
-                vars: params,
-                ty: Type::fun(fields, result),
-            },
-        })
+        let scheme = Scheme {
+            vars: params,
+            ty: Type::fun(fields, result),
+        };
+        if name == "hashtable" {
+            // The library's functions (make_table, ...) are compiled with this layout: a
+            // program may repeat the definition (CMU's hash-table.nesl does), not change it.
+            if let Some(old) = self.sess.datatypes.get(&name) {
+                if format_scheme(&old.scheme) != format_scheme(&scheme) {
+                    return Err(vec![Diagnostic::new(
+                        DiagKind::Name,
+                        d.name.span,
+                        format!(
+                            "`hashtable` is the library's hash-table datatype (make_table, insert_table, ...), {}; it cannot be redefined with another layout",
+                            format_scheme(&old.scheme)
+                        ),
+                    )]);
+                }
+            }
+        }
+        Ok(ItemInfo::Datatype { name, scheme })
     }
 
     fn binding(&mut self, pat: &mut Pattern, expr: &mut Expr) -> Result<ItemInfo, Vec<Diagnostic>> {

@@ -164,6 +164,9 @@ impl Session {
     fn predefine_datatypes(&mut self) {
         const SRC: &str = concat!(
             "datatype hashtable([(bool, a, b)]) :: (a in any; b in any);",
+            // CMU's segment descriptor, as a user sees it (make_segdes, nest, vselect):
+            // the length of one subsequence.
+            "datatype segdes(int);",
             // The graphics library (plot.nesl and window.nesl of CMU NESL): a window of
             // the display is its number and size; a graphics context a colour number.
             "datatype xps_window(int, (int, int));",

@@ -265,14 +265,14 @@ impl Compiler<'_> {
                     Some(h) => h,
                     None => self.int_in(fb, ctx, 0),
                 };
-                // 30 bits: a positive mask on CMU's 32-bit VCODE interpreter too.
-                let mask = self.int_in(fb, ctx, 0x3fff_ffff);
+                // CMU's `rem(max_int and hashinternal(a), l)` with its 32-bit max_int.
+                let mask = self.int_in(fb, ctx, 0x7fff_ffff);
                 let pos = fb.op1(O::And.t(Ty::Int), &[h, mask]);
                 base(fb.op1(O::Mod, &[pos, l.one()]))
             }
             // CMU's hash_scalar: an int is its own hash, a bool its btoi, a character its
-            // code, a float hash_float (the prelude); the sequence hashes and anything
-            // else use the full-range hash behind `hash`.
+            // code, a float hash_float (the prelude); hashinternal, cheap_hash_vector and
+            // hash_vector as CMU's vector-ops.lnesl computes them (`hash_with`).
             "hash_scalar" | "hash_vector" | "cheap_hash_vector" | "hashinternal" => {
                 let h = match &arg.lay {
                     Lay::Base(SlotKind::Int) if name == "hash_scalar" => Some(arg.one()),
@@ -281,7 +281,7 @@ impl Compiler<'_> {
                         let fty = Type::Float;
                         return self.builtin(fb, ctx, "hash_float", arg.clone(), &fty, rty, span);
                     }
-                    _ => self.hash_of(fb, &arg),
+                    _ => self.hash_with(fb, &arg, name == "hash_vector"),
                 };
                 match h {
                     Some(h) => base(h),
@@ -373,80 +373,102 @@ impl Compiler<'_> {
         key
     }
 
-    /// A hash of every instance of a lifted value (one INT per instance), or `None`
-    /// for a value without slots.
+    /// CMU NESL's `hashinternal` of every instance of a lifted value (one INT per
+    /// instance), or `None` for a value without slots: an int is its own hash, a bool
+    /// its btoi, a character its code, a float `hash_float`; a pair `h1 + 991892311 *
+    /// h2`; a sequence (CMU's `cheap_hash_vector`) the sum of its elements' hashes
+    /// weighted by `j^3`, `j = i + 991892313` at position `i` (`hash_vector`: weighted
+    /// by `572197^i`). Arithmetic wraps at 64 bits where CMU's wraps at 32: the low 32
+    /// bits agree, so `hash` (the low 31 bits, modulo the range) is CMU's.
     fn hash_of(&mut self, fb: &mut FunBuilder, v: &Val) -> Option<Slot> {
+        self.hash_with(fb, v, false)
+    }
+
+    fn hash_with(&mut self, fb: &mut FunBuilder, v: &Val, powers: bool) -> Option<Slot> {
         match &v.lay {
             Lay::Unit | Lay::Fun(_) => None,
-            Lay::Base(SlotKind::Float) => {
-                let scale = self.float_like(fb, 65536.0, v.one());
-                let x = fb.op1(O::Mul.t(Ty::Float), &[v.one(), scale]);
-                let i = fb.op1(O::Trunc, &[x]);
-                Some(self.mix(fb, i))
-            }
-            Lay::Base(SlotKind::Bool) => {
-                let i = fb.op1(O::BToI, &[v.one()]);
-                Some(self.mix(fb, i))
-            }
-            Lay::Base(_) => Some(self.mix(fb, v.one())),
+            Lay::Base(SlotKind::Float) => Some(self.hash_float_slot(fb, v.one())),
+            Lay::Base(SlotKind::Bool) => Some(fb.op1(O::BToI, &[v.one()])),
+            Lay::Base(_) => Some(v.one()),
             Lay::Pair(..) => {
                 let (a, b) = v.split();
                 let ha = self.hash_of(fb, &a);
                 let hb = self.hash_of(fb, &b);
                 match (ha, hb) {
                     (Some(x), Some(y)) => {
-                        let k = self.int_like_slot(fb, 31, x);
-                        let x31 = fb.op1(O::Mul.t(Ty::Int), &[x, k]);
-                        let s = fb.op1(O::Add.t(Ty::Int), &[x31, y]);
-                        Some(self.mix(fb, s))
+                        let k = self.int_like_slot(fb, 991_892_311, y);
+                        let ky = fb.op1(O::Mul.t(Ty::Int), &[y, k]);
+                        Some(fb.op1(O::Add.t(Ty::Int), &[x, ky]))
                     }
-                    (x, y) => x.or(y),
+                    (Some(x), None) => Some(x),
+                    (None, Some(y)) => {
+                        let k = self.int_like_slot(fb, 991_892_311, y);
+                        Some(fb.op1(O::Mul.t(Ty::Int), &[y, k]))
+                    }
+                    (None, None) => None,
                 }
             }
             Lay::Seq(_) => {
                 let v = self.force(fb, v);
                 let (seg, data) = v.seq();
                 let lens = fb.op1(O::Lengths, &[seg]);
-                let m = fb.op1(O::Length.t(Ty::Int), &[lens]);
-                let sm = fb.op1(O::MakeSegdes, &[m]);
-                let k = self.int_like_slot(fb, 131, lens);
-                let lh = fb.op1(O::Mul.t(Ty::Int), &[lens, k]);
                 let Some(hd) = self.hash_of(fb, &data) else {
-                    return Some(self.mix(fb, lh));
+                    // Elements without slots hash to 0, as do their sums.
+                    let z = self.int_like_slot(fb, 0, lens);
+                    return Some(z);
                 };
-                // Element hashes weighted by their position, summed per sequence.
-                let z = self.cint(fb, 0);
-                let o = self.cint(fb, 1);
-                let zs = fb.op1(O::Dist.t(Ty::Int), &[z, sm]);
-                let os = fb.op1(O::Dist.t(Ty::Int), &[o, sm]);
-                let pos = fb.op1(O::Index, &[zs, os, seg]);
-                let kp = self.int_like_slot(fb, 7919, pos);
-                let pw = fb.op1(O::Mul.t(Ty::Int), &[pos, kp]);
-                let he = fb.op1(O::Add.t(Ty::Int), &[hd, pw]);
-                let he = self.mix(fb, he);
-                let sum = fb.op1(O::AddReduce.t(Ty::Int), &[he, seg]);
-                let s = fb.op1(O::Add.t(Ty::Int), &[sum, lh]);
-                Some(self.mix(fb, s))
+                let weight = if powers {
+                    // 572197^i: an exclusive product scan of 572197s per sequence.
+                    let k = self.int_like_slot(fb, 572_197, hd);
+                    fb.op1(O::MulScan.t(Ty::Int), &[k, seg])
+                } else {
+                    // INDEX takes one start and one stride per sequence.
+                    let n = fb.op1(O::Length.t(Ty::Int), &[lens]);
+                    let sn = fb.op1(O::MakeSegdes, &[n]);
+                    let start = self.cint(fb, 991_892_313);
+                    let o = self.cint(fb, 1);
+                    let starts = fb.op1(O::Dist.t(Ty::Int), &[start, sn]);
+                    let ones = fb.op1(O::Dist.t(Ty::Int), &[o, sn]);
+                    let j = fb.op1(O::Index, &[starts, ones, seg]);
+                    let j2 = fb.op1(O::Mul.t(Ty::Int), &[j, j]);
+                    fb.op1(O::Mul.t(Ty::Int), &[j2, j])
+                };
+                let he = fb.op1(O::Mul.t(Ty::Int), &[hd, weight]);
+                Some(fb.op1(O::AddReduce.t(Ty::Int), &[he, seg]))
             }
         }
     }
 
-    /// A mix of an INT vector: two rounds of xor-shift and multiply (wrapping; VCODE's
-    /// `RSHIFT` is arithmetic, which still spreads the bits). The multiplier is a 32-bit
-    /// constant: CMU's VCODE interpreter keeps the low 32 bits of a constant.
-    fn mix(&mut self, fb: &mut FunBuilder, x: Slot) -> Slot {
-        let mut y = x;
-        for (shift, mult) in [(16, 0x045d_9f3b_i64), (16, 0x045d_9f3b_i64)] {
-            let s = self.int_like_slot(fb, shift, y);
-            let sh = fb.op1(O::Rshift, &[y, s]);
-            let z = fb.op1(O::Xor.t(Ty::Int), &[y, sh]);
-            let k = self.int_like_slot(fb, mult, z);
-            y = fb.op1(O::Mul.t(Ty::Int), &[z, k]);
-        }
-        let s = self.int_like_slot(fb, 16, y);
-        let sh = fb.op1(O::Rshift, &[y, s]);
-        fb.op1(O::Xor.t(Ty::Int), &[y, sh])
+    /// CMU's `hash_float` of a FLOAT vector: 0 for zero, else `trunc(a / 2^(e - 30)) - e`
+    /// for `a = |x|` and `e = trunc(log(a, 2.0))`, with `log` and `expt` as the library
+    /// computes them (`ln(a) / ln(2)`, `exp(ln(2) * p)`).
+    fn hash_float_slot(&mut self, fb: &mut FunBuilder, x: Slot) -> Slot {
+        let zero = self.float_like(fb, 0.0, x);
+        let one = self.float_like(fb, 1.0, x);
+        let two = self.float_like(fb, 2.0, x);
+        let is_zero = fb.op1(O::Eq.t(Ty::Float), &[x, zero]);
+        let neg = fb.op1(O::Sub.t(Ty::Float), &[zero, x]);
+        let lt = fb.op1(O::Lt.t(Ty::Float), &[x, zero]);
+        let mag = fb.op1(O::Select.t(Ty::Float), &[lt, neg, x]);
+        // A zero takes the path of 1.0 (no infinities), then gets 0.
+        let a = fb.op1(O::Select.t(Ty::Float), &[is_zero, one, mag]);
+        let ln_a = fb.op1(O::Log, &[a]);
+        let ln2 = fb.op1(O::Log, &[two]);
+        let lg = fb.op1(O::Div.t(Ty::Float), &[ln_a, ln2]);
+        let e = fb.op1(O::Trunc, &[lg]);
+        let thirty = self.int_like_slot(fb, 30, e);
+        let p = fb.op1(O::Sub.t(Ty::Int), &[e, thirty]);
+        let pf = fb.op1(O::IToF, &[p]);
+        let ln2b = fb.op1(O::Log, &[two]);
+        let q = fb.op1(O::Mul.t(Ty::Float), &[ln2b, pf]);
+        let scale = fb.op1(O::Exp, &[q]);
+        let sig = fb.op1(O::Div.t(Ty::Float), &[a, scale]);
+        let sigi = fb.op1(O::Trunc, &[sig]);
+        let h = fb.op1(O::Sub.t(Ty::Int), &[sigi, e]);
+        let z = self.int_like_slot(fb, 0, h);
+        fb.op1(O::Select.t(Ty::Int), &[is_zero, z, h])
     }
+
 
     /// The integer `k` once per element of the INT vector `like`.
     fn int_like_slot(&self, fb: &mut FunBuilder, k: i64, like: Slot) -> Slot {
