@@ -138,6 +138,11 @@ pub(super) fn binary_check(op: BinOp, a: Slice, b: Slice) -> Result<(), Trap> {
             b.vtype().name()
         )));
     }
+    // `=` and `!=` compare booleans too (as on the device), though the op table lists
+    // them for INT and FLOAT.
+    if matches!(op, BinOp::Eq | BinOp::Ne) && a.vtype() == VType::Bool {
+        return Ok(());
+    }
     crate::fused::node_types(crate::fused::NodeKind::Binary(op), a.vtype())
         .map(|_| ())
         .map_err(|_| unsupported(&format!("`{}`", crate::fused::binop_name(op)), a.vtype()))
