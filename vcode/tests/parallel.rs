@@ -473,3 +473,35 @@ fn long_segments_rank_like_a_stable_sort() {
         assert_eq!(c.to_host(&down).unwrap(), HostVector::Int(want_down.clone()), "floats down, {threads} threads");
     }
 }
+
+#[test]
+fn keys_that_differ_only_between_blocks_still_rank() {
+    // Every 32K-element block holds one key, different from block to block (in bytes 2
+    // and 5): the radix passes that skip bytes in which all keys agree must see the
+    // difference between blocks, on one thread and on two, in long and short segments.
+    let n = 6 * (1 << 15) + 123;
+    let key = |j: usize| {
+        let b = (j >> 15) as i64;
+        ((b * 7919) % 5) << 16 | ((b * 104_729) % 3) << 40
+    };
+    let ints: Vec<i64> = (0..n).map(key).collect();
+    for lens in [vec![n as i64], vec![3, (n - 10) as i64, 7]] {
+        let mut want = vec![0i64; n];
+        let mut st = 0;
+        for &len in &lens {
+            let mut p: Vec<usize> = (st..st + len as usize).collect();
+            p.sort_by_key(|&j| ints[j]);
+            for (rk, &j) in p.iter().enumerate() {
+                want[j] = rk as i64;
+            }
+            st += len as usize;
+        }
+        for threads in [1, 2] {
+            let mut c = CpuCvl::with_threads(threads);
+            let s = c.segdes_from_host(&lens).unwrap();
+            let iv = c.from_host(HostVector::Int(ints.clone())).unwrap();
+            let up = c.rank(true, &iv, &s).unwrap();
+            assert_eq!(c.to_host(&up).unwrap(), HostVector::Int(want.clone()), "{lens:?}, {threads} threads");
+        }
+    }
+}

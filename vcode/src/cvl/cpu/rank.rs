@@ -38,7 +38,11 @@ pub(super) const RADIX_MIN: usize = 1024;
 /// one pass per byte, skipping the bytes in which all keys agree.
 fn radix_sort(mut a: Vec<(u64, u32)>) -> Vec<(u64, u32)> {
     let mut b = a.clone();
+    let differ = differing_bits(&a);
     for shift in (0..64).step_by(8) {
+        if (differ >> shift) & 0xff == 0 {
+            continue;
+        }
         let mut count = [0usize; 256];
         for &(k, _) in &a {
             count[((k >> shift) & 0xff) as usize] += 1;
@@ -60,6 +64,13 @@ fn radix_sort(mut a: Vec<(u64, u32)>) -> Vec<(u64, u32)> {
         std::mem::swap(&mut a, &mut b);
     }
     a
+}
+
+/// The bits in which the keys do not all agree (their OR without their AND): a byte of
+/// none is a radix pass with nothing to do, skipped without counting its digits.
+fn differing_bits(a: &[(u64, u32)]) -> u64 {
+    let (or, and) = a.iter().fold((0u64, u64::MAX), |(o, n), &(k, _)| (o | k, n & k));
+    or & !and
 }
 
 /// Segments at least this long are ranked by [`par_radix_sort`] (one at a time, each over
@@ -95,7 +106,15 @@ fn par_radix_sort(par: &Par, mut a: Vec<(u64, u32)>) -> Vec<(u64, u32)> {
     let n = a.len();
     let blocks = n.div_ceil(BLOCK);
     let mut b: Vec<(u64, u32)> = Vec::with_capacity(n);
+    let differ = par.map_blocks(n, |lo, hi| differing_bits(&a[lo..hi])).into_iter().fold(0, |x, y| x | y);
+    // A byte in which every block agrees within itself may still differ between blocks:
+    // also compare each block's first key with the first block's.
+    let first = a.first().map_or(0, |p| p.0);
+    let differ = differ | a.iter().step_by(BLOCK).fold(0, |x, p| x | (p.0 ^ first));
     for shift in (0..64).step_by(8) {
+        if (differ >> shift) & 0xff == 0 {
+            continue;
+        }
         let digit = |k: u64| ((k >> shift) & 0xff) as usize;
         let counts: Vec<[usize; 256]> = par.map_blocks(n, |lo, hi| {
             let mut c = [0usize; 256];
