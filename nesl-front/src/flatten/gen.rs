@@ -107,14 +107,14 @@ impl Val {
     pub(crate) fn mk_seq(seg: Slot, data: Val) -> Val {
         let mut s = vec![seg];
         s.extend_from_slice(&data.s);
-        Val::new(s, Lay::Seq(Box::new(data.lay)))
+        Val::new(s, Lay::Seq(Arc::new(data.lay)))
     }
 
     /// A pair value.
     pub(crate) fn pair(a: Val, b: Val) -> Val {
         let mut s = a.s;
         s.extend_from_slice(&b.s);
-        Val::new(s, Lay::Pair(Box::new(a.lay), Box::new(b.lay)))
+        Val::new(s, Lay::Pair(Arc::new(a.lay), Arc::new(b.lay)))
     }
 }
 
