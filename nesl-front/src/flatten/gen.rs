@@ -525,28 +525,9 @@ impl<'a> Compiler<'a> {
         fb.op1(O::Dist.t(Ty::Int), &[io, seg])
     }
 
-    /// Emits a run-time check: when `bad` (BOOL scalar) holds, print the NESL run-time
-    /// error message and stop.
-    pub(crate) fn fail_if(&self, fb: &mut FunBuilder, bad: Slot, msg: &str) {
-        let m = fb.begin_if(bad);
-        fb.write_text(&format!("\nRUNTIME ERROR: {msg}\n"));
-        fb.exit_failure();
-        fb.end_exit_if(m);
-    }
-
     /// Checks that every element of the BOOL vector `ok` (over descriptor `seg`, which
-    /// has a single segment) holds.
-    pub(crate) fn check_all(&self, fb: &mut FunBuilder, ok: Slot, seg: Slot, msg: &str) {
-        if !self.arg_check {
-            return;
-        }
-        let all = fb.op1(O::AndReduce.t(Ty::Bool), &[ok, seg]);
-        let bad = fb.op1(O::Not.t(Ty::Bool), &[all]);
-        self.fail_if(fb, bad, msg);
-    }
-
-    /// [`Self::check_all`] for a check whose failure carries data: `data` holds, per
-    /// element of `ok`, the INT values that a failure of kind `code` reports
+    /// has a single segment) holds; a failure carries data: `data` holds, per element of
+    /// `ok`, the INT values that a failure of kind `code` reports
     /// ([`vcode::CheckFailure::data_len`] of them). The failure branch writes CMU's
     /// message `msg` and ends with `EXIT` on the check record of the first failing
     /// element, `[CHECK_MARK, code, data...]`: CMU's interpreter prints the message and
@@ -989,7 +970,7 @@ impl<'a> Compiler<'a> {
                     let ok1 = fb.op1(O::Ge.t(Ty::Int), &[d, one]);
                     let ok2 = fb.op1(O::Le.t(Ty::Int), &[s, en]);
                     let ok = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
-                    self.check_all(fb, ok, ctx.seg, "In [s:e:l], e must be >= to s, and l must be positive.");
+                    self.check_all_data(fb, ok, ctx.seg, "In [s:e:l], e must be >= to s, and l must be positive.", 6, &[s, en, d]);
                 }
                 let len = self.range_len(fb, s, en, d);
                 let seg = fb.op1(O::MakeSegdes, &[len]);
