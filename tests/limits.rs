@@ -267,3 +267,43 @@ fn twenty_thousand_nested_ifs_compile_quickly() {
         );
     }
 }
+
+/// A chain of 100,000 operators inside an apply-to-each (`{i * i * ... : i in s}`) runs
+/// at every level: the flattener asked at every node whether the subtree uses locals (a
+/// walk of the whole subtree), the reducer copied the growing tree at every link (6 GB at
+/// 8,000 terms at `--opt 2`), and constant folding, the trap test and the stack code
+/// generator each walked it again per link.
+#[test]
+fn a_lifted_chain_of_100000_terms_runs() {
+    let n = 100_000;
+    let src = format!("{{{} : i in [1, 1, 1]}};\n{{{} : i in [2, 3]}};\n", vec!["i"; n].join(" * "), vec!["i"; n].join(" + "));
+    let file = scratch("lifted.nesl", &src);
+    for opt in ["0", "1", "2"] {
+        let out = nesl_within(&["run", "--backend", "cpu", "--opt", opt, &file], std::time::Duration::from_secs(120));
+        assert_eq!(
+            text(&out.stdout),
+            "it = [1, 1, 1] : [int]\nit = [200000, 300000] : [int]\n",
+            "opt {opt}, stderr: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+/// 100,000 errors in one form (a chain of `true and true ...`, where `true` is not a
+/// NESL name, and 100,000 nested `#` that each fail to type): the first 50 are shown, the
+/// last of them saying how many more there were, instead of minutes of rendering each
+/// from the whole 600 KB line.
+#[test]
+fn a_form_with_100000_errors_shows_50() {
+    let n = 100_000;
+    let src = format!("{};\n{}[1];\n2 * 3;\n", vec!["true"; n].join(" and "), "#".repeat(n));
+    let file = scratch("errors.nesl", &src);
+    let out = nesl_within(&["run", "--backend", "cpu", &file], std::time::Duration::from_secs(120));
+    let err = text(&out.stderr);
+    assert_eq!(text(&out.stdout), "it = 6 : int\n", "stderr: {}", &err[..err.len().min(2000)]);
+    assert_eq!(err.matches("error[Name]: `true` is undefined").count(), 50);
+    assert_eq!(err.matches("error[Type]: for function `length`").count(), 50);
+    assert!(err.contains("= note: 99950 more errors in this form not shown"), "{}", &err[..2000]);
+    assert!(err.contains("= note: 99949 more errors in this form not shown"), "{}", &err[..2000]);
+    assert!(err.len() < 100_000, "{} bytes of errors", err.len());
+}
