@@ -307,3 +307,22 @@ fn a_form_with_100000_errors_shows_50() {
     assert!(err.contains("= note: 99949 more errors in this form not shown"), "{}", &err[..2000]);
     assert!(err.len() < 100_000, "{} bytes of errors", err.len());
 }
+
+/// A `.vcode` chain of 20,000 functions, each calling the next: verified, optimised and
+/// run at every level. The verifier re-checked every function per round until the
+/// signatures settled (cubic: 2,000 took 8 s) and the inliner gave each instruction its
+/// whole chain of call sites (20,000 took minutes and 9 GB at `--opt 1`).
+#[test]
+fn a_vcode_call_chain_of_20000_runs() {
+    let n = 20_000;
+    let mut src = String::from("FUNC MAIN\nCONST INT 0\nCALL F0\nRET\n");
+    for i in 0..n {
+        src.push_str(&format!("FUNC F{i}\nCONST INT 1\n+ INT\nCALL F{}\nRET\n", i + 1));
+    }
+    src.push_str(&format!("FUNC F{n}\nRET\n"));
+    let file = scratch("chain.vcode", &src);
+    for opt in ["0", "1", "2"] {
+        let out = nesl_within(&["--max-call-depth", "100000", "vcode", "--opt", opt, &file], std::time::Duration::from_secs(120));
+        assert_eq!(text(&out.stdout).trim(), "( 20000 )", "opt {opt}, stderr: {}", text(&out.stderr));
+    }
+}
