@@ -20,12 +20,28 @@ use std::ops::Range;
 
 /// Renders `diags` about the source text `src` of `file` as text, one paragraph per
 /// diagnostic, in order.
+///
+/// At most [`MAX_SHOWN`] diagnostics are rendered; the last one shown then says how many
+/// more there were (100,000 cascading errors in one long line, each rendered from the
+/// whole line, took minutes and gave megabytes of output).
 pub fn render(file: &str, src: &str, diags: &[Diagnostic]) -> String {
     let files = SimpleFile::new(file, src);
     let config = Config { chars: Chars::ascii(), ..Config::default() };
     let mut out = String::new();
-    for d in diags {
+    let shown = diags.len().min(MAX_SHOWN);
+    for (i, d) in diags[..shown].iter().enumerate() {
         let mut buf = NoColor::new(Vec::new());
+        let more = diags.len() - shown;
+        let capped;
+        let d = if i + 1 == shown && more > 0 {
+            let mut c = d.clone();
+            let s = if more == 1 { "" } else { "s" };
+            c.notes.push((None, format!("{more} more error{s} in this form not shown")));
+            capped = c;
+            &capped
+        } else {
+            d
+        };
         let report = to_report(src, d);
         let text = match term::emit(&mut buf, &config, &files, &report) {
             Ok(()) => window(&String::from_utf8_lossy(&buf.into_inner()), column(src, d.span)),
@@ -35,6 +51,9 @@ pub fn render(file: &str, src: &str, diags: &[Diagnostic]) -> String {
     }
     out
 }
+
+/// Most diagnostics [`render`] shows for one form.
+pub const MAX_SHOWN: usize = 50;
 
 /// Most characters of a source line a snippet shows.
 pub const WINDOW: usize = 120;
@@ -175,6 +194,19 @@ pub fn plain_render(file: &str, src: &str, diags: &[Diagnostic]) -> String {
 mod tests {
     use super::*;
     use nesl_front::DiagKind;
+
+    /// 100,000 cascading errors on one line: the first [`MAX_SHOWN`] are shown, the last
+    /// of them saying how many more there were.
+    #[test]
+    fn many_errors_are_capped() {
+        let n = 100_000;
+        let src = format!("{}[1];\n", "#".repeat(n));
+        let diags: Vec<Diagnostic> = (0..n).map(|i| Diagnostic::new(DiagKind::Type, Span::new(i, i + 1), "bad")).collect();
+        let text = render("many.nesl", &src, &diags);
+        assert_eq!(text.matches("error[Type]: bad").count(), MAX_SHOWN, "{text}");
+        assert!(text.contains(&format!("= note: {} more errors in this form not shown", n - MAX_SHOWN)), "{text}");
+        assert!(text.len() < 50_000, "{} bytes", text.len());
+    }
 
     #[test]
     fn renders_location_snippet_and_paragraphs() {

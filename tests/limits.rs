@@ -141,9 +141,8 @@ fn the_repl_goes_on_after_running_out_of_memory() {
     assert!(text(&out.stdout).contains("it = 6 : int"), "{}", text(&out.stdout));
 }
 
-/// A tuple of 100,000 components is a located error (every node keeping its own copy of
-/// a type that large would take hundreds of gigabytes), and the next form runs; a tuple
-/// of 1,000 runs.
+/// A tuple of 100,000 components is a located error (past the checker's limit of 50,000),
+/// and the next form runs; a tuple of 1,000 runs.
 #[test]
 fn a_huge_tuple_is_a_located_error() {
     let src = format!("({});\n2 * 3;\n({});\n", vec!["1"; 100_000].join(", "), vec!["7"; 1000].join(", "));
@@ -152,6 +151,30 @@ fn a_huge_tuple_is_a_located_error() {
     let (stdout, err) = (text(&out.stdout), text(&out.stderr));
     assert!(stdout.starts_with("it = 6 : int\nit = (7, 7, "), "stdout: {stdout}\nstderr: {err}");
     assert!(err.contains("nested too deeply") && err.contains("tuple.nesl:1:"), "{err}");
+}
+
+/// A 20,000-component tuple, matched by a function's parameter pattern and by a `let`,
+/// checks and runs at every opt level (checking it was quadratic: 2,000 components took
+/// seconds).
+#[test]
+fn a_wide_tuple_runs() {
+    let n = 20_000;
+    let terms: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+    let names: Vec<String> = (0..n).map(|i| format!("x{i}")).collect();
+    let src = format!(
+        "function wide(({names})) = x1 + x{last};\nwide(({terms}));\n\
+         let ({names}) = ({terms}) in x3 * x{last};\n",
+        terms = terms.join(", "),
+        names = names.join(", "),
+        last = n - 1,
+    );
+    let file = scratch("wide.nesl", &src);
+    for opt in ["0", "1", "2"] {
+        let out = nesl(&["run", "--backend", "cpu", "--opt", opt, &file]);
+        let (stdout, err) = (text(&out.stdout), text(&out.stderr));
+        assert!(stdout.ends_with("\nit = 20000 : int\nit = 59997 : int\n"), "stdout: {}\nstderr: {err}", &stdout[stdout.len().saturating_sub(200)..]);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+    }
 }
 
 /// Resident memory of process `pid` in bytes (Linux `/proc`).
@@ -242,5 +265,64 @@ fn twenty_thousand_nested_ifs_compile_quickly() {
             "opt {opt}, stderr: {}",
             text(&out.stderr)
         );
+    }
+}
+
+/// A chain of 100,000 operators inside an apply-to-each (`{i * i * ... : i in s}`) runs
+/// at every level: the flattener asked at every node whether the subtree uses locals (a
+/// walk of the whole subtree), the reducer copied the growing tree at every link (6 GB at
+/// 8,000 terms at `--opt 2`), and constant folding, the trap test and the stack code
+/// generator each walked it again per link.
+#[test]
+fn a_lifted_chain_of_100000_terms_runs() {
+    let n = 100_000;
+    let src = format!("{{{} : i in [1, 1, 1]}};\n{{{} : i in [2, 3]}};\n", vec!["i"; n].join(" * "), vec!["i"; n].join(" + "));
+    let file = scratch("lifted.nesl", &src);
+    for opt in ["0", "1", "2"] {
+        let out = nesl_within(&["run", "--backend", "cpu", "--opt", opt, &file], std::time::Duration::from_secs(120));
+        assert_eq!(
+            text(&out.stdout),
+            "it = [1, 1, 1] : [int]\nit = [200000, 300000] : [int]\n",
+            "opt {opt}, stderr: {}",
+            text(&out.stderr)
+        );
+    }
+}
+
+/// 100,000 errors in one form (a chain of `true and true ...`, where `true` is not a
+/// NESL name, and 100,000 nested `#` that each fail to type): the first 50 are shown, the
+/// last of them saying how many more there were, instead of minutes of rendering each
+/// from the whole 600 KB line.
+#[test]
+fn a_form_with_100000_errors_shows_50() {
+    let n = 100_000;
+    let src = format!("{};\n{}[1];\n2 * 3;\n", vec!["true"; n].join(" and "), "#".repeat(n));
+    let file = scratch("errors.nesl", &src);
+    let out = nesl_within(&["run", "--backend", "cpu", &file], std::time::Duration::from_secs(120));
+    let err = text(&out.stderr);
+    assert_eq!(text(&out.stdout), "it = 6 : int\n", "stderr: {}", &err[..err.len().min(2000)]);
+    assert_eq!(err.matches("error[Name]: `true` is undefined").count(), 50);
+    assert_eq!(err.matches("error[Type]: for function `length`").count(), 50);
+    assert!(err.contains("= note: 99950 more errors in this form not shown"), "{}", &err[..2000]);
+    assert!(err.contains("= note: 99949 more errors in this form not shown"), "{}", &err[..2000]);
+    assert!(err.len() < 100_000, "{} bytes of errors", err.len());
+}
+
+/// A `.vcode` chain of 20,000 functions, each calling the next: verified, optimised and
+/// run at every level. The verifier re-checked every function per round until the
+/// signatures settled (cubic: 2,000 took 8 s) and the inliner gave each instruction its
+/// whole chain of call sites (20,000 took minutes and 9 GB at `--opt 1`).
+#[test]
+fn a_vcode_call_chain_of_20000_runs() {
+    let n = 20_000;
+    let mut src = String::from("FUNC MAIN\nCONST INT 0\nCALL F0\nRET\n");
+    for i in 0..n {
+        src.push_str(&format!("FUNC F{i}\nCONST INT 1\n+ INT\nCALL F{}\nRET\n", i + 1));
+    }
+    src.push_str(&format!("FUNC F{n}\nRET\n"));
+    let file = scratch("chain.vcode", &src);
+    for opt in ["0", "1", "2"] {
+        let out = nesl_within(&["--max-call-depth", "100000", "vcode", "--opt", opt, &file], std::time::Duration::from_secs(120));
+        assert_eq!(text(&out.stdout).trim(), "( 20000 )", "opt {opt}, stderr: {}", text(&out.stderr));
     }
 }

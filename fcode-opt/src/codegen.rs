@@ -254,11 +254,24 @@ impl Gen<'_> {
         }
         let mut region = self.stack.len() - j;
         let n_acts = acts.len();
+        // How many pushes of each variable are still ahead (counted once, not by a scan
+        // of the rest at each push: a tree of n operations has n acts).
+        let mut ahead: HashMap<Var, usize> = HashMap::new();
+        for a in &acts[j..] {
+            if let Act::Push(v) = a {
+                *ahead.entry(*v).or_insert(0) += 1;
+            }
+        }
         for (k, a) in acts.iter().enumerate().skip(j) {
             match a {
                 Act::Push(v) => {
                     let v = *v;
-                    let needed = live_after.contains(&v) || later_pushes(k + 1, v) > 0;
+                    let left = ahead.get_mut(&v).map_or(0, |n| {
+                        *n -= 1;
+                        *n
+                    });
+                    debug_assert_eq!(left, later_pushes(k + 1, v));
+                    let needed = live_after.contains(&v) || left > 0;
                     let below: Vec<usize> = (0..region).filter(|&i| self.stack[i] == v).collect();
                     let movable = match below.last() {
                         Some(_) if !needed || below.len() >= 2 => below.last().copied(),

@@ -16,6 +16,32 @@ use vcode::{Function, Imm, Origin, Program};
 /// Largest callee (in computational instructions) inlined at every call site.
 pub const INLINE_SIZE_LIMIT: usize = 24;
 
+/// Longest inline chain (calls inlined within calls inlined ...) an instruction may get: a
+/// callee holding an instruction inlined this deep is called, not inlined. Each inlined
+/// instruction keeps its whole chain of call sites, so a chain of 20,000 calls, each
+/// inlined into the one before, made 200 million sites (9 GB) and took minutes.
+pub const MAX_INLINE_DEPTH: usize = 64;
+
+/// The longest inline chain among `f`'s instructions, counted up to `cap`.
+fn inline_depth(f: &Function, sites: &[Origin], cap: usize) -> usize {
+    let mut deepest = 0;
+    for o in &f.origins {
+        let (mut k, mut d) = (o.inlined_at, 0);
+        while k != 0 && d < cap {
+            d += 1;
+            k = match sites.get(k as usize - 1) {
+                Some(s) => s.inlined_at,
+                None => 0,
+            };
+        }
+        deepest = deepest.max(d);
+        if deepest >= cap {
+            break;
+        }
+    }
+    deepest
+}
+
 /// The size metric: instructions other than stack shuffles, constants and structure
 /// (`COPY`, `POP`, `CPOP`, `CONST`, `IF`, `ELSE`, `ENDIF`, `RET`).
 pub fn size(f: &Function) -> usize {
@@ -30,12 +56,12 @@ pub fn size(f: &Function) -> usize {
         .count()
 }
 
-fn callees(p: &Program, f: &Function) -> Result<Vec<usize>, OptError> {
+fn callees(index: &HashMap<&str, usize>, f: &Function) -> Result<Vec<usize>, OptError> {
     let mut out = Vec::new();
     for (i, ins) in f.body.iter().enumerate() {
         if let Imm::Label(l) = &ins.imm {
-            match p.lookup(l) {
-                Some(k) => out.push(k),
+            match index.get(l.as_str()) {
+                Some(&k) => out.push(k),
                 None => {
                     let pos = f.pos_of(i);
                     return Err(OptError::Malformed {
@@ -125,7 +151,8 @@ fn sccs(graph: &[Vec<usize>]) -> Vec<Vec<usize>> {
 /// functions.
 pub fn inline(p: &Program) -> Result<Program, OptError> {
     let n = p.functions.len();
-    let graph: Vec<Vec<usize>> = p.functions.iter().map(|f| callees(p, f)).collect::<Result<_, _>>()?;
+    let index = p.function_index();
+    let graph: Vec<Vec<usize>> = p.functions.iter().map(|f| callees(&index, f)).collect::<Result<_, _>>()?;
     let comps = sccs(&graph);
     let mut recursive = vec![false; n];
     for c in &comps {
@@ -145,6 +172,8 @@ pub fn inline(p: &Program) -> Result<Program, OptError> {
     }
     let mut funcs: Vec<Function> = p.functions.clone();
     let mut sites: Vec<Origin> = p.inline_sites.clone();
+    // [`inline_depth`] of each callee (final by the time a caller inlines it).
+    let mut depth: HashMap<usize, usize> = HashMap::new();
     for comp in &comps {
         for &fi in comp {
             let f = &funcs[fi];
@@ -153,13 +182,18 @@ pub fn inline(p: &Program) -> Result<Program, OptError> {
             let mut changed = false;
             for (i, ins) in f.body.iter().enumerate() {
                 let target = match &ins.imm {
-                    Imm::Label(l) => p.lookup(l),
+                    Imm::Label(l) => index.get(l.as_str()).copied(),
                     _ => None,
                 };
                 if let Some(g) = target {
                     let callee = &funcs[g];
                     let small = size(callee) <= INLINE_SIZE_LIMIT || call_sites[g] == 1;
-                    if g != fi && !recursive[g] && small && !on_the_way_out(&f.body[i + 1..]) {
+                    if g != fi
+                        && !recursive[g]
+                        && small
+                        && !on_the_way_out(&f.body[i + 1..])
+                        && *depth.entry(g).or_insert_with(|| inline_depth(callee, &sites, MAX_INLINE_DEPTH)) < MAX_INLINE_DEPTH
+                    {
                         let k = callee.body.len().saturating_sub(1);
                         body.extend_from_slice(&callee.body[..k]);
                         // The callee's instructions keep their own positions (in the
@@ -184,7 +218,8 @@ pub fn inline(p: &Program) -> Result<Program, OptError> {
         }
     }
     let mut out = Program { functions: funcs, superops: p.superops.clone(), scopes: p.scopes.clone(), inline_sites: sites };
-    let graph: Vec<Vec<usize>> = out.functions.iter().map(|f| callees(&out, f)).collect::<Result<_, _>>()?;
+    let out_index = out.function_index();
+    let graph: Vec<Vec<usize>> = out.functions.iter().map(|f| callees(&out_index, f)).collect::<Result<_, _>>()?;
     let reach = reachable(&graph, out.entry());
     let mut k = 0;
     out.functions.retain(|_| {

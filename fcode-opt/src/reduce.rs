@@ -96,10 +96,14 @@ impl Reducer {
                 }
                 _ => {}
             }
-            if let Rhs::Tree(t) = &b.stmts[j].rhs {
-                let mut t = t.clone();
+            if matches!(b.stmts[j].rhs, Rhs::Tree(_)) {
+                // The tree is moved out while its variables are substituted (nothing reads
+                // statement `j` meanwhile) and put back after.
+                let Rhs::Tree(mut t) = std::mem::replace(&mut b.stmts[j].rhs, Rhs::Tree(Tree::Var(0))) else {
+                    continue;
+                };
+                // `subst` also folds constants, node by node on its way up.
                 self.subst(&mut t, j, b, &defs_at, &mut taken);
-                fold(&mut t);
                 if let [d] = b.stmts[j].defs.as_slice() {
                     match &t {
                         Tree::Const(k) => {
@@ -124,19 +128,27 @@ impl Reducer {
         }
     }
 
-    fn subst(&mut self, t: &mut Tree, at: usize, b: &Block, defs_at: &HashMap<Var, usize>, taken: &mut HashSet<usize>) {
+    fn subst(&mut self, t: &mut Tree, at: usize, b: &mut Block, defs_at: &HashMap<Var, usize>, taken: &mut HashSet<usize>) {
         match t {
             Tree::Var(v) => {
                 let v = *v;
                 if let Some(&i) = defs_at.get(&v) {
                     let n = self.uses.get(&v).copied().unwrap_or(0);
                     if let (false, Rhs::Tree(def)) = (taken.contains(&i), &b.stmts[i].rhs) {
-                        let trap = def.may_trap();
-                        let blocked =
-                            b.stmts[i + 1..at].iter().any(|s| s.rhs.is_timer() || (trap && s.rhs.is_effectful()));
+                        // Whether the tree may trap is asked only when an effect lies
+                        // between (it walks the whole tree, which grows along a chain).
+                        let between = &b.stmts[i + 1..at];
+                        let blocked = between.iter().any(|s| s.rhs.is_timer())
+                            || (between.iter().any(|s| s.rhs.is_effectful()) && def.may_trap());
                         if n == 1 && !blocked {
                             taken.insert(i);
-                            *t = def.clone();
+                            // Moved, not copied: statement `i` is removed at the end of
+                            // the block, and a chain of n element-wise operations (each
+                            // tree holding all before it) would copy O(n^2) nodes.
+                            let placeholder = Rhs::Tree(Tree::Var(v));
+                            if let Rhs::Tree(def) = std::mem::replace(&mut b.stmts[i].rhs, placeholder) {
+                                *t = def;
+                            }
                             return;
                         }
                         // A small tree read only by element-wise code of this block is
@@ -146,7 +158,7 @@ impl Reducer {
                             && n <= DUP_MAX_USES
                             && self.tree_uses.get(&v) == Some(&n)
                             && def.op_count() <= DUP_MAX_OPS
-                            && !trap
+                            && !def.may_trap()
                             && !blocked;
                         if dup {
                             let def = def.clone();
@@ -185,6 +197,10 @@ impl Reducer {
                 for a in args {
                     self.subst(a, at, b, defs_at, taken);
                 }
+                // What replaced a variable was folded already (an earlier statement's
+                // tree, a constant): only this node is left to fold. Folding the whole
+                // tree again at each statement of a chain was quadratic.
+                fold_node(t);
             }
             Tree::Const(_) | Tree::Dist { .. } => {}
         }
@@ -201,11 +217,10 @@ impl Reducer {
 /// constant, one whose leaves are constants and constant broadcasts becomes one broadcast.
 /// Evaluation uses the CPU vector library, so it follows the run-time semantics exactly; a
 /// subtree that would trap (integer division by zero) or give NaN is left alone.
-fn fold(t: &mut Tree) {
+///
+/// This folds the node `t` only, its operands being folded already.
+fn fold_node(t: &mut Tree) {
     let Tree::Op { args, .. } = t else { return };
-    for a in args.iter_mut() {
-        fold(a);
-    }
     if !args.iter().all(|a| matches!(a, Tree::Const(_) | Tree::Dist { .. })) {
         return;
     }

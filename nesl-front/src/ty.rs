@@ -5,6 +5,8 @@
 //! name and type arguments; its representation is the tuple of its fields, which the
 //! datatype table of the type checker's session gives.
 
+use std::sync::Arc;
+
 /// A type class: the set of types a constrained type variable may stand for.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum TypeClass {
@@ -39,7 +41,9 @@ pub struct TyVar {
     pub class: TypeClass,
 }
 
-/// A NESL type.
+/// A NESL type. Its parts are shared (`Arc`): a copy costs one node, and the types the
+/// checker writes into every node of a wide tuple share their tails, so they take space
+/// linear in the tuple's width.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Type {
     /// `int`
@@ -51,11 +55,11 @@ pub enum Type {
     /// `char`
     Char,
     /// `[t]`
-    Seq(Box<Type>),
+    Seq(Arc<Type>),
     /// `(a, b)`
-    Pair(Box<Type>, Box<Type>),
+    Pair(Arc<Type>, Arc<Type>),
     /// `arg -> result` (only for function names and function parameters).
-    Fun(Box<Type>, Box<Type>),
+    Fun(Arc<Type>, Arc<Type>),
     /// A datatype applied to its type arguments (e.g. `complex`, `stream`, `tree(int)`).
     Data(String, Vec<Type>),
     /// A type variable.
@@ -65,17 +69,17 @@ pub enum Type {
 impl Type {
     /// `[t]`
     pub fn seq(t: Type) -> Type {
-        Type::Seq(Box::new(t))
+        Type::Seq(Arc::new(t))
     }
 
     /// `(a, b)`
     pub fn pair(a: Type, b: Type) -> Type {
-        Type::Pair(Box::new(a), Box::new(b))
+        Type::Pair(Arc::new(a), Arc::new(b))
     }
 
     /// `a -> b`
     pub fn fun(a: Type, b: Type) -> Type {
-        Type::Fun(Box::new(a), Box::new(b))
+        Type::Fun(Arc::new(a), Arc::new(b))
     }
 
     /// True when the type contains no type variables.

@@ -79,6 +79,7 @@ pub(crate) fn decode(p: &Program) -> Result<Code, Trap> {
     let mut code = Vec::with_capacity(n);
     let mut sites = Vec::with_capacity(n);
     let mut consts = 0;
+    let index = p.function_index();
     for (fi, f) in p.functions.iter().enumerate() {
         let mut open: Vec<usize> = Vec::new();
         for (ii, ins) in f.body.iter().enumerate() {
@@ -86,8 +87,8 @@ pub(crate) fn decode(p: &Program) -> Result<Code, Trap> {
             let pc = code.len();
             let arg = match (&ins.imm, info.exec) {
                 (Imm::Counts(a, b), _) => Arg::Counts(*a as usize, *b as usize),
-                (Imm::Label(l), _) => match p.lookup(l) {
-                    Some(t) => Arg::Target(starts[t]),
+                (Imm::Label(l), _) => match index.get(l.as_str()) {
+                    Some(&t) => Arg::Target(starts[t]),
                     None => return Err(link_error(format!("call to undefined function `{l}`"))),
                 },
                 (Imm::Const(_), _) => {

@@ -90,6 +90,11 @@ impl Program {
     pub fn lookup(&self, name: &str) -> Option<usize> {
         self.functions.iter().rposition(|f| f.name == name)
     }
+    /// [`Self::lookup`] for every name at once: name -> the function a `CALL` of it
+    /// reaches (for a caller that looks up many names: `lookup` scans the functions).
+    pub fn function_index(&self) -> std::collections::HashMap<&str, usize> {
+        self.functions.iter().enumerate().map(|(i, f)| (f.name.as_str(), i)).collect()
+    }
     /// Functions defined again under a name already defined: `(name, position of the
     /// previous definition, position of this one)`, in file order. The later definition
     /// wins ([`Program::lookup`]); the spec (and the reference, which warns) allows it,

@@ -178,8 +178,9 @@ impl Parser {
             let pos = self.peek().pos;
             self.err(pos, "the file defines no function (expected `FUNC`)");
         }
+        let index = prog.function_index();
         for (name, pos) in calls {
-            if prog.lookup(&name).is_none() {
+            if !index.contains_key(name.as_str()) {
                 self.err(pos, format!("call to undefined function `{name}`"));
             }
         }

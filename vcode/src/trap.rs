@@ -105,6 +105,39 @@ pub enum CheckFailure {
         /// The length of the sequence.
         len: i64,
     },
+    /// `[s:e:l]` (and `iseq`): an end before the start, or a stride below 1.
+    BadRange {
+        /// The start `s`.
+        start: i64,
+        /// The end `e`.
+        end: i64,
+        /// The stride `l`.
+        stride: i64,
+    },
+    /// `x ^ n` with a negative exponent.
+    NegativePower {
+        /// The exponent.
+        exponent: i64,
+    },
+    /// `rand(n)` with `n` not positive (`None`: a float, which a record cannot carry).
+    RandBound {
+        /// The argument, when it is an integer.
+        bound: Option<i64>,
+    },
+    /// `hash(x, n)` with a table size `n` that is not positive.
+    HashSize {
+        /// The table size.
+        size: i64,
+    },
+    /// `exp_string(x, d)` with more than 8 digits after the point.
+    ExpStringDigits {
+        /// The digits asked for.
+        digits: i64,
+    },
+    /// `sqrt` of a negative number.
+    NegativeSqrt,
+    /// `ln` of a negative number.
+    NegativeLn,
 }
 
 /// The first element of a check record: `NESL` in ASCII (fits CMU's 32-bit INT).
@@ -119,6 +152,14 @@ impl CheckFailure {
             CheckFailure::DivideByZero => 3,
             CheckFailure::Range { .. } => 4,
             CheckFailure::Count { .. } => 5,
+            CheckFailure::BadRange { .. } => 6,
+            CheckFailure::NegativePower { .. } => 7,
+            CheckFailure::RandBound { bound: Some(_) } => 8,
+            CheckFailure::HashSize { .. } => 9,
+            CheckFailure::ExpStringDigits { .. } => 10,
+            CheckFailure::NegativeSqrt => 11,
+            CheckFailure::NegativeLn => 12,
+            CheckFailure::RandBound { bound: None } => 13,
         }
     }
 
@@ -126,8 +167,9 @@ impl CheckFailure {
     pub fn data_len(code: i64) -> Option<usize> {
         match code {
             1 | 2 | 5 => Some(2),
-            3 => Some(0),
-            4 => Some(3),
+            3 | 11 | 12 | 13 => Some(0),
+            4 | 6 => Some(3),
+            7..=10 => Some(1),
             _ => None,
         }
     }
@@ -140,6 +182,12 @@ impl CheckFailure {
             CheckFailure::DivideByZero => vec![],
             CheckFailure::Range { start, end, len } => vec![start, end, len],
             CheckFailure::Count { count, len } => vec![count, len],
+            CheckFailure::BadRange { start, end, stride } => vec![start, end, stride],
+            CheckFailure::NegativePower { exponent: x }
+            | CheckFailure::RandBound { bound: Some(x) }
+            | CheckFailure::HashSize { size: x }
+            | CheckFailure::ExpStringDigits { digits: x } => vec![x],
+            CheckFailure::NegativeSqrt | CheckFailure::NegativeLn | CheckFailure::RandBound { bound: None } => vec![],
         };
         let mut r = vec![CHECK_MARK, self.code()];
         r.extend(data);
@@ -158,6 +206,14 @@ impl CheckFailure {
             2 => CheckFailure::Lengths { first: data[0], other: data[1] },
             4 => CheckFailure::Range { start: data[0], end: data[1], len: data[2] },
             5 => CheckFailure::Count { count: data[0], len: data[1] },
+            6 => CheckFailure::BadRange { start: data[0], end: data[1], stride: data[2] },
+            7 => CheckFailure::NegativePower { exponent: data[0] },
+            8 => CheckFailure::RandBound { bound: Some(data[0]) },
+            9 => CheckFailure::HashSize { size: data[0] },
+            10 => CheckFailure::ExpStringDigits { digits: data[0] },
+            11 => CheckFailure::NegativeSqrt,
+            12 => CheckFailure::NegativeLn,
+            13 => CheckFailure::RandBound { bound: None },
             _ => CheckFailure::DivideByZero,
         })
     }
@@ -175,6 +231,27 @@ impl fmt::Display for CheckFailure {
             CheckFailure::Count { count, len } => {
                 write!(f, "{} elements asked of a sequence of length {len}", count.unsigned_abs())
             }
+            CheckFailure::BadRange { start, end, stride } if *stride < 1 => {
+                write!(f, "the stride of the range [{start}:{end}:{stride}] must be positive")
+            }
+            CheckFailure::BadRange { start, end, stride } => {
+                write!(f, "the range [{start}:{end}:{stride}] ends before it starts")
+            }
+            CheckFailure::NegativePower { exponent } => {
+                write!(f, "the exponent of `^` must not be negative; it is {exponent}")
+            }
+            CheckFailure::RandBound { bound: Some(n) } => {
+                write!(f, "the argument of `rand` must be positive; it is {n}")
+            }
+            CheckFailure::RandBound { bound: None } => f.write_str("the argument of `rand` must be positive"),
+            CheckFailure::HashSize { size } => {
+                write!(f, "the table size given to `hash` must be positive; it is {size}")
+            }
+            CheckFailure::ExpStringDigits { digits } => {
+                write!(f, "`exp_string` shows at most 8 digits after the point; {digits} were asked")
+            }
+            CheckFailure::NegativeSqrt => f.write_str("square root of a negative number"),
+            CheckFailure::NegativeLn => f.write_str("logarithm of a negative number"),
         }
     }
 }
@@ -288,6 +365,14 @@ mod tests {
             CheckFailure::DivideByZero,
             CheckFailure::Range { start: 2, end: 9, len: 4 },
             CheckFailure::Count { count: -7, len: 3 },
+            CheckFailure::BadRange { start: 5, end: 2, stride: 1 },
+            CheckFailure::NegativePower { exponent: -3 },
+            CheckFailure::RandBound { bound: Some(0) },
+            CheckFailure::RandBound { bound: None },
+            CheckFailure::HashSize { size: -1 },
+            CheckFailure::ExpStringDigits { digits: 12 },
+            CheckFailure::NegativeSqrt,
+            CheckFailure::NegativeLn,
         ];
         for c in all {
             assert_eq!(CheckFailure::from_record(&c.record()), Some(c.clone()));
@@ -305,5 +390,14 @@ mod tests {
         assert_eq!(CheckFailure::from_record(&[CHECK_MARK + 1, 3]), None);
         assert_eq!(CheckFailure::from_record(&[CHECK_MARK, 1, 5]), None);
         assert_eq!(CheckFailure::from_record(&[CHECK_MARK, 9]), None);
+        assert_eq!(CheckFailure::from_record(&[CHECK_MARK, 14]), None);
+        assert_eq!(
+            CheckFailure::BadRange { start: 0, end: 9, stride: 0 }.to_string(),
+            "the stride of the range [0:9:0] must be positive"
+        );
+        assert_eq!(
+            CheckFailure::BadRange { start: 5, end: 2, stride: 1 }.to_string(),
+            "the range [5:2:1] ends before it starts"
+        );
     }
 }

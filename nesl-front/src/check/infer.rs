@@ -8,7 +8,7 @@
 
 use super::builtins::{builtin_scheme_ref, class_from_name, is_builtin, is_redefinable_builtin};
 use super::print::{format_scheme, TypePrinter};
-use super::unify::{free_vars, substitute, Unifier, UnifyError};
+use super::unify::{free_vars, substitute, FreeVarsSeen, Unifier, UnifyError, ZonkMemo};
 use super::{ItemInfo, Session};
 use crate::ast::{
     Binder, DataDef, Expr, ExprKind, FunDef, Ident, Pattern, PatternKind, Res, Span, TopLevel,
@@ -16,6 +16,7 @@ use crate::ast::{
 };
 use crate::diag::{DiagKind, Diagnostic};
 use crate::ty::{Scheme, TyVar, Type, TypeClass};
+use std::sync::Arc;
 
 /// What one run found besides the form's types.
 pub(super) struct Outcome {
@@ -59,14 +60,45 @@ enum Shown<'a> {
 /// chain of 100,000 operators (`1 + 1 + ... + 1`, two levels per operator) still checks.
 const MAX_DEPTH: usize = 250_000;
 
-/// The deepest nesting of tuples and sequence literals (in expressions and patterns) the
-/// checker accepts, so also the most components of a tuple: each level is a level of the
-/// value's type, and every node keeps its own copy of its type (quadratic in the depth:
-/// 2,000 levels are 2 million type nodes; 100,000 would be 5 billion).
-const MAX_STRUCTURE_NESTING: usize = 2_000;
+/// The deepest nesting of tuples (in expressions and patterns) the checker accepts, so
+/// also the most components of a tuple. Types share their parts, so checking a tuple is
+/// linear in its width; past this width the rest of the pipeline (the flattener's slot
+/// lists) grows too slow to be worth running.
+const MAX_TUPLE_NESTING: usize = 50_000;
+
+/// The deepest nesting of sequence literals the checker accepts: each level is a segment
+/// descriptor of the value, and the optimiser's work grows with the square of their number.
+const MAX_SEQ_NESTING: usize = 2_000;
+
+/// What a nesting limit counts.
+#[derive(Clone, Copy)]
+enum Structure {
+    Tuple,
+    Seq,
+}
 
 /// A pattern variable being bound: name, type, where.
 type Bind = (String, Type, Span);
+
+/// The variables one pattern binds, in order, with an index by name (a pattern of
+/// 20,000 variables must not compare each with all before it).
+#[derive(Default)]
+struct Binds {
+    list: Vec<Bind>,
+    first: std::collections::HashMap<String, Span>,
+}
+
+impl Binds {
+    /// Where `name` was bound first in this pattern, if it was.
+    fn find(&self, name: &str) -> Option<Span> {
+        self.first.get(name).copied()
+    }
+
+    fn push(&mut self, b: Bind) {
+        self.first.entry(b.0.clone()).or_insert(b.2);
+        self.list.push(b);
+    }
+}
 
 /// Names of type variables seen in one written type, with their types.
 type TyVarNames = Vec<(String, Type)>;
@@ -89,8 +121,10 @@ struct Infer<'s> {
     interrupted: bool,
     /// Whether the depth limit was hit (reported once).
     too_deep: bool,
-    /// How many tuples and sequence literals enclose the current expression or pattern.
+    /// How many tuples enclose the current expression or pattern.
     structure_nesting: usize,
+    /// How many sequence literals enclose the current expression.
+    seq_nesting: usize,
 }
 
 impl<'s> Infer<'s> {
@@ -107,6 +141,7 @@ impl<'s> Infer<'s> {
             too_deep: false,
             interrupted: false,
             structure_nesting: 0,
+            seq_nesting: 0,
         }
     }
 
@@ -189,17 +224,18 @@ impl<'s> Infer<'s> {
         mut visit: F,
         keep: &[TyVar],
     ) {
+        // Types of nodes share parts (a tuple's type shares its components' types): the
+        // walks below visit each shared part once, so this is linear in the form's size.
         let mut left: Vec<TyVar> = Vec::new();
         {
             let u = &self.u;
+            let mut seen = FreeVarsSeen::default();
+            for k in keep {
+                seen.insert_var(k.id);
+            }
             visit(&mut |t: &mut Option<Type>| {
                 if let Some(t) = t {
-                    for v in free_vars(&u.zonk(t)) {
-                        if !keep.iter().any(|k| k.id == v.id) && !left.iter().any(|l| l.id == v.id)
-                        {
-                            left.push(v);
-                        }
-                    }
+                    u.free_vars_shared(t, &mut seen, &mut left);
                 }
             });
         }
@@ -208,9 +244,10 @@ impl<'s> Infer<'s> {
             let _ = self.u.unify(&Type::Var(v), &Type::Int);
         }
         let u = &self.u;
+        let mut memo = ZonkMemo::default();
         visit(&mut |t: &mut Option<Type>| {
             if let Some(x) = t {
-                *x = u.zonk(x);
+                *x = u.zonk_shared(x, &mut memo);
             }
         });
     }
@@ -300,7 +337,7 @@ impl<'s> Infer<'s> {
             let _ = self.u.unify(&self_ty, &t);
             declared = Some((t, vars, f.name.span));
         }
-        let mut binds = Vec::new();
+        let mut binds = Binds::default();
         self.pattern(&mut f.params, &param_ty, &mut binds, Res::Local);
         match &mut f.body {
             None => {
@@ -315,7 +352,7 @@ impl<'s> Infer<'s> {
             Some(body) => {
                 let mark = self.locals.len();
                 self.locals
-                    .extend(binds.into_iter().map(|(n, t, _)| (n, t)));
+                    .extend(binds.list.into_iter().map(|(n, t, _)| (n, t)));
                 self.current = Some((name.clone(), self_ty.clone()));
                 let bt = self.expr(body);
                 if let Err(e) = self.u.unify(&ret_ty, &bt) {
@@ -471,7 +508,7 @@ impl<'s> Infer<'s> {
 
     fn binding(&mut self, pat: &mut Pattern, expr: &mut Expr) -> Result<ItemInfo, Vec<Diagnostic>> {
         let t = self.expr(expr);
-        let mut binds = Vec::new();
+        let mut binds = Binds::default();
         self.pattern(pat, &t, &mut binds, Res::Global);
         self.take_errors()?;
         self.finish(
@@ -482,6 +519,7 @@ impl<'s> Infer<'s> {
             &[],
         );
         let names = binds
+            .list
             .into_iter()
             .map(|(n, t, _)| (n, self.u.zonk(&t)))
             .collect();
@@ -658,9 +696,9 @@ impl<'s> Infer<'s> {
 
     /// Matches a pattern against the type of the value it binds, collecting its
     /// variables in `binds`; `res` is what its variables become (`Local` or `Global`).
-    fn pattern(&mut self, p: &mut Pattern, expected: &Type, binds: &mut Vec<Bind>, res: Res) {
+    fn pattern(&mut self, p: &mut Pattern, expected: &Type, binds: &mut Binds, res: Res) {
         let pair = matches!(p.kind, PatternKind::Pair(..));
-        if pair && !self.enter_structure(p.span) {
+        if pair && !self.enter_structure(p.span, Structure::Tuple) {
             return;
         }
         p.ty = Some(expected.clone());
@@ -669,12 +707,12 @@ impl<'s> Infer<'s> {
             self.depth -= 1;
         }
         if pair {
-            self.structure_nesting -= 1;
+            self.leave_structure(Structure::Tuple);
         }
     }
 
     #[inline(never)]
-    fn pattern_kind(&mut self, p: &mut Pattern, expected: &Type, binds: &mut Vec<Bind>, res: Res) {
+    fn pattern_kind(&mut self, p: &mut Pattern, expected: &Type, binds: &mut Binds, res: Res) {
         let span = p.span;
         match &mut p.kind {
             PatternKind::Var(id) => {
@@ -688,8 +726,7 @@ impl<'s> Infer<'s> {
                             id.name
                         ),
                     );
-                } else if let Some((_, _, first)) = binds.iter().find(|(n, ..)| *n == id.name) {
-                    let first = *first;
+                } else if let Some(first) = binds.find(&id.name) {
                     self.errors.push(
                         Diagnostic::new(
                             DiagKind::Name,
@@ -703,7 +740,7 @@ impl<'s> Infer<'s> {
             }
             PatternKind::Pair(a, b) => {
                 let (ta, tb) = match self.u.shallow(expected) {
-                    Type::Pair(x, y) => (*x, *y),
+                    Type::Pair(x, y) => (Arc::unwrap_or_clone(x), Arc::unwrap_or_clone(y)),
                     _ => {
                         let (x, y) = (self.fresh(), self.fresh());
                         if self
@@ -790,15 +827,17 @@ impl<'s> Infer<'s> {
                 // A call's type is not its argument's: an operator chain `1 + 1 + ...`
                 // nests pairs only as arguments, and its types stay small.
                 let outer = std::mem::take(&mut self.structure_nesting);
+                let outer_seq = std::mem::take(&mut self.seq_nesting);
                 let t = self.call(span, func, arg);
                 self.structure_nesting = outer;
+                self.seq_nesting = outer_seq;
                 t
             }
             ExprKind::Pair(a, b) => {
-                if self.enter_structure(span) {
+                if self.enter_structure(span, Structure::Tuple) {
                     let ta = self.expr(a);
                     let tb = self.expr(b);
-                    self.structure_nesting -= 1;
+                    self.leave_structure(Structure::Tuple);
                     Type::pair(ta, tb)
                 } else {
                     self.fresh()
@@ -861,10 +900,10 @@ impl<'s> Infer<'s> {
         let mark = self.locals.len();
         for (p, x) in bindings.iter_mut() {
             let t = self.expr(x);
-            let mut binds = Vec::new();
+            let mut binds = Binds::default();
             self.pattern(p, &t, &mut binds, Res::Local);
             self.locals
-                .extend(binds.into_iter().map(|(n, t, _)| (n, t)));
+                .extend(binds.list.into_iter().map(|(n, t, _)| (n, t)));
         }
         let t = self.expr(body);
         self.locals.truncate(mark);
@@ -898,12 +937,12 @@ impl<'s> Infer<'s> {
             elems.push(el);
         }
         let mark = self.locals.len();
-        let mut binds = Vec::new();
+        let mut binds = Binds::default();
         for (b, el) in binders.iter_mut().zip(&elems) {
             self.pattern(&mut b.pat, el, &mut binds, Res::Local);
         }
         self.locals
-            .extend(binds.into_iter().map(|(n, t, _)| (n, t)));
+            .extend(binds.list.into_iter().map(|(n, t, _)| (n, t)));
         self.parallel += 1;
         if let Some(fl) = filter {
             let ft = self.expr(fl);
@@ -931,34 +970,47 @@ impl<'s> Infer<'s> {
 
     #[inline(never)]
     fn seq_literal(&mut self, span: Span, elems: &mut [Expr]) -> Type {
-        if !self.enter_structure(span) {
+        if !self.enter_structure(span, Structure::Seq) {
             return self.fresh();
         }
         let t = self.seq_elements(elems);
-        self.structure_nesting -= 1;
+        self.leave_structure(Structure::Seq);
         t
     }
 
     /// Enters a tuple or a sequence literal; false (and an error, reported once) when
-    /// they are nested too deeply (see [`MAX_STRUCTURE_NESTING`]).
-    fn enter_structure(&mut self, span: Span) -> bool {
-        if self.structure_nesting >= MAX_STRUCTURE_NESTING {
+    /// they are nested too deeply (see [`MAX_TUPLE_NESTING`] and [`MAX_SEQ_NESTING`]).
+    fn enter_structure(&mut self, span: Span, what: Structure) -> bool {
+        let (depth, max, msg) = match what {
+            Structure::Tuple => (
+                &mut self.structure_nesting,
+                MAX_TUPLE_NESTING,
+                "tuples are nested too deeply here (more than {MAX} levels; a tuple of \
+                 more than {MAX} components is that deep)",
+            ),
+            Structure::Seq => (
+                &mut self.seq_nesting,
+                MAX_SEQ_NESTING,
+                "sequence literals are nested too deeply here (more than {MAX} levels)",
+            ),
+        };
+        if *depth >= max {
             if !self.too_deep {
                 self.too_deep = true;
-                self.error(
-                    DiagKind::Compile,
-                    span,
-                    format!(
-                        "tuples and sequence literals are nested too deeply here (more than \
-                         {MAX_STRUCTURE_NESTING} levels; a tuple of more than \
-                         {MAX_STRUCTURE_NESTING} components is that deep)"
-                    ),
-                );
+                let msg = msg.replace("{MAX}", &group_thousands(max));
+                self.error(DiagKind::Compile, span, msg);
             }
             return false;
         }
-        self.structure_nesting += 1;
+        *depth += 1;
         true
+    }
+
+    fn leave_structure(&mut self, what: Structure) {
+        match what {
+            Structure::Tuple => self.structure_nesting -= 1,
+            Structure::Seq => self.seq_nesting -= 1,
+        }
     }
 
     fn seq_elements(&mut self, elems: &mut [Expr]) -> Type {
@@ -1160,7 +1212,7 @@ impl<'s> Infer<'s> {
         if let Err(e) = self.u.unify(&p, &at) {
             self.call_error(span, &name, &at, &shown, Some(params), &e, arg);
         }
-        *r
+        Arc::unwrap_or_clone(r)
     }
 
     /// Reports a call whose argument does not fit the function's type; `params` is the
@@ -1358,4 +1410,17 @@ pub fn walk_expr(e: &mut Expr, f: &mut dyn FnMut(&mut Option<Type>)) {
         }
         ExprKind::Time(x) => walk_expr(x, f),
     }
+}
+
+/// `50000` as `50,000`.
+fn group_thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

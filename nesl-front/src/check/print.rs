@@ -14,13 +14,17 @@
 //! lettered in order of first appearance.
 
 use crate::ty::{Scheme, TyVar, Type, TypeClass};
+use std::collections::HashMap;
 
 /// Prints several types with one shared renaming of their variables, so that the same
 /// variable gets the same letter in all of them (used for error messages).
 #[derive(Default)]
 pub struct TypePrinter {
     names: Vec<(u32, TypeClass)>,
-    overrides: Vec<(u32, TypeClass)>,
+    /// Where each named variable is in `names` (a type of 20,000 variables must not
+    /// look each up by a scan).
+    index: HashMap<u32, usize>,
+    overrides: HashMap<u32, TypeClass>,
 }
 
 impl TypePrinter {
@@ -30,16 +34,12 @@ impl TypePrinter {
     }
 
     fn name(&mut self, v: TyVar) -> String {
-        let class = self
-            .overrides
-            .iter()
-            .find(|(id, _)| *id == v.id)
-            .map(|(_, c)| *c)
-            .unwrap_or(v.class);
-        let i = match self.names.iter().position(|(id, _)| *id == v.id) {
-            Some(i) => i,
+        let class = self.overrides.get(&v.id).copied().unwrap_or(v.class);
+        let i = match self.index.get(&v.id) {
+            Some(&i) => i,
             None => {
                 self.names.push((v.id, class));
+                self.index.insert(v.id, self.names.len() - 1);
                 self.names.len() - 1
             }
         };
@@ -64,15 +64,17 @@ impl TypePrinter {
     /// The components of a tuple, separated by commas. A function-typed component is
     /// written without parentheses (`((a, a) -> a, a, [a])`), as NESL writes the type
     /// of `scan`: `->` binds tighter than `,`.
-    fn spine(&mut self, t: &Type) -> String {
-        match t {
-            Type::Pair(a, b) => {
-                let a = self.component(a);
-                let b = self.spine(b);
-                format!("{a}, {b}")
-            }
-            _ => self.component(t),
+    fn spine(&mut self, mut t: &Type) -> String {
+        // A loop, not a recursion that copies the rest at each component: a tuple of
+        // n components prints in O(n).
+        let mut out = String::new();
+        while let Type::Pair(a, b) = t {
+            out.push_str(&self.component(a));
+            out.push_str(", ");
+            t = b;
         }
+        out.push_str(&self.component(t));
+        out
     }
 
     fn component(&mut self, t: &Type) -> String {
@@ -132,23 +134,36 @@ impl TypePrinter {
 /// The variables of `t`, each once, in the order of their last occurrence when `t` is
 /// read left to right with a function's result before its argument.
 fn last_occurrences(t: &Type, out: &mut Vec<TyVar>) {
-    match t {
-        Type::Int | Type::Bool | Type::Float | Type::Char => {}
-        Type::Seq(e) => last_occurrences(e, out),
-        Type::Pair(a, b) => {
-            last_occurrences(a, out);
-            last_occurrences(b, out);
-        }
-        Type::Fun(a, r) => {
-            last_occurrences(r, out);
-            last_occurrences(a, out);
-        }
-        Type::Data(_, args) => args.iter().for_each(|a| last_occurrences(a, out)),
-        Type::Var(v) => {
-            out.retain(|w| w.id != v.id);
-            out.push(*v);
+    fn all(t: &Type, out: &mut Vec<TyVar>) {
+        match t {
+            Type::Int | Type::Bool | Type::Float | Type::Char => {}
+            Type::Seq(e) => all(e, out),
+            Type::Pair(a, b) => {
+                all(a, out);
+                all(b, out);
+            }
+            Type::Fun(a, r) => {
+                all(r, out);
+                all(a, out);
+            }
+            Type::Data(_, args) => args.iter().for_each(|a| all(a, out)),
+            Type::Var(v) => out.push(*v),
         }
     }
+    let mut occurrences = Vec::new();
+    all(t, &mut occurrences);
+    let mut last: HashMap<u32, usize> = HashMap::new();
+    for (i, v) in occurrences.iter().enumerate() {
+        last.insert(v.id, i);
+    }
+    out.retain(|w| !last.contains_key(&w.id));
+    out.extend(
+        occurrences
+            .iter()
+            .enumerate()
+            .filter(|(i, v)| last.get(&v.id) == Some(i))
+            .map(|(_, v)| *v),
+    );
 }
 
 /// `a`, `b`, ..., `z`, `a1`, `b1`, ...

@@ -7,7 +7,13 @@
 //! with a concrete type checks that the type belongs to the class.
 
 use crate::ty::{Scheme, TyVar, Type, TypeClass};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+/// The type a shared part holds (one node copied when the part is shared).
+fn own(t: Arc<Type>) -> Type {
+    Arc::unwrap_or_clone(t)
+}
 
 /// Why two types do not unify.
 #[derive(Clone, Debug, PartialEq)]
@@ -50,6 +56,28 @@ pub fn is_member(class: TypeClass, t: &Type) -> bool {
         TypeClass::Number => matches!(t, Type::Int | Type::Float),
         TypeClass::Ordinal => matches!(t, Type::Int | Type::Float | Type::Char),
         TypeClass::Logical => matches!(t, Type::Int | Type::Bool),
+    }
+}
+
+/// What [`Unifier::zonk_shared`] has substituted already: each part (by address, kept
+/// alive here) and its result.
+#[derive(Default)]
+pub struct ZonkMemo {
+    parts: HashMap<*const Type, (Arc<Type>, Arc<Type>)>,
+}
+
+/// What [`Unifier::free_vars_shared`] has visited already: parts (by address) and
+/// variables (by id). The types walked must stay alive and unchanged while it is used.
+#[derive(Default)]
+pub struct FreeVarsSeen {
+    parts: HashSet<*const Type>,
+    vars: HashSet<u32>,
+}
+
+impl FreeVarsSeen {
+    /// Marks a variable as seen (so it is not reported).
+    pub fn insert_var(&mut self, id: u32) {
+        self.vars.insert(id);
     }
 }
 
@@ -144,6 +172,60 @@ impl Unifier {
         }
     }
 
+    /// [`Self::zonk`] for many types that share parts (the types of the nodes of one
+    /// form): each shared part is substituted once, and the results share it in turn, so
+    /// substituting every node's type of a tuple of n components costs O(n), not O(n^2).
+    /// The memo is valid while no variable is bound.
+    pub fn zonk_shared(&self, t: &Type, memo: &mut ZonkMemo) -> Type {
+        match self.resolve(t) {
+            Type::Var(v) => Type::Var(TyVar { id: v.id, class: self.class_of(*v) }),
+            Type::Seq(e) => Type::Seq(self.zonk_part(e, memo)),
+            Type::Pair(a, b) => Type::Pair(self.zonk_part(a, memo), self.zonk_part(b, memo)),
+            Type::Fun(a, b) => Type::Fun(self.zonk_part(a, memo), self.zonk_part(b, memo)),
+            Type::Data(n, args) => {
+                Type::Data(n.clone(), args.iter().map(|a| self.zonk_shared(a, memo)).collect())
+            }
+            other => other.clone(),
+        }
+    }
+
+    fn zonk_part(&self, p: &Arc<Type>, memo: &mut ZonkMemo) -> Arc<Type> {
+        let key = Arc::as_ptr(p);
+        if let Some((_, z)) = memo.parts.get(&key) {
+            return z.clone();
+        }
+        let z = Arc::new(self.zonk_shared(p, memo));
+        // The memo keeps the part alive, so that its address is not reused for another.
+        memo.parts.insert(key, (p.clone(), z.clone()));
+        z
+    }
+
+    /// Adds the variables left in `t` once substituted (with their current classes) to
+    /// `out`, each once, in order of first appearance; parts already visited (by address,
+    /// in `seen`) are skipped, so a walk over types that share parts is linear.
+    pub fn free_vars_shared(&self, t: &Type, seen: &mut FreeVarsSeen, out: &mut Vec<TyVar>) {
+        match self.resolve(t) {
+            Type::Var(v) => {
+                if seen.vars.insert(v.id) {
+                    out.push(TyVar { id: v.id, class: self.class_of(*v) });
+                }
+            }
+            Type::Seq(e) => self.free_vars_part(e, seen, out),
+            Type::Pair(a, b) | Type::Fun(a, b) => {
+                self.free_vars_part(a, seen, out);
+                self.free_vars_part(b, seen, out);
+            }
+            Type::Data(_, args) => args.iter().for_each(|a| self.free_vars_shared(a, seen, out)),
+            _ => {}
+        }
+    }
+
+    fn free_vars_part(&self, p: &Arc<Type>, seen: &mut FreeVarsSeen, out: &mut Vec<TyVar>) {
+        if seen.parts.insert(Arc::as_ptr(p)) {
+            self.free_vars_shared(p, seen, out);
+        }
+    }
+
     fn occurs(&self, id: u32, t: &Type) -> bool {
         match self.resolve(t) {
             Type::Var(v) => v.id == id,
@@ -184,10 +266,10 @@ impl Unifier {
             | (Type::Bool, Type::Bool)
             | (Type::Float, Type::Float)
             | (Type::Char, Type::Char) => Ok(()),
-            (Type::Seq(p), Type::Seq(q)) => self.unify_parts(*p, *q),
+            (Type::Seq(p), Type::Seq(q)) => self.unify_parts(own(p), own(q)),
             (Type::Pair(a1, b1), Type::Pair(a2, b2)) | (Type::Fun(a1, b1), Type::Fun(a2, b2)) => {
-                self.unify_parts(*a1, *a2)?;
-                self.unify_parts(*b1, *b2)
+                self.unify_parts(own(a1), own(a2))?;
+                self.unify_parts(own(b1), own(b2))
             }
             (Type::Data(n1, a1), Type::Data(n2, a2)) if n1 == n2 && a1.len() == a2.len() => {
                 for (p, q) in a1.into_iter().zip(a2) {
@@ -249,21 +331,24 @@ pub fn substitute(t: &Type, map: &HashMap<u32, Type>) -> Type {
 
 /// The variables of `t` in order of first appearance (left to right), without repeats.
 pub fn free_vars(t: &Type) -> Vec<TyVar> {
-    fn go(t: &Type, out: &mut Vec<TyVar>) {
+    fn go(t: &Type, seen: &mut HashSet<u32>, out: &mut Vec<TyVar>) {
         match t {
-            Type::Var(v) if !out.iter().any(|w| w.id == v.id) => out.push(*v),
-            Type::Var(_) => {}
-            Type::Seq(e) => go(e, out),
-            Type::Pair(a, b) | Type::Fun(a, b) => {
-                go(a, out);
-                go(b, out);
+            Type::Var(v) => {
+                if seen.insert(v.id) {
+                    out.push(*v);
+                }
             }
-            Type::Data(_, args) => args.iter().for_each(|a| go(a, out)),
+            Type::Seq(e) => go(e, seen, out),
+            Type::Pair(a, b) | Type::Fun(a, b) => {
+                go(a, seen, out);
+                go(b, seen, out);
+            }
+            Type::Data(_, args) => args.iter().for_each(|a| go(a, seen, out)),
             _ => {}
         }
     }
     let mut out = Vec::new();
-    go(t, &mut out);
+    go(t, &mut HashSet::new(), &mut out);
     out
 }
 

@@ -107,14 +107,14 @@ impl Val {
     pub(crate) fn mk_seq(seg: Slot, data: Val) -> Val {
         let mut s = vec![seg];
         s.extend_from_slice(&data.s);
-        Val::new(s, Lay::Seq(Box::new(data.lay)))
+        Val::new(s, Lay::Seq(Arc::new(data.lay)))
     }
 
     /// A pair value.
     pub(crate) fn pair(a: Val, b: Val) -> Val {
         let mut s = a.s;
         s.extend_from_slice(&b.s);
-        Val::new(s, Lay::Pair(Box::new(a.lay), Box::new(b.lay)))
+        Val::new(s, Lay::Pair(Arc::new(a.lay), Arc::new(b.lay)))
     }
 }
 
@@ -180,6 +180,8 @@ pub(crate) struct Compiler<'a> {
     /// Whether each function (by origin, name and epoch) draws random numbers, directly
     /// or through the functions it calls (memoised; see [`Compiler::draws_random`]).
     random_fns: HashMap<(Origin, String, usize), bool>,
+    /// [`LocalsMemo`] of the lifted expression being compiled.
+    locals_memo: LocalsMemo,
     /// The hidden global arguments (versions) of each instance, by VCODE name.
     instance_globals: HashMap<String, Vec<usize>>,
     /// Whole-program compilation: every user function definition of the program in
@@ -376,6 +378,93 @@ fn uses_locals(e: &Expr) -> bool {
     !out.is_empty()
 }
 
+/// Whether each expression of a tree has free local variables, by address: filled for a
+/// whole tree in one bottom-up pass ([`free_locals_all`]) and consulted while that tree
+/// (which keeps every address in it alive) is being compiled. Asking [`uses_locals`] at
+/// every node of a lifted chain of n operators walked O(n^2) nodes.
+#[derive(Default)]
+pub(crate) struct LocalsMemo {
+    /// The tree the entries are about (its compilation is under way), if any.
+    owner: Option<*const Expr>,
+    uses: HashMap<*const Expr, bool>,
+}
+
+/// The free local variables of `e` (as [`free_locals`] finds them, without repeats),
+/// recording for `e` and every expression inside it whether it has any.
+fn free_locals_all(e: &Expr, memo: &mut HashMap<*const Expr, bool>) -> Vec<String> {
+    fn add(out: &mut Vec<String>, more: Vec<String>, bound: &[String]) {
+        for n in more {
+            if !bound.contains(&n) && !out.contains(&n) {
+                out.push(n);
+            }
+        }
+    }
+    let mut out: Vec<String> = Vec::new();
+    match &e.kind {
+        ExprKind::Var(id) => {
+            if id.res == Res::Local {
+                out.push(id.name.clone());
+            }
+        }
+        ExprKind::Call { func, arg } => {
+            if func.res == Res::Local {
+                out.push(func.name.clone());
+            }
+            add(&mut out, free_locals_all(arg, memo), &[]);
+        }
+        ExprKind::Pair(a, b) => {
+            add(&mut out, free_locals_all(a, memo), &[]);
+            add(&mut out, free_locals_all(b, memo), &[]);
+        }
+        ExprKind::If(c, a, b) => {
+            for x in [c, a, b] {
+                add(&mut out, free_locals_all(x, memo), &[]);
+            }
+        }
+        ExprKind::Let(binds, body) => {
+            let mut bound = Vec::new();
+            for (p, x) in binds {
+                add(&mut out, free_locals_all(x, memo), &bound);
+                pat_vars(p, &mut bound);
+            }
+            add(&mut out, free_locals_all(body, memo), &bound);
+        }
+        ExprKind::ApplyToEach { body, binders, filter } => {
+            for b in binders {
+                add(&mut out, free_locals_all(&b.seq, memo), &[]);
+            }
+            let mut bound = Vec::new();
+            for b in binders {
+                pat_vars(&b.pat, &mut bound);
+            }
+            for x in [filter, body].into_iter().flatten() {
+                add(&mut out, free_locals_all(x, memo), &bound);
+            }
+        }
+        ExprKind::Seq(es) => {
+            for x in es {
+                add(&mut out, free_locals_all(x, memo), &[]);
+            }
+        }
+        ExprKind::Range { start, end, stride } => {
+            add(&mut out, free_locals_all(start, memo), &[]);
+            add(&mut out, free_locals_all(end, memo), &[]);
+            if let Some(x) = stride {
+                add(&mut out, free_locals_all(x, memo), &[]);
+            }
+        }
+        ExprKind::Time(x) => add(&mut out, free_locals_all(x, memo), &[]),
+        ExprKind::Int(_)
+        | ExprKind::Float(_)
+        | ExprKind::Bool(_)
+        | ExprKind::Char(_)
+        | ExprKind::Str(_)
+        | ExprKind::EmptySeq(_) => {}
+    }
+    memo.insert(e as *const Expr, !out.is_empty());
+    out
+}
+
 /// The VCODE label for a NESL name: upper case, characters VCODE labels allow.
 fn label(name: &str) -> String {
     name.chars()
@@ -404,6 +493,7 @@ impl<'a> Compiler<'a> {
             fun_globals: None,
             global_uses: HashMap::new(),
             random_fns: HashMap::new(),
+            locals_memo: LocalsMemo::default(),
             instance_globals: HashMap::new(),
             user_defs: Vec::new(),
             epoch_limits: vec![0],
@@ -525,28 +615,9 @@ impl<'a> Compiler<'a> {
         fb.op1(O::Dist.t(Ty::Int), &[io, seg])
     }
 
-    /// Emits a run-time check: when `bad` (BOOL scalar) holds, print the NESL run-time
-    /// error message and stop.
-    pub(crate) fn fail_if(&self, fb: &mut FunBuilder, bad: Slot, msg: &str) {
-        let m = fb.begin_if(bad);
-        fb.write_text(&format!("\nRUNTIME ERROR: {msg}\n"));
-        fb.exit_failure();
-        fb.end_exit_if(m);
-    }
-
     /// Checks that every element of the BOOL vector `ok` (over descriptor `seg`, which
-    /// has a single segment) holds.
-    pub(crate) fn check_all(&self, fb: &mut FunBuilder, ok: Slot, seg: Slot, msg: &str) {
-        if !self.arg_check {
-            return;
-        }
-        let all = fb.op1(O::AndReduce.t(Ty::Bool), &[ok, seg]);
-        let bad = fb.op1(O::Not.t(Ty::Bool), &[all]);
-        self.fail_if(fb, bad, msg);
-    }
-
-    /// [`Self::check_all`] for a check whose failure carries data: `data` holds, per
-    /// element of `ok`, the INT values that a failure of kind `code` reports
+    /// has a single segment) holds; a failure carries data: `data` holds, per element of
+    /// `ok`, the INT values that a failure of kind `code` reports
     /// ([`vcode::CheckFailure::data_len`] of them). The failure branch writes CMU's
     /// message `msg` and ends with `EXIT` on the check record of the first failing
     /// element, `[CHECK_MARK, code, data...]`: CMU's interpreter prints the message and
@@ -906,7 +977,28 @@ impl<'a> Compiler<'a> {
         let saved = fb.set_origin(self.origin_at(e.span));
         let r = self.expr_here(fb, env, ctx, e);
         fb.set_origin(saved);
+        if self.locals_memo.owner == Some(e as *const Expr) {
+            // The tree the memo is about is compiled: its addresses may be reused now.
+            self.locals_memo = LocalsMemo::default();
+        }
         r
+    }
+
+    /// [`uses_locals`], answered from the memo while the tree that contains `e` is being
+    /// compiled; a tree met with no memo under way fills it in.
+    fn uses_locals_memo(&mut self, e: &Expr) -> bool {
+        let key = e as *const Expr;
+        if let Some(&u) = self.locals_memo.uses.get(&key) {
+            return u;
+        }
+        if self.locals_memo.owner.is_some() {
+            // Not inside the memo's tree (e.g. a body compiled in place): no entry for
+            // it, since its addresses may not outlive the memo.
+            return uses_locals(e);
+        }
+        self.locals_memo.owner = Some(key);
+        free_locals_all(e, &mut self.locals_memo.uses);
+        self.locals_memo.uses.get(&key).copied().unwrap_or(true)
     }
 
     fn expr_here(&mut self, fb: &mut FunBuilder, env: &mut Env, ctx: Ctx, e: &Expr) -> R<Val> {
@@ -921,7 +1013,7 @@ impl<'a> Compiler<'a> {
                 | ExprKind::If(..)
                 | ExprKind::Time(_)
         ) || matches!(&e.kind, ExprKind::Var(id) if id.res == Res::Global);
-        if !ctx.unit && hoist && !uses_locals(e) && !self.draws_random(self.origin, e) {
+        if !ctx.unit && hoist && !self.uses_locals_memo(e) && !self.draws_random(self.origin, e) {
             // No instance-dependent input: evaluate once, then replicate (as CMU NESL).
             // Not when it draws random numbers: `{rand(100) : i in s}` draws one number
             // per instance.
@@ -989,7 +1081,7 @@ impl<'a> Compiler<'a> {
                     let ok1 = fb.op1(O::Ge.t(Ty::Int), &[d, one]);
                     let ok2 = fb.op1(O::Le.t(Ty::Int), &[s, en]);
                     let ok = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
-                    self.check_all(fb, ok, ctx.seg, "In [s:e:l], e must be >= to s, and l must be positive.");
+                    self.check_all_data(fb, ok, ctx.seg, "In [s:e:l], e must be >= to s, and l must be positive.", 6, &[s, en, d]);
                 }
                 let len = self.range_len(fb, s, en, d);
                 let seg = fb.op1(O::MakeSegdes, &[len]);

@@ -6,6 +6,7 @@
 
 use crate::ty::Type;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 /// The kind of one VCODE stack slot.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -47,9 +48,9 @@ pub(crate) enum Lay {
     /// One base vector (`Int`, `Float` or `Bool`; never `Segdes`).
     Base(SlotKind),
     /// A sequence: a segment descriptor, then the layout of the elements.
-    Seq(Box<Lay>),
+    Seq(Arc<Lay>),
     /// Two components side by side.
-    Pair(Box<Lay>, Box<Lay>),
+    Pair(Arc<Lay>, Arc<Lay>),
     /// No slots (function values whose callee is not known).
     Unit,
     /// No slots: a function value whose callee is known at compile time. NESL functions
@@ -124,8 +125,8 @@ pub(crate) fn lay_of(ty: &Type, dt: &dyn DataTypes) -> Result<Lay, String> {
         Type::Int | Type::Char => Lay::Base(SlotKind::Int),
         Type::Float => Lay::Base(SlotKind::Float),
         Type::Bool => Lay::Base(SlotKind::Bool),
-        Type::Seq(e) => Lay::Seq(Box::new(lay_of(e, dt)?)),
-        Type::Pair(a, b) => Lay::Pair(Box::new(lay_of(a, dt)?), Box::new(lay_of(b, dt)?)),
+        Type::Seq(e) => Lay::Seq(Arc::new(lay_of(e, dt)?)),
+        Type::Pair(a, b) => Lay::Pair(Arc::new(lay_of(a, dt)?), Arc::new(lay_of(b, dt)?)),
         Type::Fun(..) => Lay::Unit,
         Type::Data(name, args) => {
             if name == "stream" && args.is_empty() {

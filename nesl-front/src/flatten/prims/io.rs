@@ -23,7 +23,7 @@ use crate::ty::Type;
 
 /// The layout of an `(ok, message)` status.
 fn status_lay() -> Lay {
-    Lay::Pair(Box::new(Lay::Base(SlotKind::Bool)), Box::new(Lay::Seq(Box::new(Lay::Base(SlotKind::Int)))))
+    Lay::Pair(std::sync::Arc::new(Lay::Base(SlotKind::Bool)), std::sync::Arc::new(Lay::Seq(std::sync::Arc::new(Lay::Base(SlotKind::Int)))))
 }
 
 /// The stream table's opening modes (`FOPEN`).
@@ -371,7 +371,7 @@ impl Compiler<'_> {
         let (mut b, a) = FunBuilder::new(4);
         let fb = &mut b;
         let (seg, chars, fds, idx) = (a[0], a[1], a[2], a[3]);
-        let lay = Lay::Pair(Box::new(status_lay()), Box::new(Lay::Base(SlotKind::Int)));
+        let lay = Lay::Pair(std::sync::Arc::new(status_lay()), std::sync::Arc::new(Lay::Base(SlotKind::Int)));
         let k = fb.op1(O::Length.t(Ty::Int), &[idx]);
         let z = self.cint(fb, 0);
         let done = fb.op1(O::Eq.t(Ty::Int), &[k, z]);

@@ -158,7 +158,8 @@ impl Compiler<'_> {
                     let z = self.const_in(fb, ctx, Const::float(0.0));
                     let ok = fb.op1(O::Ge.t(Ty::Float), &[arg.one(), z]);
                     let msg = if name == "sqrt" { "Sqrt of negative number." } else { "Ln of negative number." };
-                    self.check_all(fb, ok, ctx.seg, msg);
+                    let code = if name == "sqrt" { 11 } else { 12 };
+                    self.check_all_data(fb, ok, ctx.seg, msg, code, &[]);
                 }
                 un!(if name == "sqrt" { O::Sqrt } else { O::Log })
             }
@@ -188,7 +189,7 @@ impl Compiler<'_> {
                 if self.arg_check {
                     let z = self.int_in(fb, ctx, 0);
                     let ok = fb.op1(O::Ge.t(Ty::Int), &[b.one(), z]);
-                    self.check_all(fb, ok, ctx.seg, "The power must be nonnegative for ^ .");
+                    self.check_all_data(fb, ok, ctx.seg, "The power must be nonnegative for ^ .", 7, &[b.one()]);
                 }
                 let one = self.const_in(fb, ctx, num(k1, 1));
                 let f = self.pow_fn(k1);
@@ -211,7 +212,9 @@ impl Compiler<'_> {
                 if self.arg_check {
                     let z = self.const_in(fb, ctx, num(k1, 0));
                     let ok = fb.op1(O::Gt.t(kw), &[arg.one(), z]);
-                    self.check_all(fb, ok, ctx.seg, "Rand only works with positive numbers.");
+                    // A float argument cannot travel in the (INT) check record.
+                    let (code, data) = if k1 == SlotKind::Float { (13, vec![]) } else { (8, vec![arg.one()]) };
+                    self.check_all_data(fb, ok, ctx.seg, "Rand only works with positive numbers.", code, &data);
                 }
                 if k1 == SlotKind::Float {
                     let big = self.int_in(fb, ctx, 1 << 30);
@@ -259,7 +262,7 @@ impl Compiler<'_> {
                 if self.arg_check {
                     let z = self.int_in(fb, ctx, 0);
                     let ok = fb.op1(O::Gt.t(Ty::Int), &[l.one(), z]);
-                    self.check_all(fb, ok, ctx.seg, "The second argument for the function HASH must be positive.");
+                    self.check_all_data(fb, ok, ctx.seg, "The second argument for the function HASH must be positive.", 9, &[l.one()]);
                 }
                 let h = match self.hash_of(fb, &x) {
                     Some(h) => h,

@@ -49,7 +49,7 @@ impl Compiler<'_> {
                     let ok1 = fb.op1(O::Ge.t(Ty::Int), &[d.one(), one]);
                     let ok2 = fb.op1(O::Le.t(Ty::Int), &[s, e.one()]);
                     let ok = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
-                    self.check_all(fb, ok, ctx.seg, "In [s:e:l], e must be >= to s, and l must be positive.");
+                    self.check_all_data(fb, ok, ctx.seg, "In [s:e:l], e must be >= to s, and l must be positive.", 6, &[s, e.one(), d.one()]);
                 }
                 let x = fb.op1(O::Sub.t(Ty::Int), &[e.one(), s]);
                 let y = fb.op1(O::Add.t(Ty::Int), &[x, d.one()]);

@@ -68,11 +68,13 @@ impl Compiler<'_> {
                     let (_, d) = arg.split();
                     let eight = self.int_in(fb, ctx, 8);
                     let ok = fb.op1(O::Le.t(Ty::Int), &[d.one(), eight]);
-                    self.check_all(
+                    self.check_all_data(
                         fb,
                         ok,
                         ctx.seg,
                         "In function exp_string, digits_after_point is too large.",
+                        10,
+                        &[d.one()],
                     );
                 }
                 self.prelude_call(fb, ctx, "exp_string_digits", arg, aty, rty, span)
