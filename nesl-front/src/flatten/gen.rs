@@ -231,72 +231,11 @@ pub(crate) fn num(k: SlotKind, x: i64) -> Const {
 }
 
 /// Collects the local variables an expression uses that `bound` does not bind.
-pub(crate) fn free_locals(e: &Expr, bound: &mut Vec<String>, out: &mut Vec<String>) {
-    match &e.kind {
-        ExprKind::Var(id) => {
-            if id.res == Res::Local && !bound.contains(&id.name) && !out.contains(&id.name) {
-                out.push(id.name.clone());
-            }
+pub(crate) fn free_locals(e: &Expr, bound: &[String], out: &mut Vec<String>) {
+    for n in free_locals_all(e, &mut HashMap::new()) {
+        if !bound.contains(&n) && !out.contains(&n) {
+            out.push(n);
         }
-        ExprKind::Call { func, arg } => {
-            if func.res == Res::Local && !bound.contains(&func.name) && !out.contains(&func.name) {
-                out.push(func.name.clone());
-            }
-            free_locals(arg, bound, out);
-        }
-        ExprKind::Pair(a, b) => {
-            free_locals(a, bound, out);
-            free_locals(b, bound, out);
-        }
-        ExprKind::If(c, a, b) => {
-            free_locals(c, bound, out);
-            free_locals(a, bound, out);
-            free_locals(b, bound, out);
-        }
-        ExprKind::Let(binds, body) => {
-            let n = bound.len();
-            for (p, x) in binds {
-                free_locals(x, bound, out);
-                pat_vars(p, bound);
-            }
-            free_locals(body, bound, out);
-            bound.truncate(n);
-        }
-        ExprKind::ApplyToEach { body, binders, filter } => {
-            for b in binders {
-                free_locals(&b.seq, bound, out);
-            }
-            let n = bound.len();
-            for b in binders {
-                pat_vars(&b.pat, bound);
-            }
-            if let Some(f) = filter {
-                free_locals(f, bound, out);
-            }
-            if let Some(b) = body {
-                free_locals(b, bound, out);
-            }
-            bound.truncate(n);
-        }
-        ExprKind::Seq(es) => {
-            for x in es {
-                free_locals(x, bound, out);
-            }
-        }
-        ExprKind::Range { start, end, stride } => {
-            free_locals(start, bound, out);
-            free_locals(end, bound, out);
-            if let Some(s) = stride {
-                free_locals(s, bound, out);
-            }
-        }
-        ExprKind::Time(x) => free_locals(x, bound, out),
-        ExprKind::Int(_)
-        | ExprKind::Float(_)
-        | ExprKind::Bool(_)
-        | ExprKind::Char(_)
-        | ExprKind::Str(_)
-        | ExprKind::EmptySeq(_) => {}
     }
 }
 
@@ -374,7 +313,7 @@ fn pack_directly(vals: &[&Val]) -> bool {
 
 fn uses_locals(e: &Expr) -> bool {
     let mut out = Vec::new();
-    free_locals(e, &mut Vec::new(), &mut out);
+    free_locals(e, &[], &mut out);
     !out.is_empty()
 }
 
@@ -1366,7 +1305,7 @@ impl<'a> Compiler<'a> {
         lay: &Lay,
     ) -> R<Vec<Slot>> {
         let mut used = Vec::new();
-        free_locals(e, &mut Vec::new(), &mut used);
+        free_locals(e, &[], &mut used);
         let live: Vec<(String, Val)> = used
             .iter()
             .filter_map(|n| env.iter().rev().find(|(m, _)| m == n).cloned())
@@ -1468,10 +1407,10 @@ impl<'a> Compiler<'a> {
         }
         let mut used = Vec::new();
         if let Some(f) = filter {
-            free_locals(f, &mut bound.clone(), &mut used);
+            free_locals(f, &bound, &mut used);
         }
         if let Some(b) = body {
-            free_locals(b, &mut bound.clone(), &mut used);
+            free_locals(b, &bound, &mut used);
         }
         let mut inner_env: Env = Vec::new();
         let mut segidx = None;
@@ -1513,7 +1452,7 @@ impl<'a> Compiler<'a> {
             // Pack every variable the body uses (the elements for the bodyless form).
             let mut body_used = Vec::new();
             if let Some(b) = body {
-                free_locals(b, &mut Vec::new(), &mut body_used);
+                free_locals(b, &[], &mut body_used);
             }
             let kept: Vec<(String, Val)> = inner_env
                 .iter()
