@@ -505,3 +505,51 @@ fn keys_that_differ_only_between_blocks_still_rank() {
         }
     }
 }
+
+/// Keys whose differing bits span at most 32 bits (the radix sorts pack each with its
+/// position into one word) rank like a stable sort: small ids, ids far from zero (the
+/// span shifted up), a span of exactly 32 bits, negative keys close together, and floats
+/// of one sign and exponent; up and down, in long (parallel) and short segments, on 1 and
+/// 2 threads.
+#[test]
+fn keys_of_a_narrow_span_rank_like_a_stable_sort() {
+    let mut r = Rng(7);
+    let lens: Vec<i64> = vec![2000, 200_000, 7, 1500];
+    let n: usize = lens.iter().sum::<i64>() as usize;
+    let sets: Vec<Vec<i64>> = vec![
+        (0..n).map(|_| r.below(20_000) as i64).collect(),
+        (0..n).map(|_| (r.below(300) as i64) << 37 | 0x5_0000).collect(),
+        (0..n).map(|j| if j % 2 == 0 { r.below(1 << 32) as i64 } else { 7 }).collect(),
+        (0..n).map(|_| -(r.below(1000) as i64) - 3).collect(),
+    ];
+    let floats: Vec<f64> = (0..n).map(|_| 1.0 + r.below(1 << 20) as f64 / (1u64 << 20) as f64).collect();
+    let want = |cmp: &dyn Fn(usize, usize) -> std::cmp::Ordering| {
+        let mut w = vec![0i64; n];
+        let mut st = 0;
+        for &len in &lens {
+            let mut p: Vec<usize> = (st..st + len as usize).collect();
+            p.sort_by(|&a, &b| cmp(a, b));
+            for (rk, &j) in p.iter().enumerate() {
+                w[j] = rk as i64;
+            }
+            st += len as usize;
+        }
+        w
+    };
+    for threads in [1, 2] {
+        let mut c = CpuCvl::with_threads(threads);
+        let s = c.segdes_from_host(&lens).unwrap();
+        for (k, ints) in sets.iter().enumerate() {
+            let iv = c.from_host(HostVector::Int(ints.clone())).unwrap();
+            for up in [true, false] {
+                let r = c.rank(up, &iv, &s).unwrap();
+                let w = want(&|a, b| if up { ints[a].cmp(&ints[b]) } else { ints[b].cmp(&ints[a]) });
+                assert_eq!(c.to_host(&r).unwrap(), HostVector::Int(w), "set {k}, up {up}, {threads} threads");
+            }
+        }
+        let fv = c.from_host(HostVector::Float(floats.clone())).unwrap();
+        let r = c.rank(false, &fv, &s).unwrap();
+        let w = want(&|a, b| floats[b].total_cmp(&floats[a]));
+        assert_eq!(c.to_host(&r).unwrap(), HostVector::Int(w), "floats down, {threads} threads");
+    }
+}

@@ -34,9 +34,66 @@ impl RankKey for f64 {
 /// Segments shorter than this are ranked by a comparison sort, longer ones by radix sort.
 pub(super) const RADIX_MIN: usize = 1024;
 
-/// Sorts `(key, position)` pairs by key, stably: a least-significant-digit radix sort,
-/// one pass per byte, skipping the bytes in which all keys agree.
-fn radix_sort(mut a: Vec<(u64, u32)>) -> Vec<(u64, u32)> {
+/// What the radix sorts sort: a key and the position it came from.
+trait Item: Copy + Send + Sync {
+    /// The sort key.
+    fn k(self) -> u64;
+    /// The position.
+    fn pos(self) -> usize;
+}
+
+/// A key of any width beside its position (16 bytes).
+impl Item for (u64, u32) {
+    #[inline]
+    fn k(self) -> u64 {
+        self.0
+    }
+    #[inline]
+    fn pos(self) -> usize {
+        self.1 as usize
+    }
+}
+
+/// A key that fits in 32 bits above its 32-bit position, in one word (8 bytes: half the
+/// memory traffic of a pair in every radix pass). Keys whose differing bits span at most
+/// 32 bits are shifted into it ([`span`]), which keeps their order.
+#[derive(Clone, Copy)]
+struct Packed(u64);
+
+impl Item for Packed {
+    #[inline]
+    fn k(self) -> u64 {
+        self.0 >> 32
+    }
+    #[inline]
+    fn pos(self) -> usize {
+        self.0 as u32 as usize
+    }
+}
+
+/// For keys whose differing bits are `differ`: the shift that brings them to bit 0, when
+/// they span at most 32 bits (so that, shifted and masked, they fit a [`Packed`] and keep
+/// their order: bits outside the span are the same in every key).
+fn span(differ: u64) -> Option<u32> {
+    if differ == 0 {
+        return Some(0);
+    }
+    let lo = differ.trailing_zeros();
+    (64 - differ.leading_zeros() - lo <= 32).then_some(lo)
+}
+
+/// The bits in which the keys `x.key() ^ flip` do not all agree.
+fn key_bits<T: RankKey>(v: &[T], flip: u64) -> u64 {
+    let (or, and) = v.iter().fold((0u64, u64::MAX), |(o, n), &x| {
+        let k = x.key() ^ flip;
+        (o | k, n & k)
+    });
+    or & !and
+}
+
+/// Sorts items by key, stably: a least-significant-digit radix sort, one pass per byte,
+/// skipping the bytes in which all keys agree.
+fn radix_sort<I: Item>(mut a: Vec<I>) -> Vec<I> {
     let mut b = a.clone();
     let differ = differing_bits(&a);
     for shift in (0..64).step_by(8) {
@@ -44,8 +101,8 @@ fn radix_sort(mut a: Vec<(u64, u32)>) -> Vec<(u64, u32)> {
             continue;
         }
         let mut count = [0usize; 256];
-        for &(k, _) in &a {
-            count[((k >> shift) & 0xff) as usize] += 1;
+        for x in &a {
+            count[((x.k() >> shift) & 0xff) as usize] += 1;
         }
         if count.contains(&a.len()) {
             continue;
@@ -56,9 +113,9 @@ fn radix_sort(mut a: Vec<(u64, u32)>) -> Vec<(u64, u32)> {
             *c = at;
             at += n;
         }
-        for &(k, p) in &a {
-            let d = ((k >> shift) & 0xff) as usize;
-            b[count[d]] = (k, p);
+        for &x in &a {
+            let d = ((x.k() >> shift) & 0xff) as usize;
+            b[count[d]] = x;
             count[d] += 1;
         }
         std::mem::swap(&mut a, &mut b);
@@ -68,8 +125,8 @@ fn radix_sort(mut a: Vec<(u64, u32)>) -> Vec<(u64, u32)> {
 
 /// The bits in which the keys do not all agree (their OR without their AND): a byte of
 /// none is a radix pass with nothing to do, skipped without counting its digits.
-fn differing_bits(a: &[(u64, u32)]) -> u64 {
-    let (or, and) = a.iter().fold((0u64, u64::MAX), |(o, n), &(k, _)| (o | k, n & k));
+fn differing_bits<I: Item>(a: &[I]) -> u64 {
+    let (or, and) = a.iter().fold((0u64, u64::MAX), |(o, n), x| (o | x.k(), n & x.k()));
     or & !and
 }
 
@@ -102,15 +159,15 @@ impl<T> Shared<T> {
 /// knows where each of its keys goes, keeping equal keys in order), then every block
 /// scatters its keys. Blocks never depend on the thread count, and a stable sort has one
 /// answer anyway: the result is the serial sort's.
-fn par_radix_sort(par: &Par, mut a: Vec<(u64, u32)>) -> Vec<(u64, u32)> {
+fn par_radix_sort<I: Item>(par: &Par, mut a: Vec<I>) -> Vec<I> {
     let n = a.len();
     let blocks = n.div_ceil(BLOCK);
-    let mut b: Vec<(u64, u32)> = Vec::with_capacity(n);
+    let mut b: Vec<I> = Vec::with_capacity(n);
     let differ = par.map_blocks(n, |lo, hi| differing_bits(&a[lo..hi])).into_iter().fold(0, |x, y| x | y);
     // A byte in which every block agrees within itself may still differ between blocks:
     // also compare each block's first key with the first block's.
-    let first = a.first().map_or(0, |p| p.0);
-    let differ = differ | a.iter().step_by(BLOCK).fold(0, |x, p| x | (p.0 ^ first));
+    let first = a.first().map_or(0, |p| p.k());
+    let differ = differ | a.iter().step_by(BLOCK).fold(0, |x, p| x | (p.k() ^ first));
     for shift in (0..64).step_by(8) {
         if (differ >> shift) & 0xff == 0 {
             continue;
@@ -118,8 +175,8 @@ fn par_radix_sort(par: &Par, mut a: Vec<(u64, u32)>) -> Vec<(u64, u32)> {
         let digit = |k: u64| ((k >> shift) & 0xff) as usize;
         let counts: Vec<[usize; 256]> = par.map_blocks(n, |lo, hi| {
             let mut c = [0usize; 256];
-            for &(k, _) in &a[lo..hi] {
-                c[digit(k)] += 1;
+            for x in &a[lo..hi] {
+                c[digit(x.k())] += 1;
             }
             c
         });
@@ -146,11 +203,11 @@ fn par_radix_sort(par: &Par, mut a: Vec<(u64, u32)>) -> Vec<(u64, u32)> {
         let offsets = &offsets;
         par.map_blocks(n, |lo, hi| {
             let mut next = offsets[lo / BLOCK];
-            for &(k, p) in &src[lo..hi] {
-                let d = digit(k);
+            for &x in &src[lo..hi] {
+                let d = digit(x.k());
                 // SAFETY: the offsets give every key of every block its own position in
                 // `0..n` (they are the prefix sums of the counts), and `b` has capacity `n`.
-                unsafe { dst.at(next[d]).write((k, p)) };
+                unsafe { dst.at(next[d]).write(x) };
                 next[d] += 1;
             }
         });
@@ -172,14 +229,28 @@ fn rank_seg<T: RankKey>(v: &[T], dst: &mut [std::mem::MaybeUninit<i64>], flip: u
         }
         return;
     }
-    let mut pairs: Vec<(u64, u32)> = v.iter().enumerate().map(|(p, &x)| (x.key() ^ flip, p as u32)).collect();
     if v.len() < RADIX_MIN {
+        let mut pairs: Vec<(u64, u32)> = v.iter().enumerate().map(|(p, &x)| (x.key() ^ flip, p as u32)).collect();
         pairs.sort_by_key(|&(k, _)| k);
-    } else {
-        pairs = radix_sort(pairs);
+        write_ranks(&pairs, dst);
+        return;
     }
-    for (r, &(_, p)) in pairs.iter().enumerate() {
-        dst[p as usize].write(r as i64);
+    match span(key_bits(v, flip)) {
+        Some(lo) => {
+            let packed = v.iter().enumerate().map(|(p, &x)| Packed((((x.key() ^ flip) >> lo) << 32) | p as u64)).collect();
+            write_ranks(&radix_sort(packed), dst);
+        }
+        None => {
+            let pairs = v.iter().enumerate().map(|(p, &x)| (x.key() ^ flip, p as u32)).collect();
+            write_ranks(&radix_sort(pairs), dst);
+        }
+    }
+}
+
+/// `dst[position] = rank` for items in sorted order.
+fn write_ranks<I: Item>(sorted: &[I], dst: &mut [std::mem::MaybeUninit<i64>]) {
+    for (r, x) in sorted.iter().enumerate() {
+        dst[x.pos()].write(r as i64);
     }
 }
 
@@ -212,25 +283,37 @@ pub(super) fn rank<T: RankKey>(par: &Par, v: &[T], s: &Seg, up: bool) -> Result<
 
 /// [`rank_seg`] of a long segment, every pass over fixed blocks on all threads.
 fn par_rank_seg<T: RankKey>(par: &Par, v: &[T], dst: &mut [std::mem::MaybeUninit<i64>], flip: u64) {
+    let differ = par.map_blocks(v.len(), |lo, hi| key_bits(&v[lo..hi], flip)).into_iter().fold(0, |x, y| x | y);
+    let first = v.first().map_or(0, |x| x.key() ^ flip);
+    let differ = differ | v.iter().step_by(BLOCK).fold(0, |d, x| d | ((x.key() ^ flip) ^ first));
+    match span(differ) {
+        Some(lo) => par_rank_items(par, v, dst, |x: T, p| Packed((((x.key() ^ flip) >> lo) << 32) | p as u64)),
+        None => par_rank_items(par, v, dst, |x: T, p| (x.key() ^ flip, p as u32)),
+    }
+}
+
+/// The items of `v` (from each element and its position), sorted by [`par_radix_sort`],
+/// and their ranks written to `dst`, every pass over fixed blocks on all threads.
+fn par_rank_items<T: RankKey, I: Item>(par: &Par, v: &[T], dst: &mut [std::mem::MaybeUninit<i64>], item: impl Fn(T, usize) -> I + Sync) {
     let n = v.len();
-    let mut pairs: Vec<(u64, u32)> = Vec::with_capacity(n);
-    let keys = Shared(pairs.as_mut_ptr());
+    let mut items: Vec<I> = Vec::with_capacity(n);
+    let keys = Shared(items.as_mut_ptr());
     par.map_blocks(n, |lo, hi| {
         for (j, &x) in v[lo..hi].iter().enumerate() {
             // SAFETY: block `lo..hi` writes positions `lo..hi` only; capacity is `n`.
-            unsafe { keys.at(lo + j).write((x.key() ^ flip, (lo + j) as u32)) };
+            unsafe { keys.at(lo + j).write(item(x, lo + j)) };
         }
     });
     // SAFETY: `map_blocks` runs every block, so every position of `0..n` was written.
-    unsafe { pairs.set_len(n) };
-    let sorted = par_radix_sort(par, pairs);
+    unsafe { items.set_len(n) };
+    let sorted = par_radix_sort(par, items);
     let ranks = Shared(dst.as_mut_ptr());
     let sorted = &sorted;
     par.map_blocks(n, |lo, hi| {
-        for (r, &(_, p)) in sorted[lo..hi].iter().enumerate().map(|(j, x)| (lo + j, x)) {
-            // SAFETY: the positions `p` are a permutation of `0..n` (`dst.len() == n`), so
+        for (r, x) in sorted[lo..hi].iter().enumerate().map(|(j, x)| (lo + j, x)) {
+            // SAFETY: the positions are a permutation of `0..n` (`dst.len() == n`), so
             // blocks write disjoint elements.
-            unsafe { (*ranks.at(p as usize)).write(r as i64) };
+            unsafe { (*ranks.at(x.pos())).write(r as i64) };
         }
     });
 }
