@@ -199,9 +199,10 @@ impl Row {
         let max = self.times.iter().copied().reduce(f64::max)?;
         Some((min, max))
     }
-    /// Whether this is a hand-written peer's row.
+    /// Whether this is a hand-written peer's row (the program's own peer, or one of its
+    /// [`peer::EXTRA_PEERS`]).
     pub fn is_peer(&self) -> bool {
-        self.backend == PEER_BACKEND
+        self.backend == PEER_BACKEND || peer::EXTRA_PEERS.iter().any(|e| e.2 == self.backend)
     }
     /// Adds one run's measurements.
     fn add(&mut self, o: &Outcome) {
@@ -364,8 +365,8 @@ fn run_peer(cfg: &Config, program: &str, n: usize, threads: usize) -> Result<Out
 enum Job {
     /// A NESL program: its instantiated source, backend and level.
     Nesl { file: PathBuf, backend: String, opt: u8 },
-    /// The program's hand-written peer.
-    Peer,
+    /// A hand-written peer (its name in [`peer::PEERS`]).
+    Peer(&'static str),
 }
 
 /// The configurations to run, in table order: for each program and size, each backend and
@@ -396,7 +397,12 @@ fn plan(cfg: &Config, dir: &Path, log: &mut dyn Write) -> Vec<(Row, Job)> {
             }
             if cfg.peers && peer::peer(p.name).is_some() {
                 for &t in &threads {
-                    slots.push((Row::new(&p, n, PEER_BACKEND, None, t), Job::Peer));
+                    slots.push((Row::new(&p, n, PEER_BACKEND, None, t), Job::Peer(p.name)));
+                }
+                for &(_, name, label) in peer::EXTRA_PEERS.iter().filter(|e| e.0 == p.name) {
+                    for &t in &threads {
+                        slots.push((Row::new(&p, n, label, None, t), Job::Peer(name)));
+                    }
                 }
             }
         }
@@ -418,7 +424,7 @@ pub fn run(cfg: &Config, log: &mut dyn Write) -> Vec<Row> {
             }
             let outcome = match job {
                 Job::Nesl { file, backend, opt } => run_nesl(cfg, file, backend, *opt, row.threads, &stats_file),
-                Job::Peer => run_peer(cfg, &row.program, row.size, row.threads),
+                Job::Peer(name) => run_peer(cfg, name, row.size, row.threads),
             };
             let what = match outcome {
                 Ok(o) => {
@@ -508,6 +514,42 @@ mod tests {
         ]);
         assert_eq!(keys.len(), 16);
         assert!(dir.join("quicksort-20000.nesl").exists());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_program_with_a_second_peer_gets_its_rows_and_the_ratio_stays_with_its_own_peer() {
+        let dir = std::env::temp_dir().join(format!("nesl-bench-plan2-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let cfg = Config {
+            nesl: PathBuf::from("nesl"),
+            only: vec!["barneshut".into()],
+            sizes: Sizes::Quick,
+            backends: vec!["cpu".into()],
+            opt_levels: vec![2],
+            threads: vec![1, 2],
+            runs: 1,
+            timeout: Duration::from_secs(1),
+            peers: true,
+        };
+        let slots = plan(&cfg, &dir, &mut std::io::sink());
+        let rows: Vec<(&str, usize, Option<&str>)> = slots
+            .iter()
+            .map(|(r, j)| (r.backend.as_str(), r.threads, match j { Job::Peer(n) => Some(*n), Job::Nesl { .. } => None }))
+            .collect();
+        assert_eq!(rows, vec![
+            ("cpu", 1, None), ("cpu", 2, None),
+            (PEER_BACKEND, 1, Some("barneshut")), (PEER_BACKEND, 2, Some("barneshut")),
+            ("rust-rayon-tree", 1, Some("barneshut-tree")), ("rust-rayon-tree", 2, Some("barneshut-tree")),
+        ]);
+        let mut rows: Vec<Row> = slots.into_iter().map(|(r, _)| r).collect();
+        for (r, t) in rows.iter_mut().zip([4.0, 2.0, 2.0, 1.0, 0.5, 0.25]) {
+            r.times.push(t);
+        }
+        assert!(rows[4].is_peer() && rows[2].is_peer() && !rows[0].is_peer());
+        assert_eq!(report::peer_ratio(&rows, &rows[0]), Some(2.0), "against the same algorithm, not the tree");
+        assert_eq!(report::peer_ratio(&rows, &rows[1]), Some(2.0));
+        assert_eq!(report::peer_ratio(&rows, &rows[4]), None);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

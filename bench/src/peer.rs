@@ -71,8 +71,14 @@ pub struct Timed {
     pub ok: bool,
 }
 
-/// The programs that have a peer.
-pub const PEERS: &[&str] = &["dotp", "quicksort", "blackscholes", "quickhull", "barneshut", "smvm", "muladd"];
+/// The peers `nesl bench-peer` runs: one per program that has one, named after it (the
+/// same algorithm as the NESL program), plus the [`EXTRA_PEERS`].
+pub const PEERS: &[&str] = &["dotp", "quicksort", "blackscholes", "quickhull", "barneshut", "smvm", "muladd", "barneshut-tree"];
+
+/// Second peers of a program, each a different (faster) algorithm for the same result, shown
+/// in their own rows for comparison: `(program, peer, backend label of its rows)`. The
+/// ours/peer ratio is always against the program's own peer, the same algorithm.
+pub const EXTRA_PEERS: &[(&str, &str, &str)] = &[("barneshut", "barneshut-tree", "rust-rayon-tree")];
 
 /// The peer of `program`, if it has one.
 pub fn peer(program: &str) -> Option<fn(usize) -> Timed> {
@@ -82,6 +88,7 @@ pub fn peer(program: &str) -> Option<fn(usize) -> Timed> {
         "blackscholes" => blackscholes,
         "quickhull" => quickhull,
         "barneshut" => barneshut,
+        "barneshut-tree" => barneshut_tree,
         "smvm" => smvm,
         "muladd" => muladd,
         _ => return None,
@@ -468,12 +475,92 @@ fn force(cell: &Cell, x: f64, y: f64) -> (f64, f64) {
 }
 
 /// The force on every body from all bodies (itself included, which pulls with zero
-/// force), through the quadtree of the unit square.
-pub fn barneshut_core(bodies: &[Body]) -> Vec<(f64, f64)> {
+/// force), through a quadtree of the unit square built first and then walked once per body:
+/// the usual Barnes-Hut, a different algorithm from the NESL program's.
+pub fn barneshut_tree_core(bodies: &[Body]) -> Vec<(f64, f64)> {
     match build(bodies.to_vec(), 0.5, 0.5, 1.0) {
         None => vec![],
         Some(root) => bodies.par_iter().map(|b| force(&root, b.x, b.y)).collect(),
     }
+}
+
+/// A target of [`bh_sets`]: a body's index and position.
+type Target = (usize, f64, f64);
+
+/// `bh` of `programs/barneshut.nesl` as written, with no tree: the bodies `ps` of one
+/// square cell and the targets `ts` that must look inside it. Targets far from the cell's
+/// centre of mass take its pull; the near ones go on into the four quadrants (each quadrant
+/// filtering the cell's bodies), in parallel above the grain. Appends a `(target, fx, fy)`
+/// term per pull to `out`: far terms first, then the quadrants' in order, as the NESL
+/// function concatenates them.
+fn bh_sets(ts: &[Target], ps: &[Body], cx: f64, cy: f64, size: f64, out: &mut Vec<(usize, f64, f64)>) {
+    if ts.is_empty() || ps.is_empty() {
+        return;
+    }
+    if ps.len() == 1 || size < 1.0e-9 {
+        out.extend(ts.iter().map(|&(i, x, y)| {
+            let f = direct_force(&Body { x, y, m: 0.0 }, ps);
+            (i, f.0, f.1)
+        }));
+        return;
+    }
+    let m: f64 = ps.iter().map(|b| b.m).sum();
+    let gx = ps.iter().map(|b| b.x * b.m).sum::<f64>() / m;
+    let gy = ps.iter().map(|b| b.y * b.m).sum::<f64>() / m;
+    let far = |&(_, x, y): &Target| (x - gx) * (x - gx) + (y - gy) * (y - gy) > 2.0 * size * size;
+    out.extend(ts.iter().filter(|t| far(t)).map(|&(i, x, y)| {
+        let f = pull(x, y, gx, gy, m);
+        (i, f.0, f.1)
+    }));
+    let near: Vec<Target> = ts.iter().copied().filter(|t| !far(t)).collect();
+    let h = size / 2.0;
+    let inq = |qx: f64, qy: f64| -> Vec<Body> {
+        ps.iter()
+            .copied()
+            .filter(|b| (if qx > cx { b.x >= cx } else { b.x < cx }) && (if qy > cy { b.y >= cy } else { b.y < cy }))
+            .collect()
+    };
+    let centres = [(cx - h / 2.0, cy - h / 2.0), (cx + h / 2.0, cy - h / 2.0), (cx - h / 2.0, cy + h / 2.0), (cx + h / 2.0, cy + h / 2.0)];
+    if near.len() + ps.len() >= GRAIN {
+        let subs: Vec<Vec<(usize, f64, f64)>> = centres
+            .par_iter()
+            .map(|&(qx, qy)| {
+                let mut sub = Vec::new();
+                bh_sets(&near, &inq(qx, qy), qx, qy, h, &mut sub);
+                sub
+            })
+            .collect();
+        for sub in subs {
+            out.extend(sub);
+        }
+    } else {
+        for (qx, qy) in centres {
+            bh_sets(&near, &inq(qx, qy), qx, qy, h, out);
+        }
+    }
+}
+
+/// The force on every body from all bodies, by the NESL program's algorithm: [`bh_sets`]
+/// from the unit square with every body a target, then the terms sorted by target (a
+/// stable sort, as `rank` is) and summed per target (`total` of the NESL program).
+pub fn barneshut_core(bodies: &[Body]) -> Vec<(f64, f64)> {
+    let ts: Vec<Target> = bodies.iter().enumerate().map(|(i, b)| (i, b.x, b.y)).collect();
+    let mut terms = Vec::new();
+    bh_sets(&ts, bodies, 0.5, 0.5, 1.0, &mut terms);
+    terms.par_sort_by_key(|t| t.0);
+    let mut fs: Vec<(f64, f64)> = Vec::with_capacity(bodies.len());
+    let mut at = usize::MAX;
+    for (i, fx, fy) in terms {
+        if i == at {
+            let f = fs.last_mut().expect("a term was pushed for this target");
+            f.0 += fx;
+            f.1 += fy;
+        } else {
+            fs.push((fx, fy));
+            at = i;
+        }
+    }
+    fs
 }
 
 /// The force on `b` summed directly over `all`.
@@ -484,24 +571,40 @@ pub fn direct_force(b: &Body, all: &[Body]) -> (f64, f64) {
     })
 }
 
-/// `programs/barneshut.nesl`: `n` bodies uniform in the unit square with masses in
-/// `[0.5, 1.5)`; the forces of the first 16 bodies, as one vector, are within 5% of the
-/// direct sum's.
-pub fn barneshut(n: usize) -> Timed {
+/// The input of `programs/barneshut.nesl`: `n` bodies uniform in the unit square with
+/// masses in `[0.5, 1.5)`.
+fn bodies(n: usize) -> Vec<Body> {
     let mut rng = Rng::new(5);
     let xs: Vec<f64> = (0..n).map(|_| rng.next_f64()).collect();
     let ys: Vec<f64> = (0..n).map(|_| rng.next_f64()).collect();
-    let bodies: Vec<Body> = xs.iter().zip(&ys).map(|(&x, &y)| Body { x, y, m: 0.5 + rng.next_f64() }).collect();
-    let (fs, seconds) = timed(|| barneshut_core(&bodies));
-    let k = n.min(16);
+    xs.iter().zip(&ys).map(|(&x, &y)| Body { x, y, m: 0.5 + rng.next_f64() }).collect()
+}
+
+/// The NESL program's check: one force per body, all finite, and the forces of the first
+/// 16 bodies, as one vector, within 5% of the direct sum's.
+fn forces_ok(bodies: &[Body], fs: &[(f64, f64)]) -> bool {
+    let k = bodies.len().min(16);
     let (mut err2, mut norm2) = (0.0, 0.0);
-    for (b, f) in bodies[..k].iter().zip(&fs) {
-        let d = direct_force(b, &bodies);
+    for (b, f) in bodies[..k].iter().zip(fs) {
+        let d = direct_force(b, bodies);
         err2 += (f.0 - d.0) * (f.0 - d.0) + (f.1 - d.1) * (f.1 - d.1);
         norm2 += d.0 * d.0 + d.1 * d.1;
     }
-    let ok = fs.len() == n && fs.iter().all(|f| f.0.is_finite() && f.1.is_finite()) && err2.sqrt() <= 0.05 * norm2.sqrt() + 1e-9;
-    Timed { seconds, ok }
+    fs.len() == bodies.len() && fs.iter().all(|f| f.0.is_finite() && f.1.is_finite()) && err2.sqrt() <= 0.05 * norm2.sqrt() + 1e-9
+}
+
+/// `programs/barneshut.nesl` by its own algorithm (target sets, [`barneshut_core`]).
+pub fn barneshut(n: usize) -> Timed {
+    let bodies = bodies(n);
+    let (fs, seconds) = timed(|| barneshut_core(&bodies));
+    Timed { seconds, ok: forces_ok(&bodies, &fs) }
+}
+
+/// The same forces through a quadtree ([`barneshut_tree_core`]).
+pub fn barneshut_tree(n: usize) -> Timed {
+    let bodies = bodies(n);
+    let (fs, seconds) = timed(|| barneshut_tree_core(&bodies));
+    Timed { seconds, ok: forces_ok(&bodies, &fs) }
 }
 
 // ----- sparse matrix times vector -----
@@ -624,48 +727,14 @@ mod tests {
         assert!(!hull_ok(&[(0.0, 0.0), (1.0, 1.0), (1.0, 0.0), (0.0, 1.0)], &pts), "not convex");
     }
 
-    /// `bh` of `programs/barneshut.nesl` as written: target sets, not a tree.
-    fn bh_as_in_nesl(ts: &[(usize, f64, f64)], ps: &[Body], cx: f64, cy: f64, size: f64, out: &mut [(f64, f64)]) {
-        if ts.is_empty() || ps.is_empty() {
-            return;
-        }
-        let add = |out: &mut [(f64, f64)], i: usize, f: (f64, f64)| {
-            out[i].0 += f.0;
-            out[i].1 += f.1;
-        };
-        if ps.len() == 1 || size < 1.0e-9 {
-            for &(i, x, y) in ts {
-                add(out, i, direct_force(&Body { x, y, m: 0.0 }, ps));
-            }
-            return;
-        }
-        let m: f64 = ps.iter().map(|b| b.m).sum();
-        let gx = ps.iter().map(|b| b.x * b.m).sum::<f64>() / m;
-        let gy = ps.iter().map(|b| b.y * b.m).sum::<f64>() / m;
-        let far = |&(_, x, y): &(usize, f64, f64)| (x - gx) * (x - gx) + (y - gy) * (y - gy) > 2.0 * size * size;
-        for t in ts.iter().filter(|t| far(t)) {
-            add(out, t.0, pull(t.1, t.2, gx, gy, m));
-        }
-        let near: Vec<(usize, f64, f64)> = ts.iter().copied().filter(|t| !far(t)).collect();
-        let h = size / 2.0;
-        for (qx, qy) in [(cx - h / 2.0, cy - h / 2.0), (cx + h / 2.0, cy - h / 2.0), (cx - h / 2.0, cy + h / 2.0), (cx + h / 2.0, cy + h / 2.0)] {
-            let inq: Vec<Body> = ps
-                .iter()
-                .copied()
-                .filter(|b| (if qx > cx { b.x >= cx } else { b.x < cx }) && (if qy > cy { b.y >= cy } else { b.y < cy }))
-                .collect();
-            bh_as_in_nesl(&near, &inq, qx, qy, h, out);
-        }
-    }
-
     #[test]
     fn barneshut_computes_what_the_nesl_program_computes() {
         let mut r = Rng::new(11);
         let bodies: Vec<Body> = (0..3000).map(|_| Body { x: r.next_f64(), y: r.next_f64(), m: 0.5 + r.next_f64() }).collect();
-        let fs = barneshut_core(&bodies);
-        let ts: Vec<(usize, f64, f64)> = bodies.iter().enumerate().map(|(i, b)| (i, b.x, b.y)).collect();
-        let mut want = vec![(0.0, 0.0); bodies.len()];
-        bh_as_in_nesl(&ts, &bodies, 0.5, 0.5, 1.0, &mut want);
+        // the tree walks exactly the cells the target sets visit: the same forces
+        let fs = barneshut_tree_core(&bodies);
+        let want = barneshut_core(&bodies);
+        assert_eq!(fs.len(), want.len());
         for (f, w) in fs.iter().zip(&want) {
             let err = ((f.0 - w.0).powi(2) + (f.1 - w.1).powi(2)).sqrt();
             assert!(err <= 1e-9 * (w.0 * w.0 + w.1 * w.1).sqrt() + 1e-9, "{f:?} vs {w:?}");
@@ -680,7 +749,9 @@ mod tests {
         assert!(err2.sqrt() <= 0.05 * norm2.sqrt(), "error {} of {}", err2.sqrt(), norm2.sqrt());
         // two bodies: the tree sums exactly as directly
         let two = [Body { x: 0.1, y: 0.1, m: 1.0 }, Body { x: 0.9, y: 0.8, m: 2.0 }];
-        assert_eq!(barneshut_core(&two), two.iter().map(|b| direct_force(b, &two)).collect::<Vec<_>>());
+        let direct: Vec<(f64, f64)> = two.iter().map(|b| direct_force(b, &two)).collect();
+        assert_eq!(barneshut_tree_core(&two), direct);
+        assert_eq!(barneshut_core(&two), direct);
     }
 
     #[test]

@@ -44,7 +44,7 @@ pub fn peer_ratio(rows: &[Row], r: &Row) -> Option<f64> {
     }
     let p = rows
         .iter()
-        .find(|b| b.is_peer() && b.program == r.program && b.size == r.size && b.threads == r.threads)?
+        .find(|b| b.backend == crate::PEER_BACKEND && b.program == r.program && b.size == r.size && b.threads == r.threads)?
         .median()
         .filter(|m| *m > 0.0)?;
     Some(r.median()? / p)
