@@ -235,7 +235,12 @@ impl CudaCvl {
     /// Before a host read in deferred mode: report an error left by earlier operations.
     fn flush_pending(&mut self) -> Result<(), Trap> {
         if self.pending {
-            self.read_mailbox()?;
+            // Reported at a later operation: which operation of a superoperator failed
+            // means nothing there.
+            self.read_mailbox().map_err(|mut t| {
+                t.part = None;
+                t
+            })?;
         }
         Ok(())
     }
@@ -250,6 +255,9 @@ impl CudaCvl {
             self.dev.memset(self.dev.mailbox(), 0, 32)?;
             return Err(match mb[0] {
                 1 => Trap::index(mb[1], mb[2].max(0) as usize),
+                // A superoperator's division leaves the key of its first failure in
+                // slot 3 (see `report_part` in the common header).
+                2 if mb[3] < 0 => Trap::new(TrapKind::DivisionByZero).in_part((mb[3] as u64 & 0xFFFF) as u32),
                 2 | 4 => Trap::new(TrapKind::DivisionByZero),
                 3 => Trap::new(TrapKind::NegativeLength(mb[1])),
                 c => Trap::backend(format!("unknown kernel error code {c}")),

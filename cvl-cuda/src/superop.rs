@@ -102,7 +102,10 @@ impl Gen {
                         ty.name()
                     ))
                 })?;
-                let c = binop_c(*op, *ty, &x, &y);
+                // This operation's number in evaluation order: the temporaries are
+                // numbered the same way (one per operation, after its operands).
+                let part = self.next;
+                let c = binop_c(*op, *ty, &x, &y, part);
                 if matches!((op, ty), (BinOp::Div | BinOp::Mod, VType::Int)) {
                     self.may_trap = true;
                 }
@@ -140,14 +143,16 @@ impl Gen {
     }
 }
 
-fn binop_c(op: BinOp, ty: VType, x: &str, y: &str) -> String {
+/// The C expression of a binary operation; `part` is its number in the superoperator's
+/// evaluation order, which a division by zero reports (`sdiv`, `smod`).
+fn binop_c(op: BinOp, ty: VType, x: &str, y: &str, part: usize) -> String {
     use BinOp::*;
     match (op, ty) {
         (Add, VType::Int) => format!("wadd({x}, {y})"),
         (Sub, VType::Int) => format!("wsub({x}, {y})"),
         (Mul, VType::Int) => format!("wmul({x}, {y})"),
-        (Div, VType::Int) => format!("idiv({x}, {y}, err)"),
-        (Mod, VType::Int) => format!("imod({x}, {y}, err)"),
+        (Div, VType::Int) => format!("sdiv({x}, {y}, err, p, {part})"),
+        (Mod, VType::Int) => format!("smod({x}, {y}, err, p, {part})"),
         (Lshift, _) => format!("ishl({x}, {y})"),
         (Rshift, _) => format!("ishr({x}, {y})"),
         (Add, _) => format!("{x} + {y}"),

@@ -590,7 +590,7 @@ fn function(p: &LProgram, f: &LFunc) -> Result<Function, OptError> {
 /// Generates stack code for every function.
 pub fn codegen(p: &LProgram) -> Result<Program, OptError> {
     let functions = p.funcs.iter().map(|f| function(p, f)).collect::<Result<Vec<_>, _>>()?;
-    Ok(Program { functions, superops: p.superops.clone(), scopes: p.scopes.clone(), inline_sites: p.inline_sites.clone() })
+    Ok(Program { functions, superops: p.superops.clone(), scopes: p.scopes.clone(), inline_sites: p.inline_sites.clone(), fused_parts: p.fused_parts.clone() })
 }
 
 #[cfg(test)]

@@ -7,7 +7,9 @@
 //! broadcasts as its only (`SEGDES`) parameter, which gives the result length. Identical
 //! superoperators share one table entry. The statement becomes `FUSED n` on the
 //! parameters' variables; its origin becomes that of the first fused operation that can
-//! trap (integer `/` or `%`, in evaluation order), or else of the root operation.
+//! trap (integer `/` or `%`, in evaluation order), or else of the root operation, and
+//! keeps the origin of every fused operation, in evaluation order, in
+//! `fused_parts` ([`vcode::Origin::parts`]): a trap names the operation that failed.
 //!
 //! First, a reduction or scan whose operand is such a tree (read only there) takes the
 //! tree in: the superoperator then folds (`(+_REDUCE FLOAT (* FLOAT $0 $1) $2)`), and the
@@ -21,7 +23,7 @@ use crate::lir::{removable, use_counts, Block, LProgram, Rhs, Tree, Var};
 use crate::util::{exec_of, operand_types, scalar_const};
 use std::collections::HashMap;
 use vcode::op::{Exec, SlotTy};
-use vcode::{Expr, Fold, HostScalar, HostVector, Imm, Instr, Opcode, SuperOp, Ty, VType};
+use vcode::{Expr, Fold, HostScalar, HostVector, Imm, Instr, Opcode, Origin, SuperOp, Ty, VType};
 
 struct Lift {
     params: Vec<(Var, Ty)>,
@@ -188,7 +190,7 @@ pub fn lift_fold(t: &Tree, ins: &Instr, seg: Var) -> Option<(SuperOp, Vec<Var>)>
 /// when that tree is defined earlier in the same block and read nowhere else: the tree
 /// moves to the reduction (never across a timer, and one that can trap never across a
 /// statement with an effect or that can trap) and both become one `FUSED` statement.
-fn fold_block(b: &mut Block, uses: &HashMap<Var, usize>, table: &mut Vec<SuperOp>) {
+fn fold_block(b: &mut Block, uses: &HashMap<Var, usize>, table: &mut Vec<SuperOp>, parts: &mut Vec<Vec<Origin>>) {
     let mut dead = Vec::new();
     for i in 0..b.stmts.len() {
         let (ins, x, seg) = match &b.stmts[i].rhs {
@@ -209,12 +211,14 @@ fn fold_block(b: &mut Block, uses: &HashMap<Var, usize>, table: &mut Vec<SuperOp
         }
         let Some((op, args)) = lift_fold(t, &ins, seg) else { continue };
         let trap_at = t.trap_origin();
+        let list = record_parts(parts, t);
         let k = intern(table, op);
         let st = &mut b.stmts[i];
         st.rhs = Rhs::Prim { ins: Instr { op: Opcode::Fused, ty: None, imm: Imm::Index(k as u32) }, args };
         if let Some(o) = trap_at {
             st.origin = o;
         }
+        st.origin.parts = list;
         dead.push(j);
     }
     let mut k = 0;
@@ -307,22 +311,34 @@ fn intern(table: &mut Vec<SuperOp>, op: SuperOp) -> usize {
     }
 }
 
-fn fuse_block(b: &mut Block, uses: &HashMap<Var, usize>, table: &mut Vec<SuperOp>) {
-    fold_block(b, uses, table);
+/// Adds the origins of `t`'s operations in evaluation order (the order in which the
+/// vector libraries number a superoperator's operations) to `parts`; returns the
+/// [`Origin::parts`] number of the new list.
+fn record_parts(parts: &mut Vec<Vec<Origin>>, t: &Tree) -> u32 {
+    let mut list = Vec::with_capacity(t.op_count());
+    t.op_origins(&mut list);
+    parts.push(list);
+    parts.len() as u32
+}
+
+fn fuse_block(b: &mut Block, uses: &HashMap<Var, usize>, table: &mut Vec<SuperOp>, parts: &mut Vec<Vec<Origin>>) {
+    fold_block(b, uses, table, parts);
     for s in &mut b.stmts {
         match &mut s.rhs {
             Rhs::If { then, els, .. } => {
-                fuse_block(then, uses, table);
-                fuse_block(els, uses, table);
+                fuse_block(then, uses, table, parts);
+                fuse_block(els, uses, table, parts);
             }
             Rhs::Tree(t) => {
                 if let Some((op, args)) = lift(t) {
                     let k = intern(table, op);
                     let ins = Instr { op: Opcode::Fused, ty: None, imm: Imm::Index(k as u32) };
-                    // A run-time failure of the superoperator is one of its divisions.
+                    // A run-time failure of the superoperator is one of its divisions:
+                    // the vector library says which, and its origin is kept here.
                     if let Some(o) = t.trap_origin().or_else(|| t.root_origin()) {
                         s.origin = o;
                     }
+                    s.origin.parts = record_parts(parts, t);
                     s.rhs = Rhs::Prim { ins, args };
                 }
             }
@@ -334,10 +350,12 @@ fn fuse_block(b: &mut Block, uses: &HashMap<Var, usize>, table: &mut Vec<SuperOp
 /// Replaces every fusible tree of the program by a `FUSED` statement.
 pub fn fuse(p: &mut LProgram) {
     let mut table = std::mem::take(&mut p.superops);
+    let mut parts = std::mem::take(&mut p.fused_parts);
     for f in &mut p.funcs {
         let mut uses = use_counts(&f.body);
         share_block(&mut f.body, &mut uses, &table);
-        fuse_block(&mut f.body, &uses, &mut table);
+        fuse_block(&mut f.body, &uses, &mut table, &mut parts);
     }
     p.superops = table;
+    p.fused_parts = parts;
 }

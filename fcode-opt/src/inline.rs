@@ -172,6 +172,7 @@ pub fn inline(p: &Program) -> Result<Program, OptError> {
     }
     let mut funcs: Vec<Function> = p.functions.clone();
     let mut sites: Vec<Origin> = p.inline_sites.clone();
+    let mut parts: Vec<Vec<Origin>> = p.fused_parts.clone();
     // [`inline_depth`] of each callee (final by the time a caller inlines it).
     let mut depth: HashMap<usize, usize> = HashMap::new();
     for comp in &comps {
@@ -200,10 +201,21 @@ pub fn inline(p: &Program) -> Result<Program, OptError> {
                         // callee's source) and record the call they were inlined at.
                         let site = new_site(&mut sites, f.origin_of(i));
                         let mut chains = HashMap::new();
-                        origins.extend((0..k).map(|j| {
+                        for j in 0..k {
                             let o = callee.origin_of(j);
-                            Origin { inlined_at: rebase(&mut sites, &mut chains, o.inlined_at, site), ..o }
-                        }));
+                            let mut o = Origin { inlined_at: rebase(&mut sites, &mut chains, o.inlined_at, site), ..o };
+                            // A `FUSED` instruction of the callee: its parts were inlined
+                            // at the same call (a copy of their list, rebased the same way).
+                            if let Some(list) = (o.parts as usize).checked_sub(1).and_then(|i| parts.get(i)).cloned() {
+                                let list = list
+                                    .into_iter()
+                                    .map(|q| Origin { inlined_at: rebase(&mut sites, &mut chains, q.inlined_at, site), ..q })
+                                    .collect();
+                                parts.push(list);
+                                o.parts = parts.len() as u32;
+                            }
+                            origins.push(o);
+                        }
                         changed = true;
                         continue;
                     }
@@ -217,7 +229,7 @@ pub fn inline(p: &Program) -> Result<Program, OptError> {
             }
         }
     }
-    let mut out = Program { functions: funcs, superops: p.superops.clone(), scopes: p.scopes.clone(), inline_sites: sites };
+    let mut out = Program { functions: funcs, superops: p.superops.clone(), scopes: p.scopes.clone(), inline_sites: sites, fused_parts: parts };
     let out_index = out.function_index();
     let graph: Vec<Vec<usize>> = out.functions.iter().map(|f| callees(&out_index, f)).collect::<Result<_, _>>()?;
     let reach = reachable(&graph, out.entry());

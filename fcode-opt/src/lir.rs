@@ -34,6 +34,9 @@ pub struct LProgram {
     pub scopes: Vec<vcode::Scope>,
     /// The inlined call sites the origins refer to (`vcode::Program::inline_sites`).
     pub inline_sites: Vec<vcode::Origin>,
+    /// The origins of the operations of each `FUSED` statement
+    /// (`vcode::Program::fused_parts`).
+    pub fused_parts: Vec<Vec<vcode::Origin>>,
 }
 
 /// One function.
@@ -188,7 +191,7 @@ impl Tree {
     pub fn op_origins(&self, out: &mut Vec<Origin>) {
         if let Tree::Op { args, origin, .. } = self {
             args.iter().for_each(|a| a.op_origins(out));
-            out.push(*origin);
+            out.push(Origin { parts: 0, ..*origin });
         }
     }
     /// The origin of the first operation (in evaluation order) that can trap, if any.

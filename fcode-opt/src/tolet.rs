@@ -178,5 +178,5 @@ pub fn to_let(p: &Program, analysis: &Analysis) -> Result<LProgram, OptError> {
             end: f.origin_of(f.body.len().saturating_sub(1)),
         });
     }
-    Ok(LProgram { funcs, superops: p.superops.clone(), next_var: next, scopes: p.scopes.clone(), inline_sites: p.inline_sites.clone() })
+    Ok(LProgram { funcs, superops: p.superops.clone(), next_var: next, scopes: p.scopes.clone(), inline_sites: p.inline_sites.clone(), fused_parts: p.fused_parts.clone() })
 }

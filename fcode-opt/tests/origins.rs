@@ -149,3 +149,57 @@ fn every_instruction_keeps_a_line_and_ret_gets_the_function_end() {
         assert_eq!(main.pos.line, 1);
     }
 }
+
+/// MAIN calls RATIO, which divides twice and adds: at level 2 the three operations are one
+/// superoperator. Only the second division (line 10) divides by zero.
+const TWO_DIVS: &str = "\
+FUNC MAIN
+CONST INT (1 2 3)
+CONST INT (1 1 1)
+CALL RATIO
+RET
+FUNC RATIO
+/ INT
+CONST INT (4 5 6)
+CONST INT (1 0 1)
+/ INT
++ INT
+RET
+";
+
+#[test]
+fn a_fused_instruction_keeps_the_origin_of_each_operation_it_fused() {
+    let p = parse(TWO_DIVS);
+    let q = opt(&p, 2);
+    check_origins("two divisions", &q);
+    let main = &q.functions[0];
+    let fused: Vec<Origin> =
+        main.body.iter().zip(&main.origins).filter(|(i, _)| i.op == vcode::Opcode::Fused).map(|(_, o)| *o).collect();
+    assert_eq!(fused.len(), 1, "one superoperator:\n{q}");
+    let o = fused[0];
+    // Both divisions and the addition, in evaluation order, each inlined at the CALL.
+    let parts = q.parts_of(o);
+    assert_eq!(parts.iter().map(|p| p.pos.line).collect::<Vec<_>>(), vec![7, 10, 11]);
+    for part in parts {
+        assert_eq!(chain(&q, *part), vec![4]);
+    }
+    // The instruction itself names its first division.
+    assert_eq!(o.pos.line, 7);
+    // The listing shows them.
+    let text = q.with_origins(Some("two.vcode")).to_string();
+    assert!(text.contains("FUSED 0 { two.vcode:7:1, inlined at two.vcode:4:1; fuses / at 7:1, / at 10:1, + at 11:1 }"), "{text}");
+    assert!(vcode::parse(&text).expect("the listing reads back").same_code(&q));
+}
+
+#[test]
+fn a_trap_in_a_fused_instruction_names_the_operation_that_failed() {
+    let p = parse(TWO_DIVS);
+    assert_eq!(trap_line(&p), (10, "RATIO".to_string(), vec![]));
+    assert_eq!(trap_line(&opt(&p, 1)), (10, "MAIN".to_string(), vec![4]));
+    let q = opt(&p, 2);
+    assert_eq!(q.superops.len(), 1, "{q}");
+    assert_eq!(trap_line(&q), (10, "MAIN".to_string(), vec![4]), "not the first division, line 7:\n{q}");
+    // The same program with the first division failing: its own line.
+    let first = TWO_DIVS.replace("CONST INT (1 1 1)", "CONST INT (1 1 0)").replace("CONST INT (1 0 1)", "CONST INT (1 1 1)");
+    assert_eq!(trap_line(&opt(&parse(&first), 2)), (7, "MAIN".to_string(), vec![4]));
+}

@@ -161,6 +161,7 @@ fn malformed_input_is_an_error_with_a_place() {
         superops: Vec::new(),
         scopes: Vec::new(),
         inline_sites: Vec::new(),
+        fused_parts: Vec::new(),
     };
     let e = optimize(&p, 1, &OptOptions::default()).expect_err("unknown callee");
     assert!(e.to_string().contains("NOWHERE"), "{e}");

@@ -52,6 +52,23 @@ __device__ __forceinline__ i64 imod(i64 x, i64 y, i64* err) {
     if (y == -1) return 0;
     return x % y;  // sign of the dividend, like C and Rust
 }
+// Integer / and % inside a superoperator: `p` is the element, `part` the operation's number
+// in the superoperator's evaluation order. A division by zero also keeps in err[3] the least
+// key INT64_MIN + (p << 16 | part) of the launch (err[3] is otherwise never negative), so
+// the host names the operation that failed at the first failing element, whatever order
+// the threads ran in.
+__device__ __forceinline__ void report_part(i64* err, i64 p, i64 part) {
+    if (err == 0 || part > 0xFFFF) return;
+    atomicMin(err + 3, (i64)(0x8000000000000000ull | ((u64)p << 16) | (u64)part));
+}
+__device__ __forceinline__ i64 sdiv(i64 x, i64 y, i64* err, i64 p, i64 part) {
+    if (y == 0) report_part(err, p, part);
+    return idiv(x, y, err);
+}
+__device__ __forceinline__ i64 smod(i64 x, i64 y, i64* err, i64 p, i64 part) {
+    if (y == 0) report_part(err, p, part);
+    return imod(x, y, err);
+}
 __device__ __forceinline__ i64 ishl(i64 x, i64 y) { return (i64)((u64)x << (y & 63)); }
 __device__ __forceinline__ i64 ishr(i64 x, i64 y) { return x >> (y & 63); }
 

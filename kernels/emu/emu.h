@@ -117,6 +117,11 @@ static inline long long atomicMax(long long* p, long long v) {
     if (v > o) *p = v;
     return o;
 }
+static inline long long atomicMin(long long* p, long long v) {
+    long long o = *p;
+    if (v < o) *p = v;
+    return o;
+}
 static inline int atomicAdd(int* p, int v) {
     int o = *p;
     *p = o + v;

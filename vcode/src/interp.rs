@@ -879,7 +879,7 @@ pub(crate) fn run<C: Cvl>(
             0
         };
         let depth = m.stack.len();
-        let flow = m.step(d, p, out).map_err(|t| t.at(|| site(pc)))?;
+        let flow = m.step(d, p, out).map_err(|t| t.at_in(p, || site(pc)))?;
         if opts.stats && counted(d.exec) {
             let produced = (m.stack.len() + consumed).saturating_sub(depth);
             let cvl: &C = m.cvl;

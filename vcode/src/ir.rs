@@ -35,12 +35,17 @@ pub struct Origin {
     /// body, and `Program::inline_sites[k - 1]` is the origin of the `CALL` it replaced
     /// (itself possibly inlined: follow the chain for the whole call stack).
     pub inlined_at: u32,
+    /// 0: no parts; `k >= 1`: the instruction is a `FUSED` one and
+    /// `Program::fused_parts[k - 1]` holds the origin of each operation it fused (the
+    /// instruction's own position is that of its first operation that can trap, or else
+    /// of its root).
+    pub parts: u32,
 }
 
 impl Origin {
     /// A position in the program's own VCODE text.
     pub fn vcode(pos: Pos) -> Self {
-        Origin { pos, scope: 0, inlined_at: 0 }
+        Origin { pos, scope: 0, inlined_at: 0, parts: 0 }
     }
 }
 
@@ -79,6 +84,12 @@ pub struct Program {
     pub scopes: Vec<Scope>,
     /// Call sites that [`Origin::inlined_at`] refers to (empty before inlining).
     pub inline_sites: Vec<Origin>,
+    /// The origins of the operations fused into a `FUSED` instruction, one list per
+    /// instruction, that [`Origin::parts`] refers to (empty before fusion). Entry `j` of a
+    /// list is the origin of operation `j` of the superoperator's element-wise body in
+    /// evaluation order (operands left to right, then the operation: postfix), which is
+    /// how a vector library names the operation that trapped ([`crate::Trap::part`]).
+    pub fused_parts: Vec<Vec<Origin>>,
 }
 
 impl Program {
@@ -129,6 +140,19 @@ impl Program {
             vcode_function: vfun.to_string(),
             pos: o.pos,
         }
+    }
+
+    /// The origins of the operations fused into an instruction of origin `o`, in
+    /// evaluation order (empty unless it is a `FUSED` one).
+    pub fn parts_of(&self, o: Origin) -> &[Origin] {
+        (o.parts as usize).checked_sub(1).and_then(|k| self.fused_parts.get(k)).map_or(&[], |v| v.as_slice())
+    }
+
+    /// The origin of operation `part` (in evaluation order) of the `FUSED` instruction of
+    /// origin `o`: where a trap of that operation happened. `o` itself when it has no such
+    /// part.
+    pub fn part_origin(&self, o: Origin, part: u32) -> Origin {
+        self.parts_of(o).get(part as usize).copied().unwrap_or(o)
     }
 
     /// The places of an origin and of the calls the inliner removed on the way to it,

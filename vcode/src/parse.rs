@@ -173,7 +173,7 @@ impl Parser {
                 }
             }
         }
-        let prog = Program { functions, superops, scopes: Vec::new(), inline_sites: Vec::new() };
+        let prog = Program { functions, superops, scopes: Vec::new(), inline_sites: Vec::new(), fused_parts: Vec::new() };
         if prog.functions.is_empty() && self.errors.is_empty() {
             let pos = self.peek().pos;
             self.err(pos, "the file defines no function (expected `FUNC`)");

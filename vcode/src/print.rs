@@ -1,7 +1,9 @@
 //! The printers: VCODE / FCODE text (the inverse of [`crate::parse`]) and the
 //! `vinterp` final-stack format.
 
+use crate::fused::{Expr, SuperOp};
 use crate::ir::{Const, Function, Imm, Instr, Origin, Program};
+use crate::op::Opcode;
 use crate::HostValue;
 use std::fmt::{self, Write as _};
 
@@ -116,7 +118,9 @@ impl fmt::Display for Program {
 /// A program printed as VCODE text with each instruction's origin as a comment after it
 /// (`{ file.nesl:3:14 in qsort }`, `{ <prelude>:10:5 in sum, inlined at file.nesl:3:1 }`;
 /// for an instruction of VCODE text, `{ NAME:line:col }` when the text is named, else
-/// nothing). Comments are skipped by the parser, so the text reads back as the same
+/// nothing). A `FUSED` instruction also lists each operation it fused with its origin, in
+/// evaluation order (`{ f.nesl:3:26 in g; fuses / at 3:26, / at 3:34, + at 3:30 }`; the
+/// file and function are written when they differ from the instruction's). Comments are skipped by the parser, so the text reads back as the same
 /// program (without the origins). See [`Program::with_origins`].
 pub struct WithOrigins<'a> {
     program: &'a Program,
@@ -168,6 +172,54 @@ impl WithOrigins<'_> {
         }
         Some(text)
     }
+
+    /// The comment for a `FUSED` instruction of origin `o` running superoperator `op`:
+    /// its own, then `; fuses` and each operation with the origin kept for it.
+    fn fused_comment(&self, o: Origin, op: &SuperOp) -> Option<String> {
+        let parts = self.program.parts_of(o);
+        let mut names = Vec::new();
+        op_names(&op.body, &mut names);
+        if parts.is_empty() || parts.len() != names.len() {
+            return self.comment(o);
+        }
+        let mut text = self.comment(o).unwrap_or_else(|| "?".into());
+        text.push_str("; fuses");
+        for (i, (name, part)) in names.iter().zip(parts).enumerate() {
+            let at = if part.pos.line == 0 {
+                "?".to_string()
+            } else if part.scope == o.scope && part.inlined_at == o.inlined_at {
+                format!("{}:{}", part.pos.line, part.pos.col)
+            } else {
+                self.comment(*part).unwrap_or_else(|| format!("{}:{}", part.pos.line, part.pos.col))
+            };
+            text.push_str(if i == 0 { " " } else { ", " });
+            text.push_str(&format!("{name} at {at}"));
+        }
+        Some(text)
+    }
+}
+
+/// The names of the operations of a superoperator body in evaluation order (postfix), the
+/// order of [`Program::fused_parts`].
+fn op_names(e: &Expr, out: &mut Vec<&'static str>) {
+    match e {
+        Expr::Arg(_) | Expr::Const(_) => {}
+        Expr::Binary { op, a, b, .. } => {
+            op_names(a, out);
+            op_names(b, out);
+            out.push(crate::fused::binop_name(*op));
+        }
+        Expr::Unary { op, a, .. } => {
+            op_names(a, out);
+            out.push(crate::fused::unop_name(*op));
+        }
+        Expr::Select { f, a, b, .. } => {
+            op_names(f, out);
+            op_names(a, out);
+            op_names(b, out);
+            out.push("SELECT");
+        }
+    }
 }
 
 impl fmt::Display for WithOrigins<'_> {
@@ -185,7 +237,13 @@ impl fmt::Display for WithOrigins<'_> {
             }
             write_header(func, f)?;
             for (k, ins) in func.body.iter().enumerate() {
-                match func.origins.get(k).and_then(|&o| self.comment(o)) {
+                let comment = func.origins.get(k).and_then(|&o| match (&ins.imm, ins.op) {
+                    (Imm::Index(n), Opcode::Fused) if o.parts != 0 => {
+                        p.superops.get(*n as usize).map_or_else(|| self.comment(o), |op| self.fused_comment(o, op))
+                    }
+                    _ => self.comment(o),
+                });
+                match comment {
                     Some(c) => writeln!(f, "{ins} {{ {c} }}")?,
                     None => writeln!(f, "{ins}")?,
                 }

@@ -189,7 +189,7 @@ impl<'a, C: Cvl> Stepper<'a, C> {
             Ok(f) => f,
             Err(t) => {
                 self.state = State::Trapped;
-                return Err(t.at(|| site_with_stack(prog, &self.code, pc, &self.calls)));
+                return Err(t.at_in(prog, || site_with_stack(prog, &self.code, pc, &self.calls)));
             }
         };
         let event = match flow {

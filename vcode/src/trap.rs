@@ -300,12 +300,26 @@ pub struct Trap {
     /// Where (absent while the trap travels up from a vector library). Boxed: traps
     /// travel in every `Result` of the vector libraries, which stay small.
     pub site: Option<Box<TrapSite>>,
+    /// For a trap of a superoperator (`FUSED`): which of its element-wise operations
+    /// failed, numbered in evaluation order (postfix: operands left to right, then the
+    /// operation), at the first element (in element order) where one failed. Set by the
+    /// vector library; the interpreter turns it into the origin of that operation
+    /// ([`crate::Program::part_origin`]) when it attaches the site.
+    pub part: Option<u32>,
 }
 
 impl Trap {
     /// A trap with no site yet (what vector libraries return).
     pub fn new(kind: TrapKind) -> Self {
-        Trap { kind, site: None }
+        Trap { kind, site: None, part: None }
+    }
+    /// The same trap, raised by operation `part` of a superoperator (see [`Trap::part`]);
+    /// an operation already named (by an inner evaluation) is kept.
+    pub fn in_part(mut self, part: u32) -> Self {
+        if self.part.is_none() && self.site.is_none() {
+            self.part = Some(part);
+        }
+        self
     }
     /// Shorthand for [`TrapKind::LengthMismatch`].
     pub fn length(msg: impl Into<String>) -> Self {
@@ -327,6 +341,22 @@ impl Trap {
     pub fn at(mut self, site: impl FnOnce() -> TrapSite) -> Self {
         if self.site.is_none() {
             self.site = Some(Box::new(site()));
+        }
+        self
+    }
+    /// Attaches the site of the instruction that raised the trap, in program `p`, unless
+    /// one is already there; when a superoperator's operation raised it ([`Trap::part`]),
+    /// the site names that operation's origin instead of the `FUSED` instruction's.
+    pub fn at_in(mut self, p: &crate::Program, site: impl FnOnce() -> TrapSite) -> Self {
+        if self.site.is_none() {
+            let mut s = site();
+            if let Some(k) = self.part.take() {
+                let o = p.part_origin(s.origin, k);
+                s.origin = o;
+                s.line = o.pos.line;
+                s.col = o.pos.col;
+            }
+            self.site = Some(Box::new(s));
         }
         self
     }

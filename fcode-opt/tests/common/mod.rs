@@ -101,12 +101,28 @@ pub fn fixtures(dir: &Path) -> Vec<(PathBuf, Option<String>)> {
         .collect()
 }
 
-/// Every instruction of `q` has an origin with a line, and every inline chain ends.
+/// Operations of a superoperator body (what `Program::fused_parts` has one origin for).
+fn body_ops(e: &vcode::Expr) -> usize {
+    match e {
+        vcode::Expr::Arg(_) | vcode::Expr::Const(_) => 0,
+        vcode::Expr::Binary { a, b, .. } => 1 + body_ops(a) + body_ops(b),
+        vcode::Expr::Unary { a, .. } => 1 + body_ops(a),
+        vcode::Expr::Select { f, a, b, .. } => 1 + body_ops(f) + body_ops(a) + body_ops(b),
+    }
+}
+
+/// Every instruction of `q` has an origin with a line, and every inline chain ends; every
+/// `FUSED` instruction keeps one origin (with a line) per operation it fused.
 pub fn check_origins(name: &str, q: &Program) {
     for f in &q.functions {
         assert_eq!(f.origins.len(), f.body.len(), "{name}: function {} has no origin for some instructions", f.name);
         for (ins, o) in f.body.iter().zip(&f.origins) {
             assert!(o.pos.line > 0, "{name}: `{ins}` in {} has no line", f.name);
+            if let (vcode::Opcode::Fused, vcode::Imm::Index(k)) = (ins.op, &ins.imm) {
+                let parts = q.parts_of(*o);
+                assert_eq!(parts.len(), body_ops(&q.superops[*k as usize].body), "{name}: `{ins}` in {}: origins of its operations", f.name);
+                assert!(parts.iter().all(|p| p.pos.line > 0 && p.parts == 0), "{name}: `{ins}` in {}: {parts:?}", f.name);
+            }
             let mut k = o.inlined_at;
             let mut n = 0;
             while k != 0 {

@@ -481,7 +481,7 @@ impl<'a> Compiler<'a> {
         match &self.src {
             Some(src) if (span.start as usize) <= src.text.len() => {
                 let (line, col) = src.line_col(span.start as usize);
-                vcode::Origin { pos: vcode::Pos { line: line as u32, col: col as u32 }, scope: self.scope, inlined_at: 0 }
+                vcode::Origin { pos: vcode::Pos { line: line as u32, col: col as u32 }, scope: self.scope, inlined_at: 0, parts: 0 }
             }
             _ => vcode::Origin::default(),
         }
@@ -492,7 +492,7 @@ impl<'a> Compiler<'a> {
         let mut functions = Vec::with_capacity(self.funcs.len() + 1);
         functions.push(main);
         functions.extend(self.funcs);
-        vcode::Program { functions, superops: Vec::new(), scopes: self.scopes, inline_sites: Vec::new() }
+        vcode::Program { functions, superops: Vec::new(), scopes: self.scopes, inline_sites: Vec::new(), fused_parts: Vec::new() }
     }
 
     // ----- small emitters -----

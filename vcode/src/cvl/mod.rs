@@ -362,13 +362,31 @@ pub trait Cvl {
 }
 
 /// Evaluates a superoperator tree one node at a time with [`Cvl`]'s element-wise
-/// methods (the default [`Cvl::fused`]).
+/// methods (the default [`Cvl::fused`]). A trap names the operation that raised it
+/// ([`Trap::part`]): the first one, in evaluation order, that fails on some element.
 pub fn fused_by_parts<C: Cvl + ?Sized>(
     cvl: &mut C,
     e: &Expr,
     args: &[Option<&C::Vector>],
     len: usize,
 ) -> Result<C::Vector, Trap> {
+    by_parts(cvl, e, args, len, &mut 0)
+}
+
+/// [`fused_by_parts`]; `ops` counts the operations evaluated so far (the number of the
+/// next one).
+fn by_parts<C: Cvl + ?Sized>(
+    cvl: &mut C,
+    e: &Expr,
+    args: &[Option<&C::Vector>],
+    len: usize,
+    ops: &mut u32,
+) -> Result<C::Vector, Trap> {
+    let part = |ops: &mut u32| {
+        *ops += 1;
+        let k = *ops - 1;
+        move |t: Trap| t.in_part(k)
+    };
     Ok(match e {
         Expr::Arg(i) => match args.get(*i) {
             Some(Some(v)) => (*v).clone(),
@@ -380,19 +398,19 @@ pub fn fused_by_parts<C: Cvl + ?Sized>(
         },
         Expr::Const(c) => cvl.fill(*c, len)?,
         Expr::Binary { op, a, b, .. } => {
-            let a = fused_by_parts(cvl, a, args, len)?;
-            let b = fused_by_parts(cvl, b, args, len)?;
-            cvl.binary(*op, &a, &b)?
+            let a = by_parts(cvl, a, args, len, ops)?;
+            let b = by_parts(cvl, b, args, len, ops)?;
+            cvl.binary(*op, &a, &b).map_err(part(ops))?
         }
         Expr::Unary { op, a, .. } => {
-            let a = fused_by_parts(cvl, a, args, len)?;
-            cvl.unary(*op, &a)?
+            let a = by_parts(cvl, a, args, len, ops)?;
+            cvl.unary(*op, &a).map_err(part(ops))?
         }
         Expr::Select { f, a, b, .. } => {
-            let f = fused_by_parts(cvl, f, args, len)?;
-            let a = fused_by_parts(cvl, a, args, len)?;
-            let b = fused_by_parts(cvl, b, args, len)?;
-            cvl.select(&f, &a, &b)?
+            let f = by_parts(cvl, f, args, len, ops)?;
+            let a = by_parts(cvl, a, args, len, ops)?;
+            let b = by_parts(cvl, b, args, len, ops)?;
+            cvl.select(&f, &a, &b).map_err(part(ops))?
         }
     })
 }

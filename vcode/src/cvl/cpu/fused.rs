@@ -34,13 +34,16 @@ pub(super) enum Step {
     Sel(Src, Src, Src),
 }
 
-/// A step of a compiled program: its operation, its result type, and the register it
-/// writes (the last step writes the result instead).
+/// A step of a compiled program: its operation, its result type, the register it
+/// writes (the last step writes the result instead), and which operation of the
+/// superoperator it computes (its number in evaluation order, the first of identical
+/// ones; `None` in a one-step program of a plain instruction): a trap names it.
 #[derive(Debug, Clone, Copy)]
 struct Ins {
     step: Step,
     rt: VType,
     dst: usize,
+    part: Option<u32>,
 }
 
 /// A superoperator flattened into steps over registers, each holding one chunk.
@@ -98,9 +101,13 @@ fn operands(step: &Step) -> impl Iterator<Item = Src> {
     [a, b, c].into_iter().flatten()
 }
 
-/// The program before register allocation: step `v` computes value `v`.
+/// The program before register allocation: step `v` computes value `v`; `parts[v]` is
+/// the number (in evaluation order) of the first operation of the tree it computes.
 struct Ssa {
     steps: Vec<(Step, VType)>,
+    parts: Vec<u32>,
+    /// Operations of the tree met so far (identical ones each counted).
+    ops: u32,
     seen: HashMap<Key, usize>,
     params: Vec<Option<VType>>,
 }
@@ -136,11 +143,15 @@ impl Ssa {
                 (Step::Sel(f, a, b), *ty)
             }
         };
+        // Operations are numbered in evaluation order: after their operands.
+        let part = self.ops;
+        self.ops += 1;
         let k = key(step);
         if let Some(&v) = self.seen.get(&k) {
             return Ok((Src::Reg(v), rt));
         }
         self.steps.push((step, rt));
+        self.parts.push(part);
         self.seen.insert(k, self.steps.len() - 1);
         Ok((Src::Reg(self.steps.len() - 1), rt))
     }
@@ -151,23 +162,23 @@ impl Prog {
     pub(super) fn compile(op: &SuperOp) -> Result<Prog, Trap> {
         let rt = op.result_type().map_err(Trap::ty)?;
         let params = op.params.iter().map(|t| t.vtype()).collect();
-        let mut ssa = Ssa { steps: Vec::new(), seen: HashMap::new(), params };
+        let mut ssa = Ssa { steps: Vec::new(), parts: Vec::new(), ops: 0, seen: HashMap::new(), params };
         let (root, _) = ssa.add(&op.body)?;
         let may_trap = ssa.steps.iter().any(|(s, rt)| matches!(s, Step::Bin(BinOp::Div | BinOp::Mod, ..)) && *rt == VType::Int);
         Ok(match root {
             // The root is the last step (a tree is never its own subtree).
-            Src::Reg(_) => Prog::allocate(ssa.steps, rt, may_trap),
+            Src::Reg(_) => Prog::allocate(ssa.steps, &ssa.parts, rt, may_trap),
             r => Prog { code: Vec::new(), registers: 0, root: Some(r), rt, may_trap },
         })
     }
     /// A program of one step over `$0` (and `$1`, `$2`) with result type `rt`.
     pub(super) fn one(step: Step, rt: VType) -> Prog {
-        Prog { code: vec![Ins { step, rt, dst: 0 }], registers: 0, root: None, rt, may_trap: false }
+        Prog { code: vec![Ins { step, rt, dst: 0, part: None }], registers: 0, root: None, rt, may_trap: false }
     }
     /// Assigns registers to the values of `steps` (the last one is the result): a value's
     /// register is free again after the last step that reads it, and is reused for the
     /// next value of the same type.
-    fn allocate(steps: Vec<(Step, VType)>, rt: VType, may_trap: bool) -> Prog {
+    fn allocate(steps: Vec<(Step, VType)>, parts: &[u32], rt: VType, may_trap: bool) -> Prog {
         let n = steps.len();
         let mut last = vec![0; n];
         for (i, (s, _)) in steps.iter().enumerate() {
@@ -206,7 +217,7 @@ impl Prog {
                     }
                 }
             }
-            code.push(Ins { step, rt: t, dst });
+            code.push(Ins { step, rt: t, dst, part: parts.get(i).copied() });
         }
         Prog { code, registers: types.len(), root: None, rt, may_trap }
     }
@@ -262,16 +273,38 @@ fn run_chunk(p: &Prog, args: &[Slice], regs: &mut [Data], out: Out) -> Result<()
     let Some((last, body)) = p.code.split_last() else {
         return Err(Trap::ty("empty superoperator"));
     };
+    // A failing step names the superoperator's operation it computes.
+    let named = |ins: &Ins, t: Trap| match ins.part {
+        Some(k) => t.in_part(k),
+        None => t,
+    };
     for ins in body {
         let mut dst = std::mem::replace(&mut regs[ins.dst], Data::none());
         let res = write_data(&mut dst, ins.rt, n, |o| exec(ins.step, args, regs, o));
         regs[ins.dst] = dst;
-        res?;
+        res.map_err(|t| named(ins, t))?;
     }
     if last.rt != out.vtype() {
         return Err(Trap::ty(format!("superoperator produces {}, not {}", last.rt.name(), out.vtype().name())));
     }
-    exec(last.step, args, regs, out)
+    exec(last.step, args, regs, out).map_err(|t| named(last, t))
+}
+
+/// The trap of the first element of a failed chunk (at positions `glo..` of `args`, `out`
+/// as long as the chunk) that fails, from the first step that fails on it: the program is
+/// run again one element at a time. The steps of a chunk each run over all its elements,
+/// so the trap the chunk gave may come from a later element of an earlier step; the first
+/// failing element in element order does not depend on how the work was split. `first`
+/// is that trap, returned when no single element fails.
+fn first_failure<T: Elem>(p: &Prog, args: &[Slice], glo: usize, out: &mut [MaybeUninit<T>], regs: &mut [Data], first: Trap) -> Trap {
+    for i in 0..out.len() {
+        let g = glo + i;
+        let one: Vec<Slice> = args.iter().map(|s| if s.len() > g { s.range(g, g + 1) } else { *s }).collect();
+        if let Err(t) = run_chunk(p, &one, regs, T::out(&mut out[i..i + 1])) {
+            return t;
+        }
+    }
+    first
 }
 
 /// Evaluates `p` over `len` positions into a fresh vector. `args[i]` is operand `$i`
@@ -337,7 +370,10 @@ fn eval_range<T: Elem>(
         if let Some(a) = over {
             chunk_args[a] = T::slice_of(&stage);
         }
-        run_chunk(p, &chunk_args, regs, T::out(&mut out[c..hi]))?;
+        if let Err(t) = run_chunk(p, &chunk_args, regs, T::out(&mut out[c..hi])) {
+            // (Over an operand, the program cannot trap on its values: see `eval_over`.)
+            return Err(if p.may_trap && over.is_none() { first_failure(p, args, glo, &mut out[c..hi], regs, t) } else { t });
+        }
         c = hi;
     }
     Ok(())
@@ -507,6 +543,52 @@ mod tests {
         let out = eval(&Par::new(1), &p, &[Slice::Float(&xs), Slice::Float(&ys)], xs.len()).expect("runs");
         let want: Vec<f64> = xs.iter().zip(&ys).map(|(x, y)| { let t = x.exp() * y; t * 2.0 - t * t }).collect();
         assert_eq!(out, Data::Float(want));
+    }
+
+    #[test]
+    fn a_trap_names_the_operation_that_fails_first_in_element_order() {
+        // (+ (/ $0 $1) (/ $2 $3)): operation 0 is the first division, 1 the second, 2 the sum.
+        let op = SuperOp::parse("(INT INT INT INT) (+ INT (/ INT $0 $1) (/ INT $2 $3))").expect("parses");
+        let p = Prog::compile(&op).expect("compiles");
+        let n = 2 * BLOCK + 3 * CHUNK + 11;
+        let xs: Vec<i64> = (0..n as i64).collect();
+        let part_at = |zero1: Option<usize>, zero3: Option<usize>, threads: usize| {
+            let mut d1 = vec![1i64; n];
+            let mut d3 = vec![1i64; n];
+            if let Some(i) = zero1 {
+                d1[i] = 0;
+            }
+            if let Some(i) = zero3 {
+                d3[i] = 0;
+            }
+            let args = [Slice::Int(&xs), Slice::Int(&d1), Slice::Int(&xs), Slice::Int(&d3)];
+            let t = eval(&Par::new(threads), &p, &args, n).expect_err("divides by zero");
+            assert_eq!(t.kind, crate::trap::TrapKind::DivisionByZero);
+            t.part
+        };
+        for threads in [1, 2, 4] {
+            // Each division alone.
+            assert_eq!(part_at(Some(7), None, threads), Some(0));
+            assert_eq!(part_at(None, Some(BLOCK + 5), threads), Some(1));
+            // Both: the one at the earlier element, though the first division's step runs
+            // over the whole chunk (and block) before the second's.
+            assert_eq!(part_at(Some(CHUNK - 1), Some(3), threads), Some(1));
+            assert_eq!(part_at(Some(BLOCK + CHUNK + 9), Some(BLOCK + CHUNK + 2), threads), Some(1));
+            assert_eq!(part_at(Some(2 * BLOCK + 1), Some(BLOCK + 2), threads), Some(1));
+            assert_eq!(part_at(Some(40), Some(41), threads), Some(0));
+            // The same element: the first in evaluation order.
+            assert_eq!(part_at(Some(BLOCK + 100), Some(BLOCK + 100), threads), Some(0));
+        }
+        // Identical operations computed once keep the number of the first of them.
+        let op = SuperOp::parse("(INT INT) (* INT (/ INT $0 $1) (/ INT $0 $1))").expect("parses");
+        let p = Prog::compile(&op).expect("compiles");
+        let (a, b) = (vec![5i64, 6], vec![1i64, 0]);
+        let t = eval(&Par::new(1), &p, &[Slice::Int(&a), Slice::Int(&b)], 2).expect_err("divides by zero");
+        assert_eq!(t.part, Some(0));
+        // A plain element-wise operation names no part.
+        let t = eval(&Par::new(1), &Prog::one(Step::Bin(BinOp::Div, Src::Arg(0), Src::Arg(1)), VType::Int), &[Slice::Int(&a), Slice::Int(&b)], 2)
+            .expect_err("divides by zero");
+        assert_eq!(t.part, None);
     }
 
     /// Element `i` of `e` computed directly from the tree (the reference).
