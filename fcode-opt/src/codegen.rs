@@ -14,6 +14,13 @@
 //! order) and then the branch results. The arrangement picks the shorter of two plans:
 //! pop the unwanted slots when the wanted ones are already in order, or build the wanted
 //! slots on top (moving or copying) and pop what is left under them in one go.
+//!
+//! The cost is near-linear in the program (besides the depth of the shuffles it emits):
+//! liveness is a count of the reads still ahead per variable, not a set per statement;
+//! dead slots are looked for only among what a statement read or bound; how many slots
+//! hold a variable is counted, not scanned for; trying the two operand orders of a
+//! commutative operation saves only the part of the stack it can change; and merging two
+//! shuffles computes the one depth that could stand for both.
 
 use crate::lir::{Block, LFunc, LProgram, Rhs, Stmt, Tree, Var};
 use crate::OptError;
@@ -35,12 +42,25 @@ enum Act {
 }
 
 struct Gen<'a> {
-    prog: &'a LProgram,
+    /// Whether each function's body diverges, by name (the last definition of a name wins).
+    diverging: &'a HashMap<&'a str, bool>,
     /// The code, each instruction with its origin.
     out: Vec<(Instr, Origin)>,
     /// The origin given to shuffles: that of the statement they serve.
     at: Origin,
     stack: Vec<Var>,
+    /// How many slots of `stack` hold each variable (kept in step with `stack`), so that
+    /// "is it on the stack, and how often" needs no scan of the stack.
+    on_stack: HashMap<Var, u32>,
+    /// Liveness, as the reads still ahead: for each variable, how many reads the code not
+    /// yet generated makes of it, counted at the granularity of the blocks being
+    /// generated (the statements after the current one in the current block and its
+    /// results, then the same in each enclosing block; an `IF` statement reads its
+    /// condition and the free variables of its branches). A variable is live exactly when
+    /// its count is positive. A block adds the reads of its statements and results when
+    /// it starts and each statement takes its own reads off before its code is emitted,
+    /// so no set of live variables is ever materialised per statement.
+    pending: HashMap<Var, u32>,
     /// Temporaries of expression trees (never read outside their statement).
     next_tmp: Var,
     func: &'a str,
@@ -181,21 +201,106 @@ fn apply(stack: &mut Vec<Var>, ins: &Instr) {
     }
 }
 
+fn bump(counts: &mut HashMap<Var, u32>, v: Var, add: bool) {
+    if add {
+        *counts.entry(v).or_insert(0) += 1;
+    } else if let Some(n) = counts.get_mut(&v) {
+        *n -= 1;
+        if *n == 0 {
+            counts.remove(&v);
+        }
+    }
+}
+
 impl Gen<'_> {
     /// Emits `ins` with the current statement's origin.
     fn emit(&mut self, ins: Instr) {
         self.out.push((ins, self.at));
     }
 
-    /// Pops every slot whose variable is not in `live`, and duplicate slots of live
+    /// Whether `v` is read by code not yet generated.
+    fn live(&self, v: Var) -> bool {
+        self.pending.contains_key(&v)
+    }
+
+    /// How many stack slots hold `v`.
+    fn slots(&self, v: Var) -> u32 {
+        self.on_stack.get(&v).copied().unwrap_or(0)
+    }
+
+    fn push(&mut self, v: Var) {
+        self.stack.push(v);
+        bump(&mut self.on_stack, v, true);
+    }
+
+    fn truncate(&mut self, len: usize) {
+        for v in self.stack.drain(len..) {
+            bump(&mut self.on_stack, v, false);
+        }
+    }
+
+    fn set_stack(&mut self, stack: Vec<Var>) {
+        self.on_stack.clear();
+        for &v in &stack {
+            bump(&mut self.on_stack, v, true);
+        }
+        self.stack = stack;
+    }
+
+    /// Applies a shuffle to the stack (and its slot counts).
+    fn shuffle_stack(&mut self, ins: &Instr) {
+        if let Imm::Counts(n, d) = ins.imm {
+            let (n, d) = (n as usize, d as usize);
+            let start = self.stack.len() - n - d;
+            match ins.op {
+                Opcode::Copy => {
+                    for k in start..start + n {
+                        self.push(self.stack[k]);
+                    }
+                }
+                Opcode::Pop => {
+                    for v in self.stack.drain(start..start + n) {
+                        bump(&mut self.on_stack, v, false);
+                    }
+                }
+                _ => apply(&mut self.stack, ins),
+            }
+        }
+    }
+
+    /// Adds (or takes off) the reads of a statement to (from) the pending reads.
+    fn pend(&mut self, s: &Stmt, add: bool) {
+        match &s.rhs {
+            Rhs::If { cond, then, els } => {
+                bump(&mut self.pending, *cond, add);
+                self.pend_branches(then, els, add);
+            }
+            rhs => {
+                let p = &mut self.pending;
+                rhs.for_each_use(&mut |v| bump(p, v, add));
+            }
+        }
+    }
+
+    /// The reads of an `IF` statement's branches (their free variables).
+    fn pend_branches(&mut self, then: &Block, els: &Block, add: bool) {
+        for b in [then, els] {
+            let free = self.free_uses(b);
+            for &v in free.iter() {
+                bump(&mut self.pending, v, add);
+            }
+        }
+    }
+
+    /// Pops every slot whose variable is not live, and duplicate slots of live
     /// variables (the topmost copy stays).
-    fn drop_dead(&mut self, live: &HashSet<Var>) {
+    fn drop_dead(&mut self) {
         let mut seen = HashSet::new();
         let keep: Vec<bool> = self
             .stack
             .iter()
             .rev()
-            .map(|v| live.contains(v) && seen.insert(*v))
+            .map(|v| self.pending.contains_key(v) && seen.insert(*v))
             .collect::<Vec<_>>()
             .into_iter()
             .rev()
@@ -220,13 +325,28 @@ impl Gen<'_> {
             }
         }
         for c in code {
-            apply(&mut self.stack, &c);
+            self.shuffle_stack(&c);
             self.emit(c);
         }
     }
 
-    /// Emits a statement's actions; `live_after` are the variables needed afterwards.
-    fn run_acts(&mut self, acts: &[Act], defs: &[Var], live_after: &HashSet<Var>) -> Result<(), OptError> {
+    /// [`Self::drop_dead`] where only the variables in `changed` can have become dead or
+    /// duplicated since the stack last held live, distinct slots only (a statement's
+    /// operands and results, or at the start of a branch what the `IF` read): when none
+    /// of them is, there is nothing to pop and the stack is not scanned.
+    fn drop_dead_among(&mut self, changed: impl IntoIterator<Item = Var>) {
+        let stale = changed.into_iter().any(|v| match self.slots(v) {
+            0 => false,
+            1 => !self.live(v),
+            _ => true,
+        });
+        if stale {
+            self.drop_dead();
+        }
+    }
+
+    /// Emits a statement's actions; liveness after the statement is `self.pending`.
+    fn run_acts(&mut self, acts: &[Act], defs: &[Var]) -> Result<(), OptError> {
         // Operands already on top, in order, can be used in place.
         let lead: Vec<Var> = acts
             .iter()
@@ -235,16 +355,25 @@ impl Gen<'_> {
                 Act::Emit(..) => None,
             })
             .collect();
-        let later_pushes =
-            |from: usize, v: Var| acts[from..].iter().filter(|a| matches!(a, Act::Push(x) if *x == v)).count();
+        // Pushes of each variable among all the acts: those after the first `j` (all
+        // pushes of `lead`) are the total less its count in `lead[..j]`.
+        let mut pushes: HashMap<Var, usize> = HashMap::new();
+        for a in acts {
+            if let Act::Push(v) = a {
+                *pushes.entry(*v).or_insert(0) += 1;
+            }
+        }
         let mut j = lead.len().min(self.stack.len());
         while j > 0 {
             let top = &self.stack[self.stack.len() - j..];
             if top == &lead[..j] {
-                let below = &self.stack[..self.stack.len() - j];
                 let valid = lead[..j].iter().all(|v| {
-                    let needed = live_after.contains(v) || later_pushes(j, *v) > 0;
-                    !needed || below.contains(v)
+                    // Slots of `v` used in place (`lead[..j]` is all pushes).
+                    let in_top = lead[..j].iter().filter(|&&x| x == *v).count();
+                    let later = pushes.get(v).copied().unwrap_or(0) - in_top;
+                    let needed = self.live(*v) || later > 0;
+                    // A slot of `v` below the ones used in place.
+                    !needed || self.slots(*v) > in_top as u32
                 });
                 if valid {
                     break;
@@ -262,6 +391,12 @@ impl Gen<'_> {
                 *ahead.entry(*v).or_insert(0) += 1;
             }
         }
+        // Slots of each variable above `region` (the operands brought up so far), so that
+        // the slots below are counted without a scan of the stack.
+        let mut above: HashMap<Var, u32> = HashMap::new();
+        for &v in &self.stack[region..] {
+            bump(&mut above, v, true);
+        }
         for (k, a) in acts.iter().enumerate().skip(j) {
             match a {
                 Act::Push(v) => {
@@ -270,20 +405,23 @@ impl Gen<'_> {
                         *n -= 1;
                         *n
                     });
-                    debug_assert_eq!(left, later_pushes(k + 1, v));
-                    let needed = live_after.contains(&v) || left > 0;
-                    let below: Vec<usize> = (0..region).filter(|&i| self.stack[i] == v).collect();
-                    let movable = match below.last() {
-                        Some(_) if !needed || below.len() >= 2 => below.last().copied(),
-                        _ => None,
+                    let needed = self.live(v) || left > 0;
+                    let below = self.slots(v) - above.get(&v).copied().unwrap_or(0);
+                    let movable = if below > 0 && (!needed || below >= 2) {
+                        self.stack[..region].iter().rposition(|&x| x == v)
+                    } else {
+                        None
                     };
                     if let Some(i) = movable {
                         let d = self.stack.len() - 1 - i;
-                        let before = self.stack.clone();
+                        // Moving the slot changes the stack unless every slot from it
+                        // up holds `v`.
+                        let changed = self.stack[i + 1..].iter().any(|&x| x != v);
                         let x = self.stack.remove(i);
                         self.stack.push(x);
+                        bump(&mut above, x, true);
                         region -= 1;
-                        if self.stack != before {
+                        if changed {
                             self.emit(counts(Opcode::Cpop, 1, d));
                         }
                     } else {
@@ -293,7 +431,8 @@ impl Gen<'_> {
                             .rposition(|&x| x == v)
                             .ok_or_else(|| internal(self.func, format!("v{v} is not on the stack")))?;
                         let d = self.stack.len() - 1 - i;
-                        self.stack.push(v);
+                        self.push(v);
+                        bump(&mut above, v, true);
                         self.emit(counts(Opcode::Copy, 1, d));
                     }
                 }
@@ -301,16 +440,22 @@ impl Gen<'_> {
                     if self.stack.len() < region + pops {
                         return Err(internal(self.func, format!("`{ins}` would reach below its operands")));
                     }
-                    self.stack.truncate(self.stack.len() - pops);
+                    for &x in &self.stack[self.stack.len() - pops..] {
+                        bump(&mut above, x, false);
+                    }
+                    self.truncate(self.stack.len() - pops);
                     if k + 1 == n_acts {
                         if defs.len() != *pushes {
                             return Err(internal(self.func, format!("`{ins}` binds {} values", defs.len())));
                         }
-                        self.stack.extend(defs);
+                        for &d in defs {
+                            self.push(d);
+                        }
                     } else {
                         for _ in 0..*pushes {
                             self.next_tmp = self.next_tmp.wrapping_sub(1);
-                            self.stack.push(self.next_tmp);
+                            self.push(self.next_tmp);
+                            bump(&mut above, self.next_tmp, true);
                         }
                     }
                     self.out.push((ins.clone(), *origin));
@@ -320,36 +465,67 @@ impl Gen<'_> {
         Ok(())
     }
 
+    /// The lowest stack index that running any of `plans` can change: below the lowest
+    /// slot of any variable they push (a move takes a slot out from under the others;
+    /// copies and the instructions only work on top). Found by a scan down from the top
+    /// that stops once every slot of those variables has been met.
+    fn reach(&self, plans: &[&[Act]]) -> usize {
+        let mut missing: HashMap<Var, u32> = HashMap::new();
+        for acts in plans {
+            for a in acts.iter() {
+                if let Act::Push(v) = a {
+                    let n = self.slots(*v);
+                    if n > 0 {
+                        missing.insert(*v, n);
+                    }
+                }
+            }
+        }
+        let mut low = self.stack.len();
+        while !missing.is_empty() && low > 0 {
+            low -= 1;
+            bump(&mut missing, self.stack[low], false);
+        }
+        low
+    }
+
+    /// Puts back the stack above `low` as `saved`, the code as `n` instructions long and
+    /// the temporaries' counter as `tmp`.
+    fn undo(&mut self, low: usize, saved: &[Var], n: usize, tmp: Var) {
+        self.truncate(low);
+        for &v in saved {
+            self.push(v);
+        }
+        self.out.truncate(n);
+        self.next_tmp = tmp;
+    }
+
     /// Runs `acts`, or `alt` (an equivalent order) when that needs fewer instructions.
-    fn run_best(
-        &mut self,
-        acts: &[Act],
-        alt: Option<&[Act]>,
-        defs: &[Var],
-        live_after: &HashSet<Var>,
-    ) -> Result<(), OptError> {
+    /// Trying a plan saves and restores only the part of the stack it can change.
+    fn run_best(&mut self, acts: &[Act], alt: Option<&[Act]>, defs: &[Var]) -> Result<(), OptError> {
         if let Some(alt) = alt {
-            let (stack, n, tmp) = (self.stack.clone(), self.out.len(), self.next_tmp);
-            self.run_acts(acts, defs, live_after)?;
+            let low = self.reach(&[acts, alt]);
+            let saved: Vec<Var> = self.stack[low..].to_vec();
+            let (n, tmp) = (self.out.len(), self.next_tmp);
+            self.run_acts(acts, defs)?;
             let first = self.out.len() - n;
-            self.stack = stack;
-            self.out.truncate(n);
-            self.next_tmp = tmp;
-            let (stack, tmp) = (self.stack.clone(), self.next_tmp);
-            self.run_acts(alt, defs, live_after)?;
+            self.undo(low, &saved, n, tmp);
+            self.run_acts(alt, defs)?;
             if self.out.len() - n < first {
                 return Ok(());
             }
-            self.stack = stack;
-            self.out.truncate(n);
-            self.next_tmp = tmp;
+            self.undo(low, &saved, n, tmp);
         }
-        self.run_acts(acts, defs, live_after)
+        self.run_acts(acts, defs)
     }
 
-    fn stmt(&mut self, s: &Stmt, live_after: &HashSet<Var>) -> Result<bool, OptError> {
+    fn stmt(&mut self, s: &Stmt) -> Result<bool, OptError> {
         let at = s.origin;
         self.at = at;
+        if !matches!(s.rhs, Rhs::If { .. }) {
+            // From here on, pending reads are those after the statement.
+            self.pend(s, false);
+        }
         match &s.rhs {
             Rhs::Prim { ins, args } => {
                 let mut acts: Vec<Act> = args.iter().map(|v| Act::Push(*v)).collect();
@@ -357,7 +533,7 @@ impl Gen<'_> {
                 let swapped = (commutative(ins) && args.len() == 2).then(|| {
                     vec![Act::Push(args[1]), Act::Push(args[0]), Act::Emit(ins.clone(), 2, s.defs.len(), at)]
                 });
-                self.run_best(&acts, swapped.as_deref(), &s.defs, live_after)?;
+                self.run_best(&acts, swapped.as_deref(), &s.defs)?;
             }
             Rhs::Tree(t) => {
                 let mut acts = Vec::new();
@@ -372,60 +548,57 @@ impl Gen<'_> {
                     }
                     _ => None,
                 };
-                self.run_best(&acts, swapped.as_deref(), &s.defs, live_after)?;
+                self.run_best(&acts, swapped.as_deref(), &s.defs)?;
             }
             Rhs::Call { name, args } => {
                 let mut acts: Vec<Act> = args.iter().map(|v| Act::Push(*v)).collect();
                 let ins = Instr { op: Opcode::Call, ty: None, imm: Imm::Label(name.clone()) };
                 acts.push(Act::Emit(ins, args.len(), s.defs.len(), at));
-                self.run_acts(&acts, &s.defs, live_after)?;
-                let diverges = self.prog.funcs.iter().rfind(|f| &f.name == name).is_some_and(|f| f.body.diverges);
+                self.run_acts(&acts, &s.defs)?;
+                let diverges = self.diverging.get(name.as_str()).copied().unwrap_or(false);
                 return Ok(diverges);
             }
             Rhs::Exit { top } => {
                 let mut acts: Vec<Act> = top.iter().map(|v| Act::Push(*v)).collect();
                 acts.push(Act::Emit(vcode::Instr::plain(Opcode::Exit), 0, 0, at));
-                self.run_acts(&acts, &[], live_after)?;
+                self.run_acts(&acts, &[])?;
                 return Ok(true);
             }
             Rhs::If { cond, then, els } => {
                 let acts = [Act::Push(*cond), Act::Emit(Instr::plain(Opcode::If), 1, 0, at)];
-                // The condition is consumed by `IF` only if no branch reads it either.
-                let mut inside = live_after.clone();
-                inside.extend(self.free_uses(then).iter().copied());
-                inside.extend(self.free_uses(els).iter().copied());
-                self.run_acts(&acts, &[], &inside)?;
+                // The condition is consumed by `IF` only if no branch reads it either:
+                // its own read is taken off first, those of the branches after it.
+                bump(&mut self.pending, *cond, false);
+                self.run_acts(&acts, &[])?;
+                self.pend_branches(then, els, false);
                 // The IF instruction itself is emitted below, around the branches.
                 self.out.pop();
                 let mut seen = HashSet::new();
                 let kept: Vec<Var> =
-                    self.stack.iter().copied().filter(|v| live_after.contains(v) && seen.insert(*v)).collect();
+                    self.stack.iter().copied().filter(|&v| self.live(v) && seen.insert(v)).collect();
                 // The branches are generated in place (not into vectors of their own
                 // copied in afterwards: that copied a deep nest of `IF`s once per level).
-                // The statement's own results are not live inside its branches (they are
-                // defined when the branches end): passing them down would make the live
-                // sets of a deep nest of `IF`s grow with its depth.
-                let mut live_in_branches = live_after.clone();
-                for d in &s.defs {
-                    live_in_branches.remove(d);
-                }
+                // What the other branch reads may be dead in each one.
+                let (free_then, free_else) = (self.free_uses(then), self.free_uses(els));
                 let start = self.stack.clone();
                 self.at = at;
                 self.emit(Instr::plain(Opcode::If));
-                let then_div = self.block(then, &kept, &live_in_branches, at)?;
-                self.stack = start;
+                let then_div = self.block(then, &kept, at, free_else.iter().copied().chain([*cond]))?;
+                self.set_stack(start);
                 self.at = at;
                 self.emit(Instr::plain(Opcode::Else));
                 let else_at = self.out.len();
-                let else_div = self.block(els, &kept, &live_in_branches, at)?;
+                let else_div = self.block(els, &kept, at, free_then.iter().copied().chain([*cond]))?;
                 self.at = at;
                 if self.out.len() == else_at {
                     // An empty else branch: no `ELSE`.
                     self.out.pop();
                 }
                 self.emit(Instr::plain(Opcode::EndIf));
-                self.stack = kept;
-                self.stack.extend(&s.defs);
+                self.set_stack(kept);
+                for &d in &s.defs {
+                    self.push(d);
+                }
                 return Ok(then_div && else_div);
             }
         }
@@ -469,28 +642,40 @@ impl Gen<'_> {
     /// Generates a block; on return (unless it diverges) the stack is `kept` followed by
     /// the block's results. Returns whether the block diverges. `end` is the origin of
     /// the code that arranges the results (and of pops before the first statement).
-    fn block(&mut self, b: &Block, kept: &[Var], live_out: &HashSet<Var>, end: Origin) -> Result<bool, OptError> {
-        // live[i] = variables needed after statement i.
-        let mut live_after: Vec<HashSet<Var>> = vec![HashSet::new(); b.stmts.len()];
-        let mut live: HashSet<Var> = live_out.clone();
-        live.extend(b.results.iter().copied());
-        for (i, s) in b.stmts.iter().enumerate().rev() {
-            live_after[i] = live.clone();
-            for d in &s.defs {
-                live.remove(d);
-            }
-            self.add_uses(&s.rhs, &mut live);
+    /// `entering` are the variables that may have died on the way in (apart from them,
+    /// the stack holds live, distinct slots); the pending reads are those after the block.
+    fn block(
+        &mut self,
+        b: &Block,
+        kept: &[Var],
+        end: Origin,
+        entering: impl IntoIterator<Item = Var>,
+    ) -> Result<bool, OptError> {
+        for s in &b.stmts {
+            self.pend(s, true);
+        }
+        for &v in &b.results {
+            bump(&mut self.pending, v, true);
         }
         self.at = b.stmts.first().map_or(end, |s| s.origin);
-        self.drop_dead(&live);
+        self.drop_dead_among(entering);
+        let mut done = b.stmts.len();
         for (i, s) in b.stmts.iter().enumerate() {
-            let div = self.stmt(s, &live_after[i])?;
-            if div {
-                return Ok(true);
+            if self.stmt(s)? {
+                done = i + 1;
+                break;
             }
-            self.drop_dead(&live_after[i]);
+            let uses = self.stmt_reads(s);
+            self.drop_dead_among(uses.iter().copied().chain(s.defs.iter().copied()));
         }
-        if b.diverges {
+        // Reads of statements after a diverging one, and the results, are no longer ahead.
+        for s in &b.stmts[done..] {
+            self.pend(s, false);
+        }
+        for &v in &b.results {
+            bump(&mut self.pending, v, false);
+        }
+        if done < b.stmts.len() || b.diverges {
             return Ok(true);
         }
         self.at = end;
@@ -499,7 +684,7 @@ impl Gen<'_> {
         let code = arrange(&self.stack, &target)
             .ok_or_else(|| internal(self.func, "cannot arrange the block results".into()))?;
         for c in code {
-            apply(&mut self.stack, &c);
+            self.shuffle_stack(&c);
             self.emit(c);
         }
         if self.stack != target {
@@ -507,8 +692,22 @@ impl Gen<'_> {
         }
         Ok(false)
     }
-}
 
+    /// The variables a statement reads (for an `IF`, its condition and the free variables
+    /// of its branches).
+    fn stmt_reads(&mut self, s: &Stmt) -> Vec<Var> {
+        let mut out = Vec::new();
+        match &s.rhs {
+            Rhs::If { cond, then, els } => {
+                out.push(*cond);
+                out.extend(self.free_uses(then).iter().copied());
+                out.extend(self.free_uses(els).iter().copied());
+            }
+            rhs => rhs.for_each_use(&mut |v| out.push(v)),
+        }
+        out
+    }
+}
 /// The effect of a shuffle on a stack of distinct slot numbers (`None`: it underflows).
 fn shuffle(stack: &[u32], ins: &Instr) -> Option<Vec<u32>> {
     let Imm::Counts(n, d) = ins.imm else { return None };
@@ -535,6 +734,28 @@ fn apply_ids(st: &mut Vec<u32>, op: Opcode, n: usize, d: usize) {
     }
 }
 
+/// For `op n dd` applied to the stack `0, 1, .., len - 1` (slot numbers equal to their
+/// positions) to give `two`, the depth `dd` it must have: read off where the block of `n`
+/// slots it moves, copies or pops starts. `None` when no depth fits the lengths.
+fn merged_depth(op: Opcode, n: u32, two: &[u32]) -> Option<u32> {
+    let n = n as usize;
+    let (start, len) = match op {
+        // Popped: the block starts at the first slot that no longer holds its number.
+        Opcode::Pop => {
+            let len = two.len() + n;
+            (two.iter().enumerate().position(|(i, &x)| x as usize != i).unwrap_or(two.len()), len)
+        }
+        // Copied: the block's copy starts right after the original slots.
+        Opcode::Copy => {
+            let len = two.len().checked_sub(n)?;
+            (*two.get(len)? as usize, len)
+        }
+        // Moved: the block ends up on top.
+        _ => (*two.get(two.len().checked_sub(n)?)? as usize, two.len()),
+    };
+    u32::try_from(len.checked_sub(start)?.checked_sub(n)?).ok()
+}
+
 /// Merges two adjacent shuffles of the same kind into one when a single instruction has
 /// the same effect (`CPOP 1 3; CPOP 1 3` is `CPOP 2 2`, `COPY 1 1; COPY 1 1` is
 /// `COPY 2 0`, `POP 1 2; POP 1 2` is `POP 2 2`), and drops `CPOP n 0` and `n = 0` shuffles.
@@ -555,9 +776,12 @@ fn peephole(code: &mut Vec<(Instr, Origin)>) {
                     let base: Vec<u32> = (0..depth as u32).collect();
                     let two = shuffle(&base, prev).and_then(|s| shuffle(&s, &ins));
                     let n = a + b;
-                    let merged = (0..=(d1 + d2 + a + b)).find_map(|dd| {
+                    // The one depth that could give the same effect, checked by running it
+                    // (not a search over every depth: shuffles can be thousands deep).
+                    let merged = two.as_deref().and_then(|two| merged_depth(ins.op, n, two)).and_then(|dd| {
                         let cand = Instr { op: ins.op, ty: None, imm: Imm::Counts(n, dd) };
-                        (shuffle(&base, &cand) == two && two.is_some()).then_some(cand)
+                        (dd <= d1 + d2 + a + b && shuffle(&base, &cand).as_deref() == two.as_deref())
+                            .then_some(cand)
                     });
                     if let Some(m) = merged {
                         let o = *prev_origin;
@@ -573,10 +797,20 @@ fn peephole(code: &mut Vec<(Instr, Origin)>) {
     *code = out;
 }
 
-fn function(p: &LProgram, f: &LFunc) -> Result<Function, OptError> {
-    let mut g =
-        Gen { prog: p, out: Vec::new(), at: f.end, stack: f.params.clone(), next_tmp: Var::MAX, func: &f.name, free: HashMap::new() };
-    g.block(&f.body, &[], &HashSet::new(), f.end)?;
+fn function(diverging: &HashMap<&str, bool>, f: &LFunc) -> Result<Function, OptError> {
+    let mut g = Gen {
+        diverging,
+        out: Vec::new(),
+        at: f.end,
+        stack: Vec::new(),
+        on_stack: HashMap::new(),
+        pending: HashMap::new(),
+        next_tmp: Var::MAX,
+        func: &f.name,
+        free: HashMap::new(),
+    };
+    g.set_stack(f.params.clone());
+    g.block(&f.body, &[], f.end, f.params.iter().copied())?;
     peephole(&mut g.out);
     g.out.push((Instr::plain(Opcode::Ret), f.end));
     let (body, origins) = g.out.into_iter().unzip();
@@ -589,7 +823,8 @@ fn function(p: &LProgram, f: &LFunc) -> Result<Function, OptError> {
 
 /// Generates stack code for every function.
 pub fn codegen(p: &LProgram) -> Result<Program, OptError> {
-    let functions = p.funcs.iter().map(|f| function(p, f)).collect::<Result<Vec<_>, _>>()?;
+    let diverging: HashMap<&str, bool> = p.funcs.iter().map(|f| (f.name.as_str(), f.body.diverges)).collect();
+    let functions = p.funcs.iter().map(|f| function(&diverging, f)).collect::<Result<Vec<_>, _>>()?;
     Ok(Program { functions, superops: p.superops.clone(), scopes: p.scopes.clone(), inline_sites: p.inline_sites.clone(), fused_parts: p.fused_parts.clone() })
 }
 
@@ -640,5 +875,26 @@ mod tests {
         assert_eq!(run_all(&base, &code), want);
         assert_eq!(code, vec![counts(Opcode::Cpop, 2, 2), counts(Opcode::Copy, 2, 0), counts(Opcode::Pop, 2, 2)]);
         assert_eq!(origins, vec![line(1), line(3), line(6)], "a merged shuffle keeps the first one's origin");
+    }
+
+    #[test]
+    fn peephole_merges_deep_shuffles() {
+        // Thousands deep (generated code for long chains): merged without trying every depth.
+        for (op, a, d1, b, d2) in [(Opcode::Cpop, 1, 6000, 1, 6000), (Opcode::Copy, 1, 5000, 1, 5000), (Opcode::Pop, 2, 7000, 1, 7000)] {
+            let code = vec![counts(op, a, d1), counts(op, b, d2)];
+            let base: Vec<Var> = (0..20_000).collect();
+            let want = run_all(&base, &code);
+            let o = Origin::vcode(vcode::Pos { line: 1, col: 1 });
+            let mut with: Vec<(Instr, Origin)> = code.into_iter().map(|c| (c, o)).collect();
+            peephole(&mut with);
+            let merged: Vec<Instr> = with.into_iter().map(|(c, _)| c).collect();
+            assert_eq!(merged.len(), 1, "{op:?}: {merged:?}");
+            assert_eq!(run_all(&base, &merged), want, "{op:?}");
+        }
+        // Shuffles no single one can stand for stay as they are.
+        let mut two = vec![(counts(Opcode::Cpop, 1, 3000), Origin::vcode(vcode::Pos { line: 1, col: 1 }))];
+        two.push((counts(Opcode::Cpop, 1, 10), two[0].1));
+        peephole(&mut two);
+        assert_eq!(two.len(), 2);
     }
 }

@@ -22,24 +22,49 @@ pub const INLINE_SIZE_LIMIT: usize = 24;
 /// inlined into the one before, made 200 million sites (9 GB) and took minutes.
 pub const MAX_INLINE_DEPTH: usize = 64;
 
-/// The longest inline chain among `f`'s instructions, counted up to `cap`.
-fn inline_depth(f: &Function, sites: &[Origin], cap: usize) -> usize {
+/// The longest inline chain among `f`'s instructions, counted up to `cap`. `memo` holds
+/// the chain length of each inline site so far (extended here as sites are added), so
+/// each instruction costs one look-up, not a walk of its chain.
+fn inline_depth(f: &Function, sites: &[Origin], memo: &mut Vec<usize>, cap: usize) -> usize {
     let mut deepest = 0;
     for o in &f.origins {
-        let (mut k, mut d) = (o.inlined_at, 0);
-        while k != 0 && d < cap {
-            d += 1;
-            k = match sites.get(k as usize - 1) {
-                Some(s) => s.inlined_at,
-                None => 0,
-            };
-        }
-        deepest = deepest.max(d);
+        deepest = deepest.max(chain_len(sites, memo, o.inlined_at, cap));
         if deepest >= cap {
             break;
         }
     }
     deepest
+}
+
+/// The length of the chain of inline sites starting at site `k` (0: none), counted up to
+/// `cap`. A site pointing at an earlier one has its length memoised from that one's; a
+/// number out of range ends a chain, and a site pointing at itself or a later one (a
+/// malformed table) is walked.
+fn chain_len(sites: &[Origin], memo: &mut Vec<usize>, k: u32, cap: usize) -> usize {
+    while memo.len() < sites.len() {
+        let s = memo.len() + 1;
+        let next = sites[s - 1].inlined_at as usize;
+        let len = if next == 0 || next > sites.len() {
+            1
+        } else if next < s {
+            memo[next - 1].saturating_add(1)
+        } else {
+            usize::MAX
+        };
+        memo.push(len);
+    }
+    let (mut k, mut d) = (k, 0);
+    while k != 0 && d < cap {
+        match memo.get(k as usize - 1) {
+            Some(&len) if len != usize::MAX => return (d + len).min(cap),
+            Some(_) => {
+                d += 1;
+                k = sites[k as usize - 1].inlined_at;
+            }
+            None => return (d + 1).min(cap),
+        }
+    }
+    d
 }
 
 /// The size metric: instructions other than stack shuffles, constants and structure
@@ -175,12 +200,15 @@ pub fn inline(p: &Program) -> Result<Program, OptError> {
     let mut parts: Vec<Vec<Origin>> = p.fused_parts.clone();
     // [`inline_depth`] of each callee (final by the time a caller inlines it).
     let mut depth: HashMap<usize, usize> = HashMap::new();
+    let mut chains_memo: Vec<usize> = Vec::new();
     for comp in &comps {
         for &fi in comp {
             let f = &funcs[fi];
             let mut body = Vec::with_capacity(f.body.len());
             let mut origins = Vec::with_capacity(f.body.len());
             let mut changed = false;
+            // Callees with this one call site, inlined here: unreachable from now on.
+            let mut used_up = Vec::new();
             for (i, ins) in f.body.iter().enumerate() {
                 let target = match &ins.imm {
                     Imm::Label(l) => index.get(l.as_str()).copied(),
@@ -193,7 +221,8 @@ pub fn inline(p: &Program) -> Result<Program, OptError> {
                         && !recursive[g]
                         && small
                         && !on_the_way_out(&f.body[i + 1..])
-                        && *depth.entry(g).or_insert_with(|| inline_depth(callee, &sites, MAX_INLINE_DEPTH)) < MAX_INLINE_DEPTH
+                        && *depth.entry(g).or_insert_with(|| inline_depth(callee, &sites, &mut chains_memo, MAX_INLINE_DEPTH))
+                            < MAX_INLINE_DEPTH
                     {
                         let k = callee.body.len().saturating_sub(1);
                         body.extend_from_slice(&callee.body[..k]);
@@ -217,6 +246,9 @@ pub fn inline(p: &Program) -> Result<Program, OptError> {
                             origins.push(o);
                         }
                         changed = true;
+                        if call_sites[g] == 1 {
+                            used_up.push(g);
+                        }
                         continue;
                     }
                 }
@@ -226,6 +258,17 @@ pub fn inline(p: &Program) -> Result<Program, OptError> {
             if changed {
                 funcs[fi].body = body;
                 funcs[fi].origins = origins;
+            }
+            // A callee inlined at its only call site is dropped at the end; its body is
+            // let go of now, so that a chain of such calls, each inlined into the one
+            // before (each body holding all those below it, up to the depth cap), does
+            // not keep every level's copy until then. (Only unreachable functions can
+            // still call it; they inline its `RET` alone and are dropped too.)
+            for g in used_up {
+                let callee = &mut funcs[g];
+                let k = callee.body.len().saturating_sub(1);
+                callee.body = callee.body.split_off(k);
+                callee.origins = callee.origins.split_off(k.min(callee.origins.len()));
             }
         }
     }
