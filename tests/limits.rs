@@ -112,6 +112,27 @@ fn max_memory_stops_a_runaway_allocation() {
     assert!(text(&out.stderr).contains("not a size"), "{}", text(&out.stderr));
 }
 
+/// `--max-memory` covers the CUDA backend's buffers too (here its kernels' CPU emulation,
+/// where available): the same runaway allocation is an out-of-memory error at its NESL
+/// line, and the next form runs.
+#[test]
+fn max_memory_covers_the_cuda_backend() {
+    if let Err(e) = cvl_cuda::CudaCvl::new_emulated() {
+        eprintln!("SKIPPED: no kernel emulation ({e})");
+        return;
+    }
+    let file = scratch("oom-cuda.nesl", "x = dist(0, 100000000);\nsum(dist(1, 1000));\n");
+    let out = Command::new(env!("CARGO_BIN_EXE_nesl"))
+        .env("NESL_CUDA_EMULATE", "1")
+        .args(["run", "--backend", "cuda", "--max-memory", "64M", &file])
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    assert_eq!(text(&out.stdout), "it = 1000 : int\n", "stderr: {err}");
+    assert!(err.contains("out of memory") && err.contains("memory limit is 64.0 MiB") && err.contains("oom-cuda.nesl:1:5"), "{err}");
+    assert_eq!(out.status.code(), Some(1));
+}
+
 /// The default limit is a share of physical memory: the same runaway program fails
 /// cleanly without any option (10^10 integers are 80 GB, more than this machine's memory
 /// times three quarters on every machine the tests run on).

@@ -375,6 +375,8 @@ impl Device {
             });
         }
         let class = size_class(bytes);
+        // Under the memory limit (`--max-memory`), with the host's live memory.
+        vcode::memory::reserve_device(class, self.host_backed())?;
         {
             let mut pool = self.pool.borrow_mut();
             if let Some(ptr) = pool.free.get_mut(&class).and_then(|v| v.pop()) {
@@ -387,13 +389,18 @@ impl Device {
                 });
             }
         }
-        let ptr = self.raw_alloc(class, bytes)?;
+        let ptr = self.raw_alloc(class, bytes).inspect_err(|_| vcode::memory::release_device(class, self.host_backed()))?;
         self.stats.borrow_mut().allocations += 1;
         Ok(DevBuf {
             ptr,
             class,
             dev: self.clone(),
         })
+    }
+
+    /// Whether buffers are host memory (the emulation), which the host allocator counts.
+    fn host_backed(&self) -> bool {
+        matches!(self.backend, Backend::Emu(_))
     }
 
     fn raw_alloc(&self, class: usize, bytes: usize) -> Result<CUdeviceptr, Trap> {
@@ -615,6 +622,7 @@ impl Drop for DevBuf {
     fn drop(&mut self) {
         if self.class > 0 {
             self.dev.release(self.ptr, self.class);
+            vcode::memory::release_device(self.class, self.dev.host_backed());
         }
     }
 }

@@ -18,6 +18,10 @@ static LIVE: AtomicUsize = AtomicUsize::new(0);
 /// The limit in bytes (`usize::MAX`: none).
 static LIMIT: AtomicUsize = AtomicUsize::new(usize::MAX);
 
+/// Bytes of device memory in use (the CUDA library's live buffers on a GPU), counted
+/// toward the limit beside the host's live bytes.
+static DEVICE: AtomicUsize = AtomicUsize::new(0);
+
 /// A global allocator that counts live bytes for the memory limit:
 /// `#[global_allocator] static A: Counting<System> = Counting(System);`.
 pub struct Counting<A>(pub A);
@@ -143,17 +147,23 @@ pub fn show_size(bytes: usize) -> String {
 }
 
 /// Checks that `bytes` more may be allocated for `n` elements: an out-of-memory trap
-/// when the live memory plus the request would pass the limit.
+/// when the live memory (host and device) plus the request would pass the limit.
 pub(crate) fn check(n: usize, bytes: usize) -> Result<(), Trap> {
+    check_room(bytes, || format!("{n} elements"))
+}
+
+/// The out-of-memory trap for `bytes` more of `what`, if they do not fit under the limit.
+fn check_room(bytes: usize, what: impl FnOnce() -> String) -> Result<(), Trap> {
     let limit = LIMIT.load(Ordering::Relaxed);
     if limit == usize::MAX {
         return Ok(());
     }
-    let live = live_bytes();
+    let live = live_bytes().saturating_add(device_bytes());
     if bytes > limit.saturating_sub(live) {
         return Err(Trap::new(TrapKind::OutOfMemory(format!(
-            "cannot allocate {n} elements ({}): the memory limit is {} and {} are in use \
+            "cannot allocate {} ({}): the memory limit is {} and {} are in use \
              (--max-memory or NESL_MAX_MEMORY sets the limit)",
+            what(),
             show_size(bytes),
             show_size(limit),
             show_size(live)
@@ -162,9 +172,43 @@ pub(crate) fn check(n: usize, bytes: usize) -> Result<(), Trap> {
     Ok(())
 }
 
+/// Bytes of device memory in use ([`reserve_device`]).
+pub fn device_bytes() -> usize {
+    DEVICE.load(Ordering::Relaxed)
+}
+
+/// Takes `bytes` of device memory for a buffer, under the limit: the out-of-memory trap
+/// when they do not fit. `host_backed`: the buffer is host memory (the CUDA library's
+/// emulation), already counted by the allocator, so it is only checked, not added.
+pub fn reserve_device(bytes: usize, host_backed: bool) -> Result<(), Trap> {
+    check_room(bytes, || "a device buffer".to_string())?;
+    if !host_backed {
+        DEVICE.fetch_add(bytes, Ordering::Relaxed);
+    }
+    Ok(())
+}
+
+/// Gives back what [`reserve_device`] took for a buffer (with the same arguments).
+pub fn release_device(bytes: usize, host_backed: bool) {
+    if !host_backed {
+        let _ = DEVICE.fetch_update(Ordering::Relaxed, Ordering::Relaxed, |d| Some(d.saturating_sub(bytes)));
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn device_buffers_are_counted_unless_host_backed() {
+        let before = device_bytes();
+        reserve_device(4096, false).unwrap();
+        reserve_device(1 << 20, true).unwrap();
+        assert_eq!(device_bytes(), before + 4096, "host-backed buffers are the allocator's to count");
+        release_device(1 << 20, true);
+        release_device(4096, false);
+        assert_eq!(device_bytes(), before);
+    }
 
     #[test]
     fn sizes() {
