@@ -158,3 +158,30 @@ fn large_globals_survive_optimisation() {
     assert_eq!(&transcripts[1], t, "--opt 1");
     assert_eq!(&transcripts[2], t, "--opt 2");
 }
+
+/// CVL calls of the form `core` after the forms `setup`, at `--opt 2`, and its transcript.
+fn calls_of(setup: &str, core: &str) -> (u64, String) {
+    let ex = Config::new(Backend::Cpu, 2).with_stats(true).executor().expect("cpu executor");
+    let mut top = TopLevel::new(ex);
+    let mut out = Vec::new();
+    top.eval_source("setup", setup, &mut out).expect("setup");
+    let before = totals(top.executor().stats());
+    let mut core_out = Vec::new();
+    top.eval_source("core", core, &mut core_out).expect("core");
+    let after = totals(top.executor().stats());
+    (after.0 - before.0, String::from_utf8_lossy(&core_out).into_owned())
+}
+
+/// A float division whose divisor is `1 + c * |x|` (Black-Scholes' `cnd`) can never divide
+/// by zero: its check is dropped and the divisor and the quotient are one superoperator.
+/// With `0 + c * |x|`, which could be zero (it is not, for these `x`), the check stays:
+/// two more operations (the check, and the divisor stored for it).
+#[test]
+fn a_division_check_on_a_divisor_of_at_least_one_is_dropped() {
+    let setup = "xs = {float(i) - 499.5 : i in index(1000)};\n";
+    let (safe, t1) = calls_of(setup, "{1.0 / (1.0 + 0.25 * abs(x)) : x in xs};\n");
+    let (kept, t2) = calls_of(setup, "{1.0 / (0.0 + 0.25 * abs(x)) : x in xs};\n");
+    assert!(t1.starts_with("it = [0.0079"), "{t1}");
+    assert!(t2.starts_with("it = [0.0080"), "{t2}");
+    assert!(kept >= safe + 2, "CVL calls: {safe} with the check dropped, {kept} with it kept");
+}

@@ -388,6 +388,8 @@ fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
         uses: HashMap<Var, usize>,
         /// Variables bound to an integer compared with itself, and their value.
         self_cmp: HashMap<Var, bool>,
+        /// Element-wise trees bound to one variable each (for [`sign`]).
+        trees: HashMap<Var, Tree>,
     }
     /// A defining statement: its opcode, the value of a scalar constant, its operands.
     struct Def {
@@ -418,6 +420,20 @@ fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
                 Rhs::If { then, els, .. } => {
                     defs(then, out);
                     defs(els, out);
+                }
+                _ => {}
+            }
+        }
+    }
+    fn trees(b: &Block, out: &mut HashMap<Var, Tree>) {
+        for s in &b.stmts {
+            match &s.rhs {
+                Rhs::Tree(t @ Tree::Op { .. }) if s.defs.len() == 1 => {
+                    out.insert(s.defs[0], t.clone());
+                }
+                Rhs::If { then, els, .. } => {
+                    trees(then, out);
+                    trees(els, out);
                 }
                 _ => {}
             }
@@ -483,6 +499,117 @@ fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
             Exec::Reduce(_) | Exec::Lengths => d.args.last().is_some_and(|s| one_segment(f, *s, depth - 1)),
             _ => false,
         }
+    }
+    /// An operand of an element-wise operation: a variable, or a subtree.
+    #[derive(Clone, Copy)]
+    enum Arg<'a> {
+        V(Var),
+        T(&'a Tree),
+    }
+    /// The variable `a` is, if it is one.
+    fn var_of(a: Arg) -> Option<Var> {
+        match a {
+            Arg::V(v) | Arg::T(&Tree::Var(v)) => Some(v),
+            _ => None,
+        }
+    }
+    /// The operation defining `a` (through variables bound to a tree or a primitive):
+    /// opcode, type and operands; `None` for constants, parameters and the rest.
+    fn defining<'a>(f: &'a Facts, a: Arg<'a>) -> Option<(Opcode, Option<Ty>, Vec<Arg<'a>>)> {
+        if let Arg::T(Tree::Op { ins, args, .. }) = a {
+            return Some((ins.op, ins.ty, args.iter().map(Arg::T).collect()));
+        }
+        let v = var_of(a)?;
+        match f.trees.get(&v) {
+            Some(t) => defining(f, Arg::T(t)),
+            None => f.defs.get(&v).map(|d| (d.op, d.ty, d.args.iter().map(|&x| Arg::V(x)).collect())),
+        }
+    }
+    /// The scalar constant `a` is (a `CONST`, or a broadcast of one).
+    fn constant(f: &Facts, a: Arg) -> Option<HostScalar> {
+        if let Arg::T(Tree::Const(k) | Tree::Dist { konst: k, .. }) = a {
+            return scalar_const(k);
+        }
+        let d = f.defs.get(&var_of(a)?)?;
+        match d.op {
+            Opcode::Const => d.scalar,
+            Opcode::Dist => constant(f, Arg::V(*d.args.first()?)),
+            _ => None,
+        }
+    }
+    /// Whether `a` and `b` are the same value (the same variable, or equal subtrees).
+    fn same(a: Arg, b: Arg) -> bool {
+        match (var_of(a), var_of(b), a, b) {
+            (Some(x), Some(y), ..) => x == y,
+            (None, None, Arg::T(x), Arg::T(y)) => x == y,
+            _ => false,
+        }
+    }
+    /// What every element of a FLOAT value is known to be: `2`, greater than zero or NaN
+    /// (never `+0.0` or `-0.0`); `1`, not below zero (`+0.0`, `-0.0`, positive or NaN);
+    /// `0`, nothing. Sums of non-negative values keep the larger, products and quotients
+    /// of non-negative values are non-negative (they may round to zero), as are `SQRT`,
+    /// `EXP`, a square and the absolute value `SELECT (x < 0) (0 - x) x`.
+    fn sign(f: &Facts, a: Arg, depth: u32) -> u8 {
+        if depth == 0 {
+            return 0;
+        }
+        if let Some(c) = constant(f, a) {
+            return match c {
+                HostScalar::Float(x) if x > 0.0 => 2,
+                HostScalar::Float(x) if x >= 0.0 => 1,
+                _ => 0,
+            };
+        }
+        let Some((op, ty, args)) = defining(f, a) else { return 0 };
+        let s = |k: usize| args.get(k).map_or(0, |&x| sign(f, x, depth - 1));
+        match (op, ty, args.as_slice()) {
+            (Opcode::Add, Some(Ty::Float), [_, _]) => {
+                let (x, y) = (s(0), s(1));
+                if x.min(y) >= 1 { x.max(y) } else { 0 }
+            }
+            (Opcode::Mul, Some(Ty::Float), [x, y]) if same(*x, *y) => 1,
+            (Opcode::Mul | Opcode::Div, Some(Ty::Float), [_, _]) => u8::from(s(0).min(s(1)) >= 1),
+            (Opcode::Sqrt, _, [_]) => {
+                if s(0) == 2 { 2 } else { 1 }
+            }
+            (Opcode::Exp, _, [_]) => 1,
+            (Opcode::Select, Some(Ty::Float), [flag, neg, x]) => {
+                let is_zero = |z: Arg| matches!(constant(f, z), Some(HostScalar::Float(c)) if c == 0.0);
+                let abs = matches!(defining(f, *flag), Some((Opcode::Lt, Some(Ty::Float), fa))
+                        if matches!(fa.as_slice(), [y, z] if same(*y, *x) && is_zero(*z)))
+                    && matches!(defining(f, *neg), Some((Opcode::Sub, Some(Ty::Float), na))
+                        if matches!(na.as_slice(), [z, y] if is_zero(*z) && same(*y, *x)));
+                if abs { 1 } else { s(1).min(s(2)) }
+            }
+            _ => 0,
+        }
+    }
+    /// Whether `v` is true at every element: `x != 0.0` for an `x` greater than zero or
+    /// NaN ([`sign`]).
+    fn all_true(f: &Facts, v: Var) -> bool {
+        let Some((op, ty, args)) = defining(f, Arg::V(v)) else { return false };
+        let zero = |z: Arg| matches!(constant(f, z), Some(HostScalar::Float(c)) if c == 0.0);
+        match (op, ty, args.as_slice()) {
+            (Opcode::Ne, Some(Ty::Float), [x, z]) if zero(*z) => sign(f, *x, 24) == 2,
+            (Opcode::Ne, Some(Ty::Float), [z, x]) if zero(*z) => sign(f, *x, 24) == 2,
+            _ => false,
+        }
+    }
+    /// The value of an `IF` condition that a check of [`all_true`] values makes constant:
+    /// `NOT (AND_REDUCE t)` and `OR_REDUCE (NOT t)` are false (every segment, empty ones
+    /// too).
+    fn check_passes(f: &Facts, cond: Var) -> Option<bool> {
+        let (op, _, args) = defining(f, Arg::V(cond))?;
+        let var = |a: &Arg| var_of(*a);
+        let passes = match (op, args.as_slice()) {
+            (Opcode::Not, [r]) => matches!(defining(f, *r), Some((Opcode::AndReduce, _, ra))
+                if ra.first().and_then(var).is_some_and(|t| all_true(f, t))),
+            (Opcode::OrReduce, [t, _]) => matches!(defining(f, *t), Some((Opcode::Not, _, na))
+                if na.first().and_then(var).is_some_and(|t| all_true(f, t))),
+            _ => false,
+        };
+        passes.then_some(false)
     }
     fn rewrite(b: &mut Block, f: &Facts, next: &mut Var, fuse: bool) -> bool {
         let d = &f.defs;
@@ -551,7 +678,10 @@ fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
             // boolean reductions above fold, and the length check of a zip whose two
             // sides CSE proved to be one vector reads so.
             if let (Rhs::If { cond, then, els }, true) = (&mut s.rhs, s.defs.is_empty()) {
-                if let Some(HostScalar::Bool(c)) = scalar(cond).or_else(|| f.self_cmp.get(cond).map(|&c| HostScalar::Bool(c))) {
+                let known = scalar(cond)
+                    .or_else(|| f.self_cmp.get(cond).map(|&c| HostScalar::Bool(c)))
+                    .or_else(|| check_passes(f, *cond).map(HostScalar::Bool));
+                if let Some(HostScalar::Bool(c)) = known {
                     let taken = if c { then } else { els };
                     if !taken.diverges && taken.results.is_empty() {
                         out.append(&mut taken.stmts);
@@ -608,6 +738,7 @@ fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
         .map(|f| {
             let mut x = Facts::default();
             defs(&f.body, &mut x.defs);
+            trees(&f.body, &mut x.trees);
             self_comparisons(&f.body, &mut x.self_cmp);
             x.uses = use_counts(&f.body);
             x
