@@ -545,15 +545,19 @@ fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
             _ => false,
         }
     }
-    /// What every element of a FLOAT value is known to be: `2`, greater than zero or NaN
-    /// (never `+0.0` or `-0.0`); `1`, not below zero (`+0.0`, `-0.0`, positive or NaN);
-    /// `0`, nothing. Sums of non-negative values keep the larger, products and quotients
-    /// of non-negative values are non-negative (they may round to zero), as are `SQRT`,
-    /// `EXP`, a square and the absolute value `SELECT (x < 0) (0 - x) x`.
-    fn sign(f: &Facts, a: Arg, depth: u32) -> u8 {
-        if depth == 0 {
+    /// What every element of a FLOAT value is known to be: `1`, never a finite negative
+    /// number (a zero of either sign, a positive number, an infinity or NaN: `-inf` comes
+    /// from a division by `-0.0`); `2`, that and never a zero; `0`, nothing. A sum of such
+    /// values is `2` when one of them is (a positive finite number plus a value of class
+    /// `1` is positive, infinite or NaN), otherwise `1`; products and quotients are `1`
+    /// (they may round to zero), as are `EXP`, a square and the absolute value
+    /// `SELECT (x < 0) (0 - x) x`; `SQRT` keeps `2`. `budget` bounds the nodes visited
+    /// (shared subtrees are visited once per path).
+    fn sign(f: &Facts, a: Arg, budget: &mut u32) -> u8 {
+        if *budget == 0 {
             return 0;
         }
+        *budget -= 1;
         if let Some(c) = constant(f, a) {
             return match c {
                 HostScalar::Float(x) if x > 0.0 => 2,
@@ -562,16 +566,27 @@ fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
             };
         }
         let Some((op, ty, args)) = defining(f, a) else { return 0 };
-        let s = |k: usize| args.get(k).map_or(0, |&x| sign(f, x, depth - 1));
+        let mut s = |k: usize| args.get(k).map_or(0, |&x| sign(f, x, budget));
         match (op, ty, args.as_slice()) {
             (Opcode::Add, Some(Ty::Float), [_, _]) => {
                 let (x, y) = (s(0), s(1));
-                if x.min(y) >= 1 { x.max(y) } else { 0 }
+                if x.min(y) >= 1 {
+                    x.max(y)
+                } else {
+                    0
+                }
             }
             (Opcode::Mul, Some(Ty::Float), [x, y]) if same(*x, *y) => 1,
-            (Opcode::Mul | Opcode::Div, Some(Ty::Float), [_, _]) => u8::from(s(0).min(s(1)) >= 1),
+            (Opcode::Mul | Opcode::Div, Some(Ty::Float), [_, _]) => {
+                let (x, y) = (s(0), s(1));
+                u8::from(x.min(y) >= 1)
+            }
             (Opcode::Sqrt, _, [_]) => {
-                if s(0) == 2 { 2 } else { 1 }
+                if s(0) == 2 {
+                    2
+                } else {
+                    1
+                }
             }
             (Opcode::Exp, _, [_]) => 1,
             (Opcode::Select, Some(Ty::Float), [flag, neg, x]) => {
@@ -580,7 +595,12 @@ fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
                         if matches!(fa.as_slice(), [y, z] if same(*y, *x) && is_zero(*z)))
                     && matches!(defining(f, *neg), Some((Opcode::Sub, Some(Ty::Float), na))
                         if matches!(na.as_slice(), [z, y] if is_zero(*z) && same(*y, *x)));
-                if abs { 1 } else { s(1).min(s(2)) }
+                if abs {
+                    1
+                } else {
+                    let (x, y) = (s(1), s(2));
+                    x.min(y)
+                }
             }
             _ => 0,
         }
@@ -591,8 +611,8 @@ fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
         let Some((op, ty, args)) = defining(f, Arg::V(v)) else { return false };
         let zero = |z: Arg| matches!(constant(f, z), Some(HostScalar::Float(c)) if c == 0.0);
         match (op, ty, args.as_slice()) {
-            (Opcode::Ne, Some(Ty::Float), [x, z]) if zero(*z) => sign(f, *x, 24) == 2,
-            (Opcode::Ne, Some(Ty::Float), [z, x]) if zero(*z) => sign(f, *x, 24) == 2,
+            (Opcode::Ne, Some(Ty::Float), [x, z]) if zero(*z) => sign(f, *x, &mut 256) == 2,
+            (Opcode::Ne, Some(Ty::Float), [z, x]) if zero(*z) => sign(f, *x, &mut 256) == 2,
             _ => false,
         }
     }
