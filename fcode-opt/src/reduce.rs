@@ -605,8 +605,8 @@ fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
             _ => 0,
         }
     }
-    /// Whether `v` is true at every element: `x != 0.0` for an `x` greater than zero or
-    /// NaN ([`sign`]).
+    /// Whether `v` is true at every element: `x != 0.0` for an `x` that is never zero
+    /// (class `2` of [`sign`]).
     fn all_true(f: &Facts, v: Var) -> bool {
         let Some((op, ty, args)) = defining(f, Arg::V(v)) else { return false };
         let zero = |z: Arg| matches!(constant(f, z), Some(HostScalar::Float(c)) if c == 0.0);
