@@ -401,7 +401,9 @@ fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
     fn def(ins: &Instr, args: Vec<Var>) -> Def {
         Def { op: ins.op, ty: ins.ty, scalar: scalar_const(ins), args }
     }
-    fn defs(b: &Block, out: &mut HashMap<Var, Def>) {
+    /// The defining statement of every variable bound alone, and the element-wise tree
+    /// of those bound to one (for [`sign`]).
+    fn defs(b: &Block, out: &mut HashMap<Var, Def>, trees: &mut HashMap<Var, Tree>) {
         for s in &b.stmts {
             match &s.rhs {
                 Rhs::Prim { ins, args } if s.defs.len() == 1 => {
@@ -417,23 +419,12 @@ fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
                     out.insert(k, def(konst, vec![]));
                     out.insert(s.defs[0], def(dist, vec![k, *seg]));
                 }
-                Rhs::If { then, els, .. } => {
-                    defs(then, out);
-                    defs(els, out);
-                }
-                _ => {}
-            }
-        }
-    }
-    fn trees(b: &Block, out: &mut HashMap<Var, Tree>) {
-        for s in &b.stmts {
-            match &s.rhs {
                 Rhs::Tree(t @ Tree::Op { .. }) if s.defs.len() == 1 => {
-                    out.insert(s.defs[0], t.clone());
+                    trees.insert(s.defs[0], t.clone());
                 }
                 Rhs::If { then, els, .. } => {
-                    trees(then, out);
-                    trees(els, out);
+                    defs(then, out, trees);
+                    defs(els, out, trees);
                 }
                 _ => {}
             }
@@ -757,8 +748,7 @@ fn fold_const_reductions(p: &mut LProgram, fuse: bool) -> bool {
         .iter()
         .map(|f| {
             let mut x = Facts::default();
-            defs(&f.body, &mut x.defs);
-            trees(&f.body, &mut x.trees);
+            defs(&f.body, &mut x.defs, &mut x.trees);
             self_comparisons(&f.body, &mut x.self_cmp);
             x.uses = use_counts(&f.body);
             x

@@ -82,7 +82,14 @@ fn span(differ: u64) -> Option<u32> {
     (64 - differ.leading_zeros() - lo <= 32).then_some(lo)
 }
 
-/// The bits in which the keys `x.key() ^ flip` do not all agree.
+/// The differing bits of [`Packed`] keys ([`Item::k`]) made from keys whose differing
+/// bits are `differ`, shifted by `lo` ([`span`]).
+fn packed_bits(differ: u64, lo: u32) -> u64 {
+    (differ >> lo) & u64::from(u32::MAX)
+}
+
+/// The bits in which the keys `x.key() ^ flip` do not all agree (their OR without their
+/// AND): a byte of none is a radix pass with nothing to do, skipped without counting.
 fn key_bits<T: RankKey>(v: &[T], flip: u64) -> u64 {
     let (or, and) = v.iter().fold((0u64, u64::MAX), |(o, n), &x| {
         let k = x.key() ^ flip;
@@ -92,10 +99,10 @@ fn key_bits<T: RankKey>(v: &[T], flip: u64) -> u64 {
 }
 
 /// Sorts items by key, stably: a least-significant-digit radix sort, one pass per byte,
-/// skipping the bytes in which all keys agree.
-fn radix_sort<I: Item>(mut a: Vec<I>) -> Vec<I> {
+/// skipping the bytes in which all keys agree (`differ`: the bits in which the items'
+/// keys do not all agree, [`Item::k`]).
+fn radix_sort<I: Item>(mut a: Vec<I>, differ: u64) -> Vec<I> {
     let mut b = a.clone();
-    let differ = differing_bits(&a);
     for shift in (0..64).step_by(8) {
         if (differ >> shift) & 0xff == 0 {
             continue;
@@ -121,13 +128,6 @@ fn radix_sort<I: Item>(mut a: Vec<I>) -> Vec<I> {
         std::mem::swap(&mut a, &mut b);
     }
     a
-}
-
-/// The bits in which the keys do not all agree (their OR without their AND): a byte of
-/// none is a radix pass with nothing to do, skipped without counting its digits.
-fn differing_bits<I: Item>(a: &[I]) -> u64 {
-    let (or, and) = a.iter().fold((0u64, u64::MAX), |(o, n), x| (o | x.k(), n & x.k()));
-    or & !and
 }
 
 /// Segments at least this long are ranked by [`par_radix_sort`] (one at a time, each over
@@ -159,15 +159,10 @@ impl<T> Shared<T> {
 /// knows where each of its keys goes, keeping equal keys in order), then every block
 /// scatters its keys. Blocks never depend on the thread count, and a stable sort has one
 /// answer anyway: the result is the serial sort's.
-fn par_radix_sort<I: Item>(par: &Par, mut a: Vec<I>) -> Vec<I> {
+fn par_radix_sort<I: Item>(par: &Par, mut a: Vec<I>, differ: u64) -> Vec<I> {
     let n = a.len();
     let blocks = n.div_ceil(BLOCK);
     let mut b: Vec<I> = Vec::with_capacity(n);
-    let differ = par.map_blocks(n, |lo, hi| differing_bits(&a[lo..hi])).into_iter().fold(0, |x, y| x | y);
-    // A byte in which every block agrees within itself may still differ between blocks:
-    // also compare each block's first key with the first block's.
-    let first = a.first().map_or(0, |p| p.k());
-    let differ = differ | a.iter().step_by(BLOCK).fold(0, |x, p| x | (p.k() ^ first));
     for shift in (0..64).step_by(8) {
         if (differ >> shift) & 0xff == 0 {
             continue;
@@ -235,14 +230,15 @@ fn rank_seg<T: RankKey>(v: &[T], dst: &mut [std::mem::MaybeUninit<i64>], flip: u
         write_ranks(&pairs, dst);
         return;
     }
-    match span(key_bits(v, flip)) {
+    let differ = key_bits(v, flip);
+    match span(differ) {
         Some(lo) => {
             let packed = v.iter().enumerate().map(|(p, &x)| Packed((((x.key() ^ flip) >> lo) << 32) | p as u64)).collect();
-            write_ranks(&radix_sort(packed), dst);
+            write_ranks(&radix_sort(packed, packed_bits(differ, lo)), dst);
         }
         None => {
             let pairs = v.iter().enumerate().map(|(p, &x)| (x.key() ^ flip, p as u32)).collect();
-            write_ranks(&radix_sort(pairs), dst);
+            write_ranks(&radix_sort(pairs, differ), dst);
         }
     }
 }
@@ -284,17 +280,26 @@ pub(super) fn rank<T: RankKey>(par: &Par, v: &[T], s: &Seg, up: bool) -> Result<
 /// [`rank_seg`] of a long segment, every pass over fixed blocks on all threads.
 fn par_rank_seg<T: RankKey>(par: &Par, v: &[T], dst: &mut [std::mem::MaybeUninit<i64>], flip: u64) {
     let differ = par.map_blocks(v.len(), |lo, hi| key_bits(&v[lo..hi], flip)).into_iter().fold(0, |x, y| x | y);
+    // A bit in which every block agrees within itself may still differ between blocks:
+    // also compare each block's first key with the first block's.
     let first = v.first().map_or(0, |x| x.key() ^ flip);
     let differ = differ | v.iter().step_by(BLOCK).fold(0, |d, x| d | ((x.key() ^ flip) ^ first));
     match span(differ) {
-        Some(lo) => par_rank_items(par, v, dst, |x: T, p| Packed((((x.key() ^ flip) >> lo) << 32) | p as u64)),
-        None => par_rank_items(par, v, dst, |x: T, p| (x.key() ^ flip, p as u32)),
+        Some(lo) => par_rank_items(par, v, dst, packed_bits(differ, lo), |x: T, p| Packed((((x.key() ^ flip) >> lo) << 32) | p as u64)),
+        None => par_rank_items(par, v, dst, differ, |x: T, p| (x.key() ^ flip, p as u32)),
     }
 }
 
-/// The items of `v` (from each element and its position), sorted by [`par_radix_sort`],
-/// and their ranks written to `dst`, every pass over fixed blocks on all threads.
-fn par_rank_items<T: RankKey, I: Item>(par: &Par, v: &[T], dst: &mut [std::mem::MaybeUninit<i64>], item: impl Fn(T, usize) -> I + Sync) {
+/// The items of `v` (from each element and its position), sorted by [`par_radix_sort`]
+/// (`differ`: the differing bits of their keys), and their ranks written to `dst`, every
+/// pass over fixed blocks on all threads.
+fn par_rank_items<T: RankKey, I: Item>(
+    par: &Par,
+    v: &[T],
+    dst: &mut [std::mem::MaybeUninit<i64>],
+    differ: u64,
+    item: impl Fn(T, usize) -> I + Sync,
+) {
     let n = v.len();
     let mut items: Vec<I> = Vec::with_capacity(n);
     let keys = Shared(items.as_mut_ptr());
@@ -306,7 +311,7 @@ fn par_rank_items<T: RankKey, I: Item>(par: &Par, v: &[T], dst: &mut [std::mem::
     });
     // SAFETY: `map_blocks` runs every block, so every position of `0..n` was written.
     unsafe { items.set_len(n) };
-    let sorted = par_radix_sort(par, items);
+    let sorted = par_radix_sort(par, items, differ);
     let ranks = Shared(dst.as_mut_ptr());
     let sorted = &sorted;
     par.map_blocks(n, |lo, hi| {
