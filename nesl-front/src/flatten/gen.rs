@@ -53,7 +53,19 @@ pub(crate) trait ProgInfo: DataTypes {
 pub(crate) struct Val {
     pub s: Vec<Slot>,
     pub lay: Lay,
-    pub lazy: Option<std::rc::Rc<(Val, Slot)>>,
+    pub lazy: Option<std::rc::Rc<Lazy>>,
+}
+
+/// A lazily replicated value: `orig` gathered by `idx`.
+#[derive(Clone, Debug)]
+pub(crate) struct Lazy {
+    /// The value over the outer instances.
+    pub orig: Val,
+    /// One outer instance number per inner instance.
+    pub idx: Slot,
+    /// `orig` has a single instance (it comes from a unit context), so every number in
+    /// `idx` is 0: reads of it need no gather of per-instance lengths and starts.
+    pub single: bool,
 }
 
 impl Val {
@@ -65,10 +77,10 @@ impl Val {
         Val { s: vec![s], lay: Lay::Base(k), lazy: None }
     }
 
-    /// A lazy value: `orig` gathered by `idx`.
-    pub(crate) fn lazy(orig: Val, idx: Slot) -> Self {
+    /// A lazy value: `orig` gathered by `idx` (`single`: see [`Lazy::single`]).
+    pub(crate) fn lazy(orig: Val, idx: Slot, single: bool) -> Self {
         let lay = orig.lay.clone();
-        Val { s: Vec::new(), lay, lazy: Some(std::rc::Rc::new((orig, idx))) }
+        Val { s: Vec::new(), lay, lazy: Some(std::rc::Rc::new(Lazy { orig, idx, single })) }
     }
 
     /// The single slot of a base value.
@@ -879,27 +891,28 @@ impl<'a> Compiler<'a> {
     pub(crate) fn force(&mut self, fb: &mut FunBuilder, v: &Val) -> Val {
         match &v.lazy {
             Some(l) => {
-                let (orig, idx) = (l.0.clone(), l.1);
+                let (orig, idx) = (l.orig.clone(), l.idx);
                 self.gather(fb, &orig, idx)
             }
             None => v.clone(),
         }
     }
 
-    /// The instances `idx` of a value, keeping sequence-like values lazy.
-    pub(crate) fn pick(&mut self, fb: &mut FunBuilder, v: &Val, idx: Slot) -> Val {
+    /// The instances `idx` of a value, keeping sequence-like values lazy. `single`: `v`
+    /// has one instance (it lives in a unit context).
+    pub(crate) fn pick(&mut self, fb: &mut FunBuilder, v: &Val, idx: Slot, single: bool) -> Val {
         match (&v.lazy, &v.lay) {
             (Some(l), _) => {
-                let i = self.gather(fb, &Val::base(l.1, SlotKind::Int), idx).one();
-                Val::lazy(l.0.clone(), i)
+                let i = self.gather(fb, &Val::base(l.idx, SlotKind::Int), idx).one();
+                Val::lazy(l.orig.clone(), i, l.single)
             }
             (None, Lay::Base(_) | Lay::Unit | Lay::Fun(_)) => self.gather(fb, v, idx),
-            (None, _) => Val::lazy(v.clone(), idx),
+            (None, _) => Val::lazy(v.clone(), idx, single),
         }
     }
 
     /// The lazy value of a local variable expression, if it is one.
-    pub(crate) fn lazy_var(&self, env: &Env, e: &Expr) -> Option<std::rc::Rc<(Val, Slot)>> {
+    pub(crate) fn lazy_var(&self, env: &Env, e: &Expr) -> Option<std::rc::Rc<Lazy>> {
         match &e.kind {
             ExprKind::Var(id) if id.res == Res::Local => {
                 env.iter().rev().find(|(n, _)| *n == id.name).and_then(|(_, v)| v.lazy.clone())
@@ -1318,7 +1331,7 @@ impl<'a> Compiler<'a> {
         let mut cur: Vec<Slot> = live
             .iter()
             .flat_map(|(_, v)| match &v.lazy {
-                Some(l) => vec![l.1],
+                Some(l) => vec![l.idx],
                 None => v.s.clone(),
             })
             .collect();
@@ -1339,7 +1352,7 @@ impl<'a> Compiler<'a> {
             let idx = fb.op(O::Pack.t(Ty::Int), &[io, flags, ctx.seg])[0];
             for v in vals {
                 match &v.lazy {
-                    Some(l) => out.push(self.gather(fb, &Val::base(l.1, SlotKind::Int), idx).one()),
+                    Some(l) => out.push(self.gather(fb, &Val::base(l.idx, SlotKind::Int), idx).one()),
                     None => out.extend(self.gather(fb, v, idx).s),
                 }
             }
@@ -1351,7 +1364,7 @@ impl<'a> Compiler<'a> {
         for (name, v) in &live {
             match &v.lazy {
                 Some(l) => {
-                    env.push((name.clone(), Val::lazy(l.0.clone(), newslots[k])));
+                    env.push((name.clone(), Val::lazy(l.orig.clone(), newslots[k], l.single)));
                     k += 1;
                 }
                 None => {
@@ -1422,7 +1435,7 @@ impl<'a> Compiler<'a> {
             let r = match (&v.lazy, &v.lay) {
                 // Already lazy: every element reads the original instance its own instance
                 // reads, a replication (DIST) of the instance numbers, not a gather.
-                (Some(l), _) => Val::lazy(l.0.clone(), fb.op1(O::Dist.t(Ty::Int), &[l.1, seg0])),
+                (Some(l), _) => Val::lazy(l.orig.clone(), fb.op1(O::Dist.t(Ty::Int), &[l.idx, seg0]), l.single),
                 (None, Lay::Base(k)) => Val::base(fb.op1(O::Dist.t(k.ty()), &[v.one(), seg0]), *k),
                 (None, Lay::Unit | Lay::Fun(_)) => v.clone(),
                 _ => {
@@ -1434,7 +1447,7 @@ impl<'a> Compiler<'a> {
                             s
                         }
                     };
-                    self.pick(fb, &v, si)
+                    self.pick(fb, &v, si, ctx.unit)
                 }
             };
             inner_env.push((name.clone(), r));
@@ -1484,7 +1497,7 @@ impl<'a> Compiler<'a> {
                 newseg = Some(p[1]);
                 for (i, v) in vals.iter().enumerate() {
                     // The elements of the bodyless form are the result: materialised.
-                    let g = if i == kept.len() { self.gather(fb, v, p[0]) } else { self.pick(fb, v, p[0]) };
+                    let g = if i == kept.len() { self.gather(fb, v, p[0]) } else { self.pick(fb, v, p[0], false) };
                     packed.push(g);
                 }
             }

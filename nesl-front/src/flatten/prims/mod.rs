@@ -321,20 +321,23 @@ impl Compiler<'_> {
             _ => return Ok(None),
         };
         let Some(l) = self.lazy_var(env, seqe) else { return Ok(None) };
-        if !matches!(l.0.lay, Lay::Seq(_)) {
+        if !matches!(l.orig.lay, Lay::Seq(_)) {
             return Ok(None);
         }
         let rlay = self.lay(rty, span)?;
-        let (seg, data) = l.0.seq();
+        let (seg, data) = l.orig.seq();
         let lens = fb.op1(O::Lengths, &[seg]);
-        let ln = self.gather(fb, &Val::base(lens, SlotKind::Int), l.1).one();
+        if l.single {
+            return self.single_builtin(fb, env, ctx, name, other, lens, &data, rlay).map(Some);
+        }
+        let ln = self.gather(fb, &Val::base(lens, SlotKind::Int), l.idx).one();
         let Some(ie) = other else {
             return Ok(Some(Val::new(vec![ln], rlay)));
         };
         let n = fb.op1(O::Length.t(Ty::Int), &[lens]);
         let sn = fb.op1(O::MakeSegdes, &[n]);
         let starts = fb.op1(O::AddScan.t(Ty::Int), &[lens, sn]);
-        let st = self.gather(fb, &Val::base(starts, SlotKind::Int), l.1).one();
+        let st = self.gather(fb, &Val::base(starts, SlotKind::Int), l.idx).one();
         let iv = self.expr(fb, env, ctx, ie)?;
         if name == "elt" {
             let i = iv.one();
@@ -349,6 +352,42 @@ impl Compiler<'_> {
         let idx = fb.op1(O::Add.t(Ty::Int), &[sd, di.one()]);
         let d = self.gather(fb, &data, idx);
         Ok(Some(Val::new(Val::mk_seq(si, d).s, rlay)))
+    }
+
+    /// [`lazy_builtin`](Self::lazy_builtin) on a sequence replicated from a unit context:
+    /// every instance reads the one sequence (lengths `lens`, one element; elements
+    /// `data`), which starts at 0, so indices need no offset. The indices of all
+    /// instances are checked at once by their extremes against the one length, without
+    /// replicating it.
+    #[allow(clippy::too_many_arguments)]
+    fn single_builtin(
+        &mut self,
+        fb: &mut FunBuilder,
+        env: &mut Env,
+        ctx: Ctx,
+        name: &str,
+        index: Option<&Expr>,
+        lens: Slot,
+        data: &Val,
+        rlay: Lay,
+    ) -> R<Val> {
+        let Some(ie) = index else {
+            return Ok(Val::new(vec![fb.op1(O::Dist.t(Ty::Int), &[lens, ctx.seg])], rlay));
+        };
+        let iv = self.expr(fb, env, ctx, ie)?;
+        let unit = self.unit_ctx(fb);
+        if name == "elt" {
+            let i = iv.one();
+            self.check_index(fb, unit, i, lens, Some(ctx.seg), "Sequence reference (a[i]) out of bounds.");
+            let d = self.gather(fb, data, i);
+            return Ok(Val::new(d.s, rlay));
+        }
+        let (si, di) = iv.seq();
+        let n = fb.op1(O::Length.t(Ty::Int), &[di.one()]);
+        let all = fb.op1(O::MakeSegdes, &[n]);
+        self.check_index(fb, unit, di.one(), lens, Some(all), "Index out of bounds for function ->.");
+        let d = self.gather(fb, data, di.one());
+        Ok(Val::new(Val::mk_seq(si, d).s, rlay))
     }
 
     /// Compiles a call of a builtin function on its (lifted) argument, by the
