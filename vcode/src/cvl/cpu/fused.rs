@@ -418,14 +418,27 @@ pub(super) fn reduce<T: Elem>(
         if c.s1 == c.s0 + 1 && s.len(c.s0) > BLOCK {
             return Ok(Part::Piece(c.s0, fold_lanes(scratch, lanes, &f)));
         }
-        Ok(Part::Whole(
-            (c.s0..c.s1)
-                .map(|k| {
-                    let st = s.start(k) - c.e0;
-                    scratch[st..st + s.len(k)].iter().copied().reduce(&f).unwrap_or(id)
-                })
-                .collect(),
-        ))
+        // Whole segments, each folded left to right (as `reduce_t` does), walked with a
+        // running offset: no start lookup per segment, and short segments' folds are
+        // independent chains the processor overlaps.
+        let Some(lens) = c.whole(s) else {
+            let fold = |k: usize| {
+                let st = s.start(k).max(c.e0) - c.e0;
+                scratch[st..(s.start(k) + s.len(k)).min(c.e1) - c.e0].iter().copied().reduce(&f).unwrap_or(id)
+            };
+            return Ok(Part::Whole((c.s0..c.s1).map(fold).collect()));
+        };
+        let mut vals = Vec::with_capacity(lens.len());
+        let mut rest: &[T] = scratch;
+        for &l in lens {
+            let (seg, tail) = rest.split_at(l as usize);
+            vals.push(match seg.split_first() {
+                Some((&a, more)) => more.iter().fold(a, |x, &y| f(x, y)),
+                None => id,
+            });
+            rest = tail;
+        }
+        Ok(Part::Whole(vals))
     });
     let mut out = Vec::with_capacity(s.m());
     // The segment whose pieces are being combined, and their fold so far.
