@@ -421,12 +421,9 @@ pub(super) fn reduce<T: Elem>(
         // Whole segments, each folded left to right (as `reduce_t` does), walked with a
         // running offset: no start lookup per segment, and short segments' folds are
         // independent chains the processor overlaps.
+        // (`cut` only splits segments longer than a block, handled above.)
         let Some(lens) = c.whole(s) else {
-            let fold = |k: usize| {
-                let st = s.start(k).max(c.e0) - c.e0;
-                scratch[st..(s.start(k) + s.len(k)).min(c.e1) - c.e0].iter().copied().reduce(&f).unwrap_or(id)
-            };
-            return Ok(Part::Whole((c.s0..c.s1).map(fold).collect()));
+            return Err(Trap::ty("fused reduction: a chunk holds part of a short segment"));
         };
         let mut vals = Vec::with_capacity(lens.len());
         let mut rest: &[T] = scratch;
