@@ -553,3 +553,130 @@ fn keys_of_a_narrow_span_rank_like_a_stable_sort() {
         assert_eq!(c.to_host(&r).unwrap(), HostVector::Int(w), "floats down, {threads} threads");
     }
 }
+
+/// The result of every operation that reads a `DIST` kept unwritten (one value per
+/// segment), at 1, 2 and 4 threads, against the same operations on the same elements
+/// stored one by one: identical, float bits and traps included.
+fn check_lazy_dist(seed: u64, segments: usize) {
+    use vcode::cvl::cpu::CpuVector;
+    use vcode::SuperOp;
+    let k = case(seed, segments);
+    let rs = ranges(&k.lens);
+    let n = k.ints.len();
+    let m = k.lens.len();
+    let mut r = Rng(seed ^ 0x5EED);
+    // Per-segment values; one segment's INT value is 0 (a divisor that traps).
+    let pi: Vec<i64> = (0..m).map(|s| if s == m / 2 { 0 } else { r.below(200) as i64 - 100 }).collect();
+    let pf: Vec<f64> = (0..m).map(|_| r.below(1 << 20) as f64 / 64.0 - 8000.0).collect();
+    let pb: Vec<bool> = (0..m).map(|_| r.below(2) == 0).collect();
+    let expand_i: Vec<i64> = rs.iter().enumerate().flat_map(|(s, &(_, l))| std::iter::repeat_n(pi[s], l)).collect();
+    let expand_f: Vec<f64> = rs.iter().enumerate().flat_map(|(s, &(_, l))| std::iter::repeat_n(pf[s], l)).collect();
+    let expand_b: Vec<bool> = rs.iter().enumerate().flat_map(|(s, &(_, l))| std::iter::repeat_n(pb[s], l)).collect();
+    let lazy_expected = n >= 2048 && n >= 1024 * m;
+    let bits = |h: HostVector| match h {
+        HostVector::Float(f) => HostVector::Int(f.iter().map(|x| x.to_bits() as i64).collect()),
+        h => h,
+    };
+    // Runs the operations with the DISTs made by `dist` (lazily) or stored (`stored`).
+    let run = |threads: usize, stored: bool| -> Vec<Result<HostVector, String>> {
+        let mut c = CpuCvl::with_threads(threads);
+        let s = c.segdes_from_host(&k.lens).unwrap();
+        let iv = c.from_host(HostVector::Int(k.ints.clone())).unwrap();
+        let fv = c.from_host(HostVector::Float(k.floats.clone())).unwrap();
+        let lv = c.from_host(HostVector::Int(k.local.clone())).unwrap();
+        let mk = |c: &mut CpuCvl, per: HostVector, all: HostVector| -> CpuVector {
+            if stored {
+                c.from_host(all).unwrap()
+            } else {
+                let p = c.from_host(per).unwrap();
+                let d = c.dist(&p, &s).unwrap();
+                assert_eq!(!d.is_written_out(), lazy_expected, "{n} elements in {m} segments");
+                d
+            }
+        };
+        let di = mk(&mut c, HostVector::Int(pi.clone()), HostVector::Int(expand_i.clone()));
+        let df = mk(&mut c, HostVector::Float(pf.clone()), HostVector::Float(expand_f.clone()));
+        let db = mk(&mut c, HostVector::Bool(pb.clone()), HostVector::Bool(expand_b.clone()));
+        let mut out: Vec<Result<HostVector, String>> = Vec::new();
+        let mut put = |c: &mut CpuCvl, r: Result<CpuVector, vcode::Trap>| {
+            out.push(r.map(|v| bits(c.to_host(&v).unwrap())).map_err(|t| format!("{:?} {:?}", t.kind, t.part)));
+        };
+        let r = c.binary(BinOp::Add, &iv, &di);
+        put(&mut c, r);
+        let r = c.binary(BinOp::Lt, &di, &iv);
+        put(&mut c, r);
+        let r = c.binary(BinOp::Mul, &df, &fv);
+        put(&mut c, r);
+        let r = c.binary(BinOp::Sub, &df, &df);
+        put(&mut c, r);
+        let r = c.binary(BinOp::Div, &iv, &di);
+        put(&mut c, r);
+        let r = c.binary(BinOp::Mod, &di, &lv);
+        put(&mut c, r);
+        let r = c.unary(UnOp::IToF, &di);
+        put(&mut c, r);
+        let r = c.unary(UnOp::Not, &db);
+        put(&mut c, r);
+        let r = c.select(&db, &iv, &di);
+        put(&mut c, r);
+        let cross = SuperOp::parse("(FLOAT FLOAT FLOAT INT) (- FLOAT (* FLOAT (- FLOAT $0 $1) $2) (I_TO_F INT $3))").unwrap();
+        let r = c.fused(&cross, &[Some(&fv), Some(&df), Some(&df), Some(&di)], n);
+        put(&mut c, r);
+        let div = SuperOp::parse("(INT INT INT) (+ INT (/ INT $0 $1) (/ INT $1 $2))").unwrap();
+        let r = c.fused(&div, &[Some(&iv), Some(&di), Some(&lv)], n);
+        put(&mut c, r);
+        let sum = SuperOp::parse("(FLOAT FLOAT SEGDES) (+_REDUCE FLOAT (* FLOAT $0 $1) $2)").unwrap();
+        let r = c.fused_fold(&sum, &[Some(&fv), Some(&df), None], &s, n);
+        put(&mut c, r);
+        let scan = SuperOp::parse("(INT BOOL SEGDES) (MAX_SCAN INT (SELECT INT $1 $0 (CONST INT 3)) $2)").unwrap();
+        let r = c.fused_fold(&scan, &[Some(&di), Some(&db), None], &s, n);
+        put(&mut c, r);
+        // Written over: a unique operand takes the result; the DIST is read.
+        let mut own = c.binary(BinOp::Add, &fv, &fv).unwrap();
+        let mut dd = df.clone();
+        let r = c.fused_reusing(&cross, &mut [Some(&mut own), Some(&mut dd), None, None], n);
+        assert!(r.is_err(), "operand count");
+        let twice = SuperOp::parse("(FLOAT FLOAT) (* FLOAT $0 $1)").unwrap();
+        let r = c.fused_reusing(&twice, &mut [Some(&mut own), Some(&mut dd)], n);
+        put(&mut c, r);
+        let mut owni = c.binary(BinOp::Add, &iv, &lv).unwrap();
+        let r = c.binary_reusing(BinOp::Max, &mut owni, &di);
+        put(&mut c, r);
+        // Other operations read it written out.
+        let r = c.scan(ReduceOp::Add, &df, &s);
+        put(&mut c, r);
+        let r = c.bpermute(&di, &lv, &s, &s);
+        put(&mut c, r);
+        let r = c.bpermute(&iv, &lv, &s, &s);
+        put(&mut c, r);
+        // A DIST only one handle holds is the default a DPERMUTE writes into.
+        let p = c.from_host(HostVector::Float(pf.clone())).unwrap();
+        let mut d2 = if stored { c.from_host(HostVector::Float(expand_f.clone())).unwrap() } else { c.dist(&p, &s).unwrap() };
+        let half = c.from_host(HostVector::Float(k.floats.iter().map(|x| x * 0.5).collect())).unwrap();
+        let r = c.dpermute_reusing(&half, &lv, &mut d2, &s, &s);
+        put(&mut c, r);
+        out
+    };
+    let want = run(1, true);
+    for threads in [1, 2, 4] {
+        let got = run(threads, false);
+        for (i, (w, g)) in want.iter().zip(&got).enumerate() {
+            assert_eq!(w, g, "operation {i} on a lazy DIST differs from a stored one ({threads} threads, {n} elements, {m} segments)");
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 10, .. ProptestConfig::default() })]
+    #[test]
+    fn a_lazy_dist_reads_like_a_stored_one(seed in any::<u64>(), segments in 1usize..30) {
+        check_lazy_dist(seed, segments);
+    }
+}
+
+#[test]
+fn lazy_dists_over_one_long_segment_and_many_short() {
+    check_lazy_dist(5, 1);
+    check_lazy_dist(6, 2);
+    check_lazy_dist(7, 300);
+}

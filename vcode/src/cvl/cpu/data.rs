@@ -76,6 +76,9 @@ impl<'a> Slice<'a> {
             Slice::Bool(_) => VType::Bool,
         }
     }
+    pub(super) fn shape(&self) -> crate::cvl::check::V {
+        crate::cvl::check::V { ty: self.vtype(), len: self.len() }
+    }
     pub(super) fn range(self, lo: usize, hi: usize) -> Slice<'a> {
         match self {
             Slice::Int(v) => Slice::Int(&v[lo..hi]),

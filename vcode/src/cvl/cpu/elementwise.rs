@@ -5,6 +5,7 @@
 use super::data::{unsupported, write_data, Data, Elem, Num, Out, Slice, Val, V};
 use super::par::Par;
 use crate::cvl::{BinOp, UnOp, VType};
+use crate::cvl::check::V as CV;
 use crate::trap::{Trap, TrapKind};
 use std::mem::MaybeUninit;
 
@@ -128,30 +129,30 @@ pub(super) fn binary_lengths(op: BinOp, a: usize, b: usize) -> Result<(), Trap> 
 }
 
 /// The checks of `a op b` that do not depend on the elements but the divisors.
-pub(super) fn binary_check(op: BinOp, a: Slice, b: Slice) -> Result<(), Trap> {
-    binary_lengths(op, a.len(), b.len())?;
-    if a.vtype() != b.vtype() {
+pub(super) fn binary_check(op: BinOp, a: CV, b: CV) -> Result<(), Trap> {
+    binary_lengths(op, a.len, b.len)?;
+    if a.ty != b.ty {
         return Err(Trap::ty(format!(
             "operands of `{}` are {} and {}",
             crate::fused::binop_name(op),
-            a.vtype().name(),
-            b.vtype().name()
+            a.ty.name(),
+            b.ty.name()
         )));
     }
     // `=` and `!=` compare booleans too (as on the device), though the op table lists
     // them for INT and FLOAT.
-    if matches!(op, BinOp::Eq | BinOp::Ne) && a.vtype() == VType::Bool {
+    if matches!(op, BinOp::Eq | BinOp::Ne) && a.ty == VType::Bool {
         return Ok(());
     }
-    crate::fused::node_types(crate::fused::NodeKind::Binary(op), a.vtype())
+    crate::fused::node_types(crate::fused::NodeKind::Binary(op), a.ty)
         .map(|_| ())
-        .map_err(|_| unsupported(&format!("`{}`", crate::fused::binop_name(op)), a.vtype()))
+        .map_err(|_| unsupported(&format!("`{}`", crate::fused::binop_name(op)), a.ty))
 }
 
 /// `out = a op b` element-wise over whole vectors (on the calling thread), reusing the
 /// storage of `out`.
 pub(super) fn binary_into(op: BinOp, a: Slice, b: Slice, out: &mut Data) -> Result<(), Trap> {
-    binary_check(op, a, b)?;
+    binary_check(op, a.shape(), b.shape())?;
     let rt = if op.is_comparison() { VType::Bool } else { a.vtype() };
     write_data(out, rt, a.len(), |o| binary_kernel(op, Val::of(a), Val::of(b), o))
 }
@@ -372,15 +373,14 @@ fn select_t<T: Elem>(f: &[bool], a: V<T>, b: V<T>, out: &mut [MaybeUninit<T>]) {
 }
 
 /// The checks of `SELECT`.
-pub(super) fn select_check(f: Slice, a: Slice, b: Slice) -> Result<(), Trap> {
-    use crate::cvl::check::{select, V};
-    select(V { ty: f.vtype(), len: f.len() }, V { ty: a.vtype(), len: a.len() }, V { ty: b.vtype(), len: b.len() })
+pub(super) fn select_check(f: CV, a: CV, b: CV) -> Result<(), Trap> {
+    crate::cvl::check::select(f, a, b)
 }
 
 /// `out = f ? a : b` element-wise over whole vectors (on the calling thread), reusing the
 /// storage of `out`.
 pub(super) fn select_into(f: Slice, a: Slice, b: Slice, out: &mut Data) -> Result<(), Trap> {
-    select_check(f, a, b)?;
+    select_check(f.shape(), a.shape(), b.shape())?;
     write_data(out, a.vtype(), a.len(), |o| select_kernel(Val::of(f), Val::of(a), Val::of(b), o))
 }
 

@@ -19,6 +19,121 @@ use std::mem::MaybeUninit;
 /// Elements per chunk when evaluating a superoperator (a divisor of [`BLOCK`]).
 pub const CHUNK: usize = 1024;
 
+/// An operand of a superoperator as the evaluator reads it: its elements, or a `DIST`
+/// not written out (segment `k`'s value `vals[k]` over the elements of segment `k`),
+/// which each chunk reads as a constant when the chunk lies in one segment and expands
+/// into a chunk-sized buffer otherwise.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum Operand<'a> {
+    Elems(Slice<'a>),
+    Dist(Slice<'a>, &'a Seg),
+}
+
+impl<'a> Operand<'a> {
+    pub(super) fn len(&self) -> usize {
+        match self {
+            Operand::Elems(s) => s.len(),
+            Operand::Dist(_, s) => s.total(),
+        }
+    }
+}
+
+/// `vals[k]` as a scalar.
+fn scalar(vals: Slice, k: usize) -> HostScalar {
+    match vals {
+        Slice::Int(v) => HostScalar::Int(v[k]),
+        Slice::Float(v) => HostScalar::Float(v[k]),
+        Slice::Bool(v) => HostScalar::Bool(v[k]),
+    }
+}
+
+/// Writes positions `lo..hi` of the `DIST` of `vals` over `s` into `out`, from segment
+/// `k` (the one holding `lo`).
+fn expand<T: Elem>(vals: &[T], s: &Seg, mut k: usize, lo: usize, hi: usize, out: &mut Vec<T>) {
+    out.clear();
+    let mut pos = lo;
+    while pos < hi {
+        let end = (s.start(k) + s.len(k)).min(hi);
+        out.extend(std::iter::repeat_n(vals[k], end - pos));
+        pos = end;
+        k += 1;
+    }
+}
+
+/// The shortest run of one segment of a `DIST` operand a piece of evaluation is cut at
+/// to read it as a constant.
+const RUN_MIN: usize = 256;
+
+/// Where each `DIST` operand stands in a walk over increasing positions: the segment
+/// holding the current position (found by a search the first time, then by stepping).
+struct Cursors(Vec<usize>);
+
+impl Cursors {
+    fn new(n: usize) -> Cursors {
+        Cursors(vec![usize::MAX; n])
+    }
+    /// The segment of `s` holding `pos`, for operand `i` (`pos` never decreases between
+    /// calls, but for [`first_failure`]'s fresh cursors).
+    fn at(&mut self, i: usize, s: &Seg, pos: usize) -> usize {
+        let k = &mut self.0[i];
+        if *k == usize::MAX || s.start(*k) > pos {
+            *k = s.segment_at(pos);
+        }
+        while s.start(*k) + s.len(*k) <= pos {
+            *k += 1;
+        }
+        *k
+    }
+}
+
+/// The next piece of evaluation from `lo` (up to `hi`) and the values each operand gives
+/// it: a run of its elements, or for a `DIST` a constant where the piece lies in one of
+/// its segments and an expansion into `scratch` (one buffer per operand) otherwise. The
+/// piece is cut at the end of a `DIST`'s segment holding `lo` when that segment ends
+/// inside it after at least [`RUN_MIN`] elements. An operand shorter than `hi` (a
+/// `SEGDES` stand-in, never read) is passed whole. Returns the piece's end.
+fn piece<'a>(args: &[Operand<'a>], cur: &mut Cursors, lo: usize, mut hi: usize, scratch: &'a mut [Data], vals: &mut Vec<Val<'a>>) -> usize {
+    let live = |s: &Seg, hi: usize| hi > lo && s.total() >= hi;
+    for (i, a) in args.iter().enumerate() {
+        if let Operand::Dist(_, s) = *a {
+            if live(s, hi) {
+                let k = cur.at(i, s, lo);
+                let e = s.start(k) + s.len(k);
+                if e < hi && e - lo >= RUN_MIN {
+                    hi = e;
+                }
+            }
+        }
+    }
+    vals.clear();
+    for ((i, a), buf) in args.iter().enumerate().zip(scratch.iter_mut()) {
+        vals.push(match *a {
+            Operand::Elems(e) => Val::of(if e.len() >= hi { e.range(lo, hi) } else { e }),
+            Operand::Dist(v, s) if live(s, hi) => {
+                let k = cur.at(i, s, lo);
+                if s.start(k) + s.len(k) >= hi {
+                    Val::konst(scalar(v, k))
+                } else {
+                    match v {
+                        Slice::Int(v) => expand_into(buf, v, s, k, lo, hi),
+                        Slice::Float(v) => expand_into(buf, v, s, k, lo, hi),
+                        Slice::Bool(v) => expand_into(buf, v, s, k, lo, hi),
+                    }
+                    Val::of(buf.slice())
+                }
+            }
+            Operand::Dist(v, _) => Val::of(v.range(0, 0)),
+        });
+    }
+    hi
+}
+
+fn expand_into<T: Elem>(buf: &mut Data, vals: &[T], s: &Seg, seg: usize, lo: usize, hi: usize) {
+    let mut v = T::unwrap(std::mem::replace(buf, Data::none())).unwrap_or_default();
+    expand(vals, s, seg, lo, hi, &mut v);
+    *buf = T::wrap(v);
+}
+
 /// One operand of a compiled step: a parameter, a register, or a constant.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) enum Src {
@@ -61,6 +176,8 @@ pub(super) struct Prog {
     root: Option<Src>,
     rt: VType,
     may_trap: bool,
+    /// Number of operands (each gets a scratch buffer to expand a `DIST` into).
+    nargs: usize,
 }
 
 /// What identifies an operand while compiling (a constant by its bits, so that `-0.0`
@@ -164,16 +281,17 @@ impl Prog {
         let params = op.params.iter().map(|t| t.vtype()).collect();
         let mut ssa = Ssa { steps: Vec::new(), parts: Vec::new(), ops: 0, seen: HashMap::new(), params };
         let (root, _) = ssa.add(&op.body)?;
+        let nargs = op.params.len();
         let may_trap = ssa.steps.iter().any(|(s, rt)| matches!(s, Step::Bin(BinOp::Div | BinOp::Mod, ..)) && *rt == VType::Int);
         Ok(match root {
             // The root is the last step (a tree is never its own subtree).
-            Src::Reg(_) => Prog::allocate(ssa.steps, &ssa.parts, rt, may_trap),
-            r => Prog { code: Vec::new(), registers: 0, root: Some(r), rt, may_trap },
+            Src::Reg(_) => Prog { nargs, ..Prog::allocate(ssa.steps, &ssa.parts, rt, may_trap) },
+            r => Prog { code: Vec::new(), registers: 0, root: Some(r), rt, may_trap, nargs },
         })
     }
     /// A program of one step over `$0` (and `$1`, `$2`) with result type `rt`.
     pub(super) fn one(step: Step, rt: VType) -> Prog {
-        Prog { code: vec![Ins { step, rt, dst: 0, part: None }], registers: 0, root: None, rt, may_trap: false }
+        Prog { code: vec![Ins { step, rt, dst: 0, part: None }], registers: 0, root: None, rt, may_trap: false, nargs: 3 }
     }
     /// Assigns registers to the values of `steps` (the last one is the result): a value's
     /// register is free again after the last step that reads it, and is reused for the
@@ -219,14 +337,14 @@ impl Prog {
             }
             code.push(Ins { step, rt: t, dst, part: parts.get(i).copied() });
         }
-        Prog { code, registers: types.len(), root: None, rt, may_trap }
+        Prog { code, registers: types.len(), root: None, rt, may_trap, nargs: 0 }
     }
     pub(super) fn result_type(&self) -> VType {
         self.rt
     }
-    /// Fresh (empty) registers.
+    /// Fresh (empty) registers, then a scratch buffer per operand.
     fn registers(&self) -> Vec<Data> {
-        (0..self.registers).map(|_| Data::none()).collect()
+        (0..self.registers + self.nargs).map(|_| Data::none()).collect()
     }
     /// True when an element can make the program trap (integer `/` and `%` by zero): it
     /// must then not write over an operand, which has to survive a trap unchanged.
@@ -242,15 +360,15 @@ fn rename(s: Src, reg_of: &[usize]) -> Src {
     }
 }
 
-fn operand<'a>(src: Src, args: &[Slice<'a>], regs: &'a [Data]) -> Val<'a> {
+fn operand<'a>(src: Src, args: &[Val<'a>], regs: &'a [Data]) -> Val<'a> {
     match src {
-        Src::Arg(i) => Val::of(args[i]),
+        Src::Arg(i) => args[i],
         Src::Reg(r) => Val::of(regs[r].slice()),
         Src::Const(c) => Val::konst(c),
     }
 }
 
-fn exec(step: Step, args: &[Slice], regs: &[Data], out: Out) -> Result<(), Trap> {
+fn exec(step: Step, args: &[Val], regs: &[Data], out: Out) -> Result<(), Trap> {
     match step {
         Step::Bin(op, a, b) => binary_kernel(op, operand(a, args, regs), operand(b, args, regs), out),
         Step::Un(op, a) => unary_kernel(op, operand(a, args, regs), out),
@@ -258,9 +376,9 @@ fn exec(step: Step, args: &[Slice], regs: &[Data], out: Out) -> Result<(), Trap>
     }
 }
 
-/// Evaluates the program over one chunk (`args` are that chunk's slices, of `out`'s
+/// Evaluates the program over one chunk (`args` are that chunk's values, of `out`'s
 /// length) into `out`.
-fn run_chunk(p: &Prog, args: &[Slice], regs: &mut [Data], out: Out) -> Result<(), Trap> {
+fn run_chunk(p: &Prog, args: &[Val], regs: &mut [Data], out: Out) -> Result<(), Trap> {
     let n = match &out {
         Out::Int(o) => o.len(),
         Out::Float(o) => o.len(),
@@ -296,10 +414,13 @@ fn run_chunk(p: &Prog, args: &[Slice], regs: &mut [Data], out: Out) -> Result<()
 /// so the trap the chunk gave may come from a later element of an earlier step; the first
 /// failing element in element order does not depend on how the work was split. `first`
 /// is that trap, returned when no single element fails.
-fn first_failure<T: Elem>(p: &Prog, args: &[Slice], glo: usize, out: &mut [MaybeUninit<T>], regs: &mut [Data], first: Trap) -> Trap {
+fn first_failure<T: Elem>(p: &Prog, args: &[Operand], glo: usize, out: &mut [MaybeUninit<T>], regs: &mut [Data], first: Trap) -> Trap {
+    let (regs, scratch) = regs.split_at_mut(p.registers);
+    let mut cur = Cursors::new(args.len());
     for i in 0..out.len() {
         let g = glo + i;
-        let one: Vec<Slice> = args.iter().map(|s| if s.len() > g { s.range(g, g + 1) } else { *s }).collect();
+        let mut one = Vec::with_capacity(args.len());
+        piece(args, &mut cur, g, g + 1, scratch, &mut one);
         if let Err(t) = run_chunk(p, &one, regs, T::out(&mut out[i..i + 1])) {
             return t;
         }
@@ -309,7 +430,7 @@ fn first_failure<T: Elem>(p: &Prog, args: &[Slice], glo: usize, out: &mut [Maybe
 
 /// Evaluates `p` over `len` positions into a fresh vector. `args[i]` is operand `$i`
 /// (length `len`; a `SEGDES` operand is an empty stand-in, never read).
-pub(super) fn eval(par: &Par, p: &Prog, args: &[Slice], len: usize) -> Result<Data, Trap> {
+pub(super) fn eval(par: &Par, p: &Prog, args: &[Operand], len: usize) -> Result<Data, Trap> {
     Ok(match p.rt {
         VType::Int => Data::Int(build(len, |out| fill::<i64>(par, p, args, out, None))?),
         VType::Float => Data::Float(build(len, |out| fill::<f64>(par, p, args, out, None))?),
@@ -320,7 +441,7 @@ pub(super) fn eval(par: &Par, p: &Prog, args: &[Slice], len: usize) -> Result<Da
 /// Evaluates `p` writing the result over `out`, which is operand `$over` (of the result
 /// type; `args[over]` is not read). The caller makes sure `p` cannot trap
 /// ([`Prog::may_trap`]).
-pub(super) fn eval_over(par: &Par, p: &Prog, args: &[Slice], out: &mut Data, over: usize) -> Result<(), Trap> {
+pub(super) fn eval_over(par: &Par, p: &Prog, args: &[Operand], out: &mut Data, over: usize) -> Result<(), Trap> {
     fn view<T>(s: &mut [T]) -> &mut [MaybeUninit<T>] {
         // SAFETY: `MaybeUninit<T>` has `T`'s layout, and the evaluator only ever writes
         // initialised values through this view, so `s` stays initialised.
@@ -333,7 +454,7 @@ pub(super) fn eval_over(par: &Par, p: &Prog, args: &[Slice], out: &mut Data, ove
     }
 }
 
-fn fill<T: Elem>(par: &Par, p: &Prog, args: &[Slice], out: &mut [MaybeUninit<T>], over: Option<usize>) -> Result<(), Trap> {
+fn fill<T: Elem>(par: &Par, p: &Prog, args: &[Operand], out: &mut [MaybeUninit<T>], over: Option<usize>) -> Result<(), Trap> {
     let len = out.len();
     let blocks: Vec<(usize, &mut [MaybeUninit<T>])> =
         split_mut(out, (0..len.div_ceil(BLOCK)).map(|b| (len - b * BLOCK).min(BLOCK))).into_iter().enumerate().map(|(b, s)| (b * BLOCK, s)).collect();
@@ -346,7 +467,7 @@ fn fill<T: Elem>(par: &Par, p: &Prog, args: &[Slice], out: &mut [MaybeUninit<T>]
 /// is written).
 fn eval_range<T: Elem>(
     p: &Prog,
-    args: &[Slice],
+    args: &[Operand],
     lo: usize,
     out: &mut [MaybeUninit<T>],
     regs: &mut [Data],
@@ -357,20 +478,26 @@ fn eval_range<T: Elem>(
     }
     let mut stage: Vec<T> = Vec::new();
     let mut c = 0;
+    let nregs = p.registers;
+    // A program without registers writes straight into `out`: no chunks needed.
+    let step = if nregs == 0 { out.len() } else { CHUNK };
+    let mut cur = Cursors::new(args.len());
     while c < out.len() {
-        let hi = (c + CHUNK).min(out.len());
-        let (glo, ghi) = (lo + c, lo + hi);
+        let (rs, scratch) = regs.split_at_mut(nregs);
+        let mut chunk_args = Vec::with_capacity(args.len());
+        let glo = lo + c;
+        let hi = piece(args, &mut cur, glo, lo + (c + step).min(out.len()), scratch, &mut chunk_args) - lo;
         if over.is_some() {
             // SAFETY: in this mode `out` is initialised (see `eval_over`).
             let init: &[T] = unsafe { &*(&out[c..hi] as *const [MaybeUninit<T>] as *const [T]) };
             stage.clear();
             stage.extend_from_slice(init);
         }
-        let mut chunk_args: Vec<Slice> = args.iter().map(|s| if s.len() >= ghi { s.range(glo, ghi) } else { *s }).collect();
         if let Some(a) = over {
-            chunk_args[a] = T::slice_of(&stage);
+            chunk_args[a] = Val::of(T::slice_of(&stage));
         }
-        if let Err(t) = run_chunk(p, &chunk_args, regs, T::out(&mut out[c..hi])) {
+        if let Err(t) = run_chunk(p, &chunk_args, rs, T::out(&mut out[c..hi])) {
+            drop(chunk_args);
             // (Over an operand, the program cannot trap on its values: see `eval_over`.)
             return Err(if p.may_trap && over.is_none() { first_failure(p, args, glo, &mut out[c..hi], regs, t) } else { t });
         }
@@ -401,7 +528,7 @@ enum Part<T> {
 pub(super) fn reduce<T: Elem>(
     par: &Par,
     p: &Prog,
-    args: &[Slice],
+    args: &[Operand],
     s: &Seg,
     id: T,
     lanes: bool,
@@ -480,7 +607,7 @@ pub(super) fn reduce<T: Elem>(
 pub(super) fn scan<T: Elem>(
     par: &Par,
     p: &Prog,
-    args: &[Slice],
+    args: &[Operand],
     s: &Seg,
     id: T,
     lanes: bool,
@@ -531,6 +658,11 @@ pub(super) fn scan<T: Elem>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`super::eval`] over stored operands.
+    fn eval(par: &Par, p: &Prog, args: &[Slice], len: usize) -> Result<Data, Trap> {
+        super::eval(par, p, &args.iter().map(|s| Operand::Elems(*s)).collect::<Vec<_>>(), len)
+    }
 
     #[test]
     fn identical_subexpressions_share_a_register() {

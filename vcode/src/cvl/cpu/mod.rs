@@ -30,23 +30,123 @@ use super::{BinOp, Cvl, HostScalar, HostVector, ReduceOp, UnOp, VType};
 use crate::fused::{FoldKind, SuperOp};
 use crate::trap::{Trap, TrapKind};
 use data::{bools, each, each2, each_mut, ints, Slice};
-use fused::{Prog, Step};
+use fused::{Operand, Prog, Step};
 use par::{Par, GRAIN};
 use permute::Targets;
 use seg::Seg;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-/// Handle to a CPU data vector (reference counted, shareable between threads).
+/// Handle to a CPU data vector (reference counted, shareable between threads): its
+/// elements, or a `DIST` not written out yet.
 #[derive(Debug, Clone)]
-pub struct CpuVector(Arc<Data>);
+pub struct CpuVector(Rep);
+
+#[derive(Debug, Clone)]
+enum Rep {
+    Data(Arc<Data>),
+    Dist(Arc<Dist>),
+}
+
+/// A `DIST` of at least [`LAZY_MIN`] elements kept as its values (one per segment) and
+/// its descriptor. Superoperators and element-wise operations read it a chunk at a time
+/// (a constant where the chunk lies in one segment), so a scalar broadcast into them is
+/// never stored; any other operation writes it out once, on first use (`forced`).
+#[derive(Debug)]
+struct Dist {
+    vals: Arc<Data>,
+    seg: Arc<Seg>,
+    par: Par,
+    forced: OnceLock<Arc<Data>>,
+}
+
+/// The shortest `DIST` kept unwritten (shorter ones are written at once: their reads
+/// cost less than the chunked evaluation of a lazy one).
+const LAZY_MIN: usize = 2 * CHUNK;
+/// The shortest mean segment length of a `DIST` kept unwritten: over shorter segments
+/// each read costs about what writing it out once did (it is expanded chunk by chunk),
+/// and several readers (quicksort's three comparisons with its pivots) would each pay
+/// that (measured: three comparisons with a lazy `DIST` break even with writing it out
+/// at about a thousand elements per segment).
+const LAZY_SEGMENT: usize = CHUNK;
+
+impl Dist {
+    fn write_out(&self) -> Result<Data, Trap> {
+        let p = &self.par;
+        Ok(each!(&*self.vals, |v| permute::dist(p, v, &self.seg)))
+    }
+}
 
 impl CpuVector {
-    /// The elements.
-    pub fn data(&self) -> &Data {
-        &self.0
+    /// The elements (a `DIST` is written out on first use; that can fail for lack of
+    /// memory).
+    pub fn data(&self) -> Result<&Data, Trap> {
+        self.arc().map(|a| &**a)
+    }
+    fn arc(&self) -> Result<&Arc<Data>, Trap> {
+        match &self.0 {
+            Rep::Data(d) => Ok(d),
+            Rep::Dist(l) => {
+                if l.forced.get().is_none() {
+                    let d = l.write_out()?;
+                    let _ = l.forced.set(Arc::new(d));
+                }
+                l.forced.get().ok_or_else(|| Trap::ty("a DIST could not be written out"))
+            }
+        }
+    }
+    fn len(&self) -> usize {
+        match &self.0 {
+            Rep::Data(d) => d.len(),
+            Rep::Dist(l) => l.seg.total(),
+        }
+    }
+    fn vtype(&self) -> VType {
+        match &self.0 {
+            Rep::Data(d) => d.vtype(),
+            Rep::Dist(l) => l.vals.vtype(),
+        }
     }
     fn shape(&self) -> V {
-        V { ty: self.0.vtype(), len: self.0.len() }
+        V { ty: self.vtype(), len: self.len() }
+    }
+    /// As an operand of a superoperator: a `DIST` not written out stays one.
+    fn operand(&self) -> Operand<'_> {
+        match &self.0 {
+            Rep::Data(d) => Operand::Elems(d.slice()),
+            Rep::Dist(l) => match l.forced.get() {
+                Some(d) => Operand::Elems(d.slice()),
+                None => Operand::Dist(l.vals.slice(), &l.seg),
+            },
+        }
+    }
+    /// True for a `DIST` not written out.
+    fn is_lazy(&self) -> bool {
+        matches!(self.operand(), Operand::Dist(..))
+    }
+    /// False while this is a `DIST` kept as one value per segment (not yet stored element
+    /// by element).
+    pub fn is_written_out(&self) -> bool {
+        !self.is_lazy()
+    }
+    /// The elements when this handle is the only one to them (to write over them).
+    fn owned(&mut self) -> Option<&mut Data> {
+        match &mut self.0 {
+            Rep::Data(d) => Arc::get_mut(d),
+            Rep::Dist(_) => None,
+        }
+    }
+    /// [`owned`](Self::owned), writing out a `DIST` only this handle holds (into memory
+    /// it then owns: no copy).
+    fn unique(&mut self) -> Result<Option<&mut Data>, Trap> {
+        if let Rep::Dist(l) = &mut self.0 {
+            let Some(l) = Arc::get_mut(l) else { return Ok(None) };
+            let d = match l.forced.take() {
+                Some(d) => d,
+                None => Arc::new(l.write_out()?),
+            };
+            self.0 = Rep::Data(d);
+        }
+        Ok(self.owned())
     }
 }
 
@@ -75,7 +175,7 @@ impl Default for CpuCvl {
 }
 
 fn vecd(d: Data) -> CpuVector {
-    CpuVector(Arc::new(d))
+    CpuVector(Rep::Data(Arc::new(d)))
 }
 
 /// The splitmix64 output for generator state `z`.
@@ -122,13 +222,13 @@ impl CpuCvl {
         Ok(CpuSegdes(Arc::new(s)))
     }
     /// `a op b` on long vectors: checked, then the one-step program on every core.
-    fn elementwise(&self, step: Step, rt: VType, args: &[Slice]) -> Result<CpuVector, Trap> {
+    fn elementwise(&self, step: Step, rt: VType, args: &[Operand]) -> Result<CpuVector, Trap> {
         let len = args.first().map_or(0, |a| a.len());
         Ok(vecd(fused::eval(&self.par, &Prog::one(step, rt), args, len)?))
     }
     /// `REPLACE` into `out`, the elements of the replaced vector (owned); indices checked.
     fn replace_into(mut out: Data, i: &[i64], x: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
-        each_mut!(&mut out, x.data(), |o, y| permute::replace(o, i, y, &s.0));
+        each_mut!(&mut out, x.data()?, |o, y| permute::replace(o, i, y, &s.0));
         Ok(vecd(out))
     }
 }
@@ -141,10 +241,10 @@ impl Cvl for CpuCvl {
         "cpu"
     }
     fn len(&self, v: &CpuVector) -> usize {
-        v.0.len()
+        v.len()
     }
     fn vtype(&self, v: &CpuVector) -> VType {
-        v.0.vtype()
+        v.vtype()
     }
     fn segment_count(&self, s: &CpuSegdes) -> usize {
         s.0.m()
@@ -161,18 +261,18 @@ impl Cvl for CpuCvl {
         }))
     }
     fn to_host(&mut self, v: &CpuVector) -> Result<HostVector, Trap> {
-        Ok(match v.data() {
+        Ok(match v.data()? {
             Data::Int(x) => HostVector::Int(x.clone()),
             Data::Float(x) => HostVector::Float(x.clone()),
             Data::Bool(x) => HostVector::Bool(x.clone()),
         })
     }
     fn get_int(&mut self, v: &CpuVector, i: usize) -> Result<i64, Trap> {
-        let x = ints(v.data(), "the scalar")?;
+        let x = ints(v.data()?, "the scalar")?;
         x.get(i).copied().ok_or_else(|| Trap::index(i as i64, x.len()))
     }
     fn get_bool(&mut self, v: &CpuVector, i: usize) -> Result<bool, Trap> {
-        let x = bools(v.data(), "the flag")?;
+        let x = bools(v.data()?, "the flag")?;
         x.get(i).copied().ok_or_else(|| Trap::index(i as i64, x.len()))
     }
     fn fill(&mut self, value: HostScalar, n: usize) -> Result<CpuVector, Trap> {
@@ -186,57 +286,59 @@ impl Cvl for CpuCvl {
     }
 
     fn make_segdes(&mut self, lengths: &CpuVector) -> Result<CpuSegdes, Trap> {
-        ints(lengths.data(), "MAKE_SEGDES lengths")?;
-        self.seg(lengths.0.clone())
+        let l = lengths.arc()?;
+        ints(l, "MAKE_SEGDES lengths")?;
+        self.seg(l.clone())
     }
     fn segdes_from_host(&mut self, lengths: &[i64]) -> Result<CpuSegdes, Trap> {
         self.seg(Arc::new(Data::Int(mem::copied(&self.par, lengths)?)))
     }
     fn lengths(&mut self, s: &CpuSegdes) -> Result<CpuVector, Trap> {
-        Ok(CpuVector(s.0.lens_buf().clone()))
+        Ok(CpuVector(Rep::Data(s.0.lens_buf().clone())))
     }
     fn segdes_to_host(&mut self, s: &CpuSegdes) -> Result<Vec<i64>, Trap> {
         Ok(s.0.lens().to_vec())
     }
 
     fn binary(&mut self, op: BinOp, a: &CpuVector, b: &CpuVector) -> Result<CpuVector, Trap> {
-        let (x, y) = (a.0.slice(), b.0.slice());
-        if x.len() < GRAIN || self.par.threads() == 1 {
+        // An integer divisor is checked whole first: written out if it is a `DIST`.
+        let int_div = matches!(op, BinOp::Div | BinOp::Mod) && b.vtype() == VType::Int;
+        let lazy = a.is_lazy() || (b.is_lazy() && !int_div);
+        if !lazy && (a.len() < GRAIN || self.par.threads() == 1) {
             let mut out = Data::none();
-            elementwise::binary_into(op, x, y, &mut out)?;
+            elementwise::binary_into(op, a.data()?.slice(), b.data()?.slice(), &mut out)?;
             return Ok(vecd(out));
         }
-        elementwise::binary_check(op, x, y)?;
-        if let Slice::Int(d) = y {
-            elementwise::check_divisors(&self.par, op, d)?;
+        elementwise::binary_check(op, a.shape(), b.shape())?;
+        if int_div {
+            elementwise::check_divisors(&self.par, op, ints(b.data()?, "the divisor")?)?;
         }
-        let rt = if op.is_comparison() { VType::Bool } else { x.vtype() };
-        self.elementwise(Step::Bin(op, fused::Src::Arg(0), fused::Src::Arg(1)), rt, &[x, y])
+        let rt = if op.is_comparison() { VType::Bool } else { a.vtype() };
+        self.elementwise(Step::Bin(op, fused::Src::Arg(0), fused::Src::Arg(1)), rt, &[a.operand(), b.operand()])
     }
     fn unary(&mut self, op: UnOp, a: &CpuVector) -> Result<CpuVector, Trap> {
-        let x = a.0.slice();
-        if x.len() < GRAIN || self.par.threads() == 1 {
+        if !a.is_lazy() && (a.len() < GRAIN || self.par.threads() == 1) {
             let mut out = Data::none();
-            elementwise::unary_into(op, x, &mut out)?;
+            elementwise::unary_into(op, a.data()?.slice(), &mut out)?;
             return Ok(vecd(out));
         }
-        let rt = crate::fused::node_types(crate::fused::NodeKind::Unary(op), x.vtype())
-            .map_err(|_| data::unsupported(&format!("`{}`", crate::fused::unop_name(op)), x.vtype()))?;
-        self.elementwise(Step::Un(op, fused::Src::Arg(0)), rt, &[x])
+        let rt = crate::fused::node_types(crate::fused::NodeKind::Unary(op), a.vtype())
+            .map_err(|_| data::unsupported(&format!("`{}`", crate::fused::unop_name(op)), a.vtype()))?;
+        self.elementwise(Step::Un(op, fused::Src::Arg(0)), rt, &[a.operand()])
     }
     fn select(&mut self, f: &CpuVector, a: &CpuVector, b: &CpuVector) -> Result<CpuVector, Trap> {
-        let (g, x, y) = (f.0.slice(), a.0.slice(), b.0.slice());
-        if x.len() < GRAIN || self.par.threads() == 1 {
+        let lazy = f.is_lazy() || a.is_lazy() || b.is_lazy();
+        if !lazy && (a.len() < GRAIN || self.par.threads() == 1) {
             let mut out = Data::none();
-            elementwise::select_into(g, x, y, &mut out)?;
+            elementwise::select_into(f.data()?.slice(), a.data()?.slice(), b.data()?.slice(), &mut out)?;
             return Ok(vecd(out));
         }
-        elementwise::select_check(g, x, y)?;
+        elementwise::select_check(f.shape(), a.shape(), b.shape())?;
         use fused::Src::Arg;
-        self.elementwise(Step::Sel(Arg(0), Arg(1), Arg(2)), x.vtype(), &[g, x, y])
+        self.elementwise(Step::Sel(Arg(0), Arg(1), Arg(2)), a.vtype(), &[f.operand(), a.operand(), b.operand()])
     }
     fn rand(&mut self, bounds: &CpuVector) -> Result<CpuVector, Trap> {
-        let b = ints(bounds.data(), "RAND bounds")?;
+        let b = ints(bounds.data()?, "RAND bounds")?;
         if b.contains(&0) {
             return Err(Trap::new(TrapKind::DivisionByZero));
         }
@@ -262,50 +364,50 @@ impl Cvl for CpuCvl {
 
     fn scan(&mut self, op: ReduceOp, v: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::scan_reduce(true, v.shape(), s.shape())?;
-        Ok(vecd(scan::scan(&self.par, op, v.data(), &s.0)?))
+        Ok(vecd(scan::scan(&self.par, op, v.data()?, &s.0)?))
     }
     fn reduce(&mut self, op: ReduceOp, v: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::scan_reduce(false, v.shape(), s.shape())?;
-        Ok(vecd(scan::reduce(&self.par, op, v.data(), &s.0)?))
+        Ok(vecd(scan::reduce(&self.par, op, v.data()?, &s.0)?))
     }
 
     fn permute(&mut self, v: &CpuVector, i: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::permute(v.shape(), i.shape(), s.shape())?;
-        let iv = ints(i.data(), "PERMUTE indices")?;
+        let iv = ints(i.data()?, "PERMUTE indices")?;
         let p = &self.par;
-        Ok(vecd(each!(v.data(), |x| {
+        Ok(vecd(each!(v.data()?, |x| {
             mem::filled(p, Default::default(), x.len())
                 .and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, None), &s.0, &s.0).map(|_| out))
         })))
     }
     fn dpermute(&mut self, v: &CpuVector, i: &CpuVector, d: &CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::dpermute(v.shape(), i.shape(), d.shape(), ss.shape(), sd.shape())?;
-        let iv = ints(i.data(), "DPERMUTE indices")?;
+        let iv = ints(i.data()?, "DPERMUTE indices")?;
         let p = &self.par;
-        Ok(vecd(each2!(v.data(), d.data(), |x, dv| {
+        Ok(vecd(each2!(v.data()?, d.data()?, |x, dv| {
             mem::copied(p, dv).and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, None), &ss.0, &sd.0).map(|_| out))
         })))
     }
     fn fpermute(&mut self, v: &CpuVector, i: &CpuVector, f: &CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::fpermute(v.shape(), i.shape(), f.shape(), ss.shape(), sd.shape())?;
-        let (iv, fv) = (ints(i.data(), "FPERMUTE indices")?, bools(f.data(), "FPERMUTE flags")?);
+        let (iv, fv) = (ints(i.data()?, "FPERMUTE indices")?, bools(f.data()?, "FPERMUTE flags")?);
         let p = &self.par;
-        Ok(vecd(each!(v.data(), |x| {
+        Ok(vecd(each!(v.data()?, |x| {
             mem::filled(p, Default::default(), sd.0.total())
                 .and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, Some(fv)), &ss.0, &sd.0).map(|_| out))
         })))
     }
     fn bpermute(&mut self, v: &CpuVector, i: &CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::bpermute(v.shape(), i.shape(), ss.shape(), sd.shape())?;
-        let iv = ints(i.data(), "BPERMUTE indices")?;
+        let iv = ints(i.data()?, "BPERMUTE indices")?;
         let p = &self.par;
-        Ok(vecd(each!(v.data(), |x| permute::gather(p, x, iv, None, &ss.0, &sd.0))))
+        Ok(vecd(each!(v.data()?, |x| permute::gather(p, x, iv, None, &ss.0, &sd.0))))
     }
     fn bfpermute(&mut self, v: &CpuVector, i: &CpuVector, f: &CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::bfpermute(v.shape(), i.shape(), f.shape(), ss.shape(), sd.shape())?;
-        let (iv, fv) = (ints(i.data(), "BFPERMUTE indices")?, bools(f.data(), "BFPERMUTE flags")?);
+        let (iv, fv) = (ints(i.data()?, "BFPERMUTE indices")?, bools(f.data()?, "BFPERMUTE flags")?);
         let p = &self.par;
-        Ok(vecd(each!(v.data(), |x| permute::gather(p, x, iv, Some(fv), &ss.0, &sd.0))))
+        Ok(vecd(each!(v.data()?, |x| permute::gather(p, x, iv, Some(fv), &ss.0, &sd.0))))
     }
     fn dfpermute(
         &mut self,
@@ -317,48 +419,55 @@ impl Cvl for CpuCvl {
         sd: &CpuSegdes,
     ) -> Result<CpuVector, Trap> {
         check::dfpermute(v.shape(), i.shape(), f.shape(), d.shape(), ss.shape(), sd.shape())?;
-        let (iv, fv) = (ints(i.data(), "DFPERMUTE indices")?, bools(f.data(), "DFPERMUTE flags")?);
+        let (iv, fv) = (ints(i.data()?, "DFPERMUTE indices")?, bools(f.data()?, "DFPERMUTE flags")?);
         let p = &self.par;
-        Ok(vecd(each2!(v.data(), d.data(), |x, dv| {
+        Ok(vecd(each2!(v.data()?, d.data()?, |x, dv| {
             mem::copied(p, dv).and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, Some(fv)), &ss.0, &sd.0).map(|_| out))
         })))
     }
 
     fn dist(&mut self, x: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::dist(x.shape(), s.shape())?;
+        let vals = x.arc()?;
+        if s.0.total() >= LAZY_MIN && s.0.total() >= LAZY_SEGMENT * s.0.m() {
+            let d = Dist { vals: vals.clone(), seg: s.0.clone(), par: self.par.clone(), forced: OnceLock::new() };
+            return Ok(CpuVector(Rep::Dist(Arc::new(d))));
+        }
         let p = &self.par;
-        Ok(vecd(each!(x.data(), |v| permute::dist(p, v, &s.0))))
+        Ok(vecd(each!(&**vals, |v| permute::dist(p, v, &s.0))))
     }
     fn index(&mut self, b: &CpuVector, k: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::index(b.shape(), k.shape(), s.shape())?;
-        let (bv, kv) = (ints(b.data(), "INDEX start")?, ints(k.data(), "INDEX stride")?);
+        let (bv, kv) = (ints(b.data()?, "INDEX start")?, ints(k.data()?, "INDEX stride")?);
         Ok(vecd(Data::Int(permute::index(&self.par, bv, kv, &s.0)?)))
     }
     fn extract(&mut self, v: &CpuVector, i: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::extract(v.shape(), i.shape(), s.shape())?;
-        let iv = ints(i.data(), "EXTRACT indices")?;
+        let iv = ints(i.data()?, "EXTRACT indices")?;
         let p = &self.par;
-        Ok(vecd(each!(v.data(), |x| permute::extract(p, x, iv, &s.0))))
+        Ok(vecd(each!(v.data()?, |x| permute::extract(p, x, iv, &s.0))))
     }
     fn replace(&mut self, v: &CpuVector, i: &CpuVector, x: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::replace(v.shape(), i.shape(), x.shape(), s.shape())?;
-        let iv = ints(i.data(), "REPLACE indices")?;
+        let iv = ints(i.data()?, "REPLACE indices")?;
         permute::check_replace(iv, &s.0)?;
         let p = &self.par;
-        let copy = each!(v.data(), |y| mem::copied(p, y));
+        let copy = each!(v.data()?, |y| mem::copied(p, y));
         Self::replace_into(copy, iv, x, s)
     }
 
     fn binary_reusing(&mut self, op: BinOp, a: &mut CpuVector, b: &CpuVector) -> Result<CpuVector, Trap> {
-        if let Some(buf) = Arc::get_mut(&mut a.0) {
-            if elementwise::binary_in_place(&self.par, op, buf, b.data().slice())? {
-                return Ok(a.clone());
+        if !b.is_lazy() {
+            if let Some(buf) = a.owned() {
+                if elementwise::binary_in_place(&self.par, op, buf, b.data()?.slice())? {
+                    return Ok(a.clone());
+                }
             }
         }
         self.binary(op, a, b)
     }
     fn unary_reusing(&mut self, op: UnOp, a: &mut CpuVector) -> Result<CpuVector, Trap> {
-        if let Some(buf) = Arc::get_mut(&mut a.0) {
+        if let Some(buf) = a.owned() {
             if elementwise::unary_in_place(&self.par, op, buf) {
                 return Ok(a.clone());
             }
@@ -367,9 +476,9 @@ impl Cvl for CpuCvl {
     }
     fn replace_reusing(&mut self, v: &mut CpuVector, i: &CpuVector, x: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::replace(v.shape(), i.shape(), x.shape(), s.shape())?;
-        let iv = ints(i.data(), "REPLACE indices")?;
+        let iv = ints(i.data()?, "REPLACE indices")?;
         permute::check_replace(iv, &s.0)?;
-        if let Some(buf) = Arc::get_mut(&mut v.0) {
+        if let Some(buf) = v.unique()? {
             // Every check that can fail was made before the first write.
             let out = std::mem::replace(buf, Data::none());
             return Self::replace_into(out, iv, x, s);
@@ -384,29 +493,29 @@ impl Cvl for CpuCvl {
         ss: &CpuSegdes,
         sd: &CpuSegdes,
     ) -> Result<CpuVector, Trap> {
-        let Some(buf) = Arc::get_mut(&mut d.0) else { return self.dpermute(v, i, d, ss, sd) };
+        let Some(buf) = d.unique()? else { return self.dpermute(v, i, d, ss, sd) };
         check::dpermute(v.shape(), i.shape(), V { ty: buf.vtype(), len: buf.len() }, ss.shape(), sd.shape())?;
-        let iv = ints(i.data(), "DPERMUTE indices")?;
+        let iv = ints(i.data()?, "DPERMUTE indices")?;
         let p = &self.par;
         // Every index is checked before the first write: the operand survives a trap, and
         // the scatter does not check them again.
         let targets = permute::check_scatter(p, iv, None, &ss.0, &sd.0)?;
-        each_mut!(buf, v.data(), |o, x| permute::scatter(p, o, x, targets, &ss.0, &sd.0))?;
+        each_mut!(buf, v.data()?, |o, x| permute::scatter(p, o, x, targets, &ss.0, &sd.0))?;
         Ok(d.clone())
     }
 
     fn pack(&mut self, v: &CpuVector, f: &CpuVector, s: &CpuSegdes) -> Result<(CpuVector, CpuSegdes), Trap> {
         check::pack(v.shape(), f.shape(), s.shape())?;
-        let fv = bools(f.data(), "PACK flags")?;
+        let fv = bools(f.data()?, "PACK flags")?;
         let p = &self.par;
         let counts = pack::count(p, fv, &s.0)?;
-        let data = each!(v.data(), |x| pack::pack(p, x, fv, &s.0, &counts));
+        let data = each!(v.data()?, |x| pack::pack(p, x, fv, &s.0, &counts));
         let seg = self.seg(Arc::new(Data::Int(counts.lens)))?;
         Ok((vecd(data), seg))
     }
     fn rank(&mut self, up: bool, v: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::rank(v.shape(), s.shape())?;
-        Ok(vecd(Data::Int(match v.data() {
+        Ok(vecd(Data::Int(match v.data()? {
             Data::Int(x) => rank::rank(&self.par, x, &s.0, up)?,
             Data::Float(x) => rank::rank(&self.par, x, &s.0, up)?,
             Data::Bool(_) => return Err(data::unsupported("RANK", VType::Bool)),
@@ -443,26 +552,26 @@ impl Cvl for CpuCvl {
             None
         } else {
             args.iter_mut().position(|a| match a {
-                Some(v) => v.0.vtype() == prog.result_type() && v.0.len() == len && Arc::get_mut(&mut v.0).is_some(),
+                Some(v) => v.vtype() == prog.result_type() && v.len() == len && v.owned().is_some(),
                 None => false,
             })
         };
         let Some(r) = over else {
             // Nothing to write over: a fresh result, from the program compiled above.
-            let slices: Vec<Slice> = args.iter().map(|a| a.as_deref().map_or(Slice::Int(&[]), |v| v.0.slice())).collect();
+            let slices: Vec<Operand> = args.iter().map(|a| a.as_deref().map_or(Operand::Elems(Slice::Int(&[])), |v| v.operand())).collect();
             return Ok(vecd(fused::eval(&self.par, &prog, &slices, len)?));
         };
-        let mut out = match args[r].as_mut().and_then(|v| Arc::get_mut(&mut v.0)) {
+        let mut out = match args[r].as_mut().and_then(|v| v.owned()) {
             Some(buf) => std::mem::replace(buf, Data::none()),
             None => return Err(Trap::ty("superoperator operand vanished")),
         };
         let res = {
-            let slices: Vec<Slice> = args
+            let slices: Vec<Operand> = args
                 .iter()
                 .enumerate()
                 .map(|(i, a)| match a {
-                    Some(v) if i != r => v.0.slice(),
-                    _ => Slice::Int(&[]),
+                    Some(v) if i != r => v.operand(),
+                    _ => Operand::Elems(Slice::Int(&[])),
                 })
                 .collect();
             fused::eval_over(&self.par, &prog, &slices, &mut out, r)
@@ -471,7 +580,7 @@ impl Cvl for CpuCvl {
             Ok(()) => Ok(vecd(out)),
             Err(t) => {
                 // Cannot happen for a program that cannot trap; keep the operand anyway.
-                if let Some(buf) = args[r].as_mut().and_then(|v| Arc::get_mut(&mut v.0)) {
+                if let Some(buf) = args[r].as_mut().and_then(|v| v.owned()) {
                     *buf = out;
                 }
                 Err(t)
@@ -481,7 +590,7 @@ impl Cvl for CpuCvl {
 }
 
 /// Checks a superoperator's operands and compiles it.
-fn fused_args<'a>(op: &SuperOp, args: &[Option<&'a CpuVector>], len: usize) -> Result<(Prog, Vec<Slice<'a>>), Trap> {
+fn fused_args<'a>(op: &SuperOp, args: &[Option<&'a CpuVector>], len: usize) -> Result<(Prog, Vec<Operand<'a>>), Trap> {
     if args.len() != op.params.len() {
         return Err(Trap::length(format!("superoperator takes {} operands, got {}", op.params.len(), args.len())));
     }
@@ -489,11 +598,11 @@ fn fused_args<'a>(op: &SuperOp, args: &[Option<&'a CpuVector>], len: usize) -> R
     for (i, a) in args.iter().enumerate() {
         match a {
             Some(v) => {
-                check::len(&format!("superoperator argument ${i}"), v.0.len(), len)?;
-                slices.push(v.0.slice());
+                check::len(&format!("superoperator argument ${i}"), v.len(), len)?;
+                slices.push(v.operand());
             }
             // A segment descriptor operand only gave the length; never read.
-            None => slices.push(Slice::Int(&[])),
+            None => slices.push(Operand::Elems(Slice::Int(&[]))),
         }
     }
     Ok((Prog::compile(op)?, slices))
@@ -539,7 +648,7 @@ mod tests {
     }
 
     fn ptr(v: &CpuVector) -> usize {
-        match v.data() {
+        match v.data().expect("data") {
             Data::Int(x) => x.as_ptr() as usize,
             Data::Float(x) => x.as_ptr() as usize,
             Data::Bool(x) => x.as_ptr() as usize,

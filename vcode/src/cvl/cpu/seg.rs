@@ -105,6 +105,11 @@ impl Seg {
     pub(crate) fn start(&self, k: usize) -> usize {
         self.starts[k]
     }
+    /// The segment holding element `pos` (`pos < total`): the last one starting at or
+    /// before it, which is not empty.
+    pub(crate) fn segment_at(&self, pos: usize) -> usize {
+        self.starts.partition_point(|&st| st <= pos).saturating_sub(1)
+    }
     /// Length of segment `k`.
     #[inline]
     pub(crate) fn len(&self, k: usize) -> usize {
