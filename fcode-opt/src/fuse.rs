@@ -301,7 +301,7 @@ fn share_block(b: &mut Block, uses: &mut HashMap<Var, usize>, table: &[SuperOp])
 }
 
 /// The index of `op` in the table, adding it when new.
-fn intern(table: &mut Vec<SuperOp>, op: SuperOp) -> usize {
+pub(crate) fn intern(table: &mut Vec<SuperOp>, op: SuperOp) -> usize {
     match table.iter().position(|o| *o == op) {
         Some(k) => k,
         None => {

@@ -5,7 +5,9 @@
 //! first (reverse topological order of the strongly connected components); a call is
 //! inlined when the callee is not recursive (not in a cycle of the call graph) and either
 //! its size (computational instructions, see [`size`]) is at most
-//! [`INLINE_SIZE_LIMIT`] or it has exactly one call site. Functions no longer reachable
+//! [`INLINE_SIZE_LIMIT`], or it has exactly one call site, or it is a leaf (calls nothing)
+//! of at most [`LEAF_INLINE_LIMIT`] instructions with at most [`LEAF_INLINE_SITES`] call
+//! sites. Functions no longer reachable
 //! from the entry are then dropped.
 
 use crate::OptError;
@@ -15,6 +17,16 @@ use vcode::{Function, Imm, Origin, Program};
 
 /// Largest callee (in computational instructions) inlined at every call site.
 pub const INLINE_SIZE_LIMIT: usize = 24;
+
+/// Largest leaf callee (one that calls nothing, once its own callees are inlined) inlined
+/// at up to [`LEAF_INLINE_SITES`] call sites: a function of element-wise arithmetic, as
+/// Black-Scholes' `cnd`, then fuses into its callers' superoperators instead of writing
+/// its argument and result vectors at every call.
+pub const LEAF_INLINE_LIMIT: usize = 64;
+
+/// Most call sites of a leaf callee of over [`INLINE_SIZE_LIMIT`] instructions that is
+/// still inlined (the code grows by at most this many copies of it).
+pub const LEAF_INLINE_SITES: usize = 4;
 
 /// Longest inline chain (calls inlined within calls inlined ...) an instruction may get: a
 /// callee holding an instruction inlined this deep is called, not inlined. Each inlined
@@ -216,7 +228,11 @@ pub fn inline(p: &Program) -> Result<Program, OptError> {
                 };
                 if let Some(g) = target {
                     let callee = &funcs[g];
-                    let small = size(callee) <= INLINE_SIZE_LIMIT || call_sites[g] == 1;
+                    let n = size(callee);
+                    let leaf = n <= LEAF_INLINE_LIMIT
+                        && call_sites[g] <= LEAF_INLINE_SITES
+                        && !callee.body.iter().any(|i| matches!(i.op.info().exec, Exec::Call));
+                    let small = n <= INLINE_SIZE_LIMIT || call_sites[g] == 1 || leaf;
                     if g != fi
                         && !recursive[g]
                         && small

@@ -16,10 +16,11 @@
 //! | `cse` | let → let | [`cse`]: a pure statement repeating an earlier, dominating one (same instruction, same operands) reads that one's results |
 //! | `reduce` | let → let | [`reduce`]: element-wise trees, substitution of single-use bindings and constants, folding of segment bookkeeping and checks on constants, dead code and unused parameters |
 //! | `fuse` | let → let | [`fuse`]: trees of two or more operations become superoperators (deduplicated) |
+//! | `checks` | let → let | [`checks`]: consecutive run-time checks over one segment descriptor become one pass, the checks themselves run only when it finds a failure |
 //! | `codegen` | let → stack | [`codegen`]: compact stack code, `FUSED n` for superoperators |
 //!
 //! Level 0 returns the program unchanged; level 1 runs `inline`, `let`, `cse`, `reduce`
-//! (without fusion) and `codegen`; level 2 runs all six. With [`OptOptions::verify`] the input and
+//! (without fusion) and `codegen`; level 2 runs all seven. With [`OptOptions::verify`] the input and
 //! the output of every pass are checked (`vcode::verify` for stack code, [`lir::check`]
 //! for let code); [`OptOptions::dump_after`] prints a pass's output on stderr and
 //! [`OptOptions::timings`] the time each pass took. [`optimize_report`] returns both
@@ -60,6 +61,7 @@
 //! * any grid and block size works (grid-stride loop); each thread reads each operand
 //!   element once and writes the result element once.
 
+pub mod checks;
 pub mod codegen;
 pub mod cse;
 pub mod cuda;
@@ -77,7 +79,7 @@ use std::time::{Duration, Instant};
 use vcode::{Program, VerifyError};
 
 /// The passes, in the order they run (the names `--dump-after` accepts).
-pub const PASSES: &[&str] = &["inline", "let", "cse", "reduce", "fuse", "codegen"];
+pub const PASSES: &[&str] = &["inline", "let", "cse", "reduce", "fuse", "checks", "codegen"];
 
 /// Options of [`optimize`].
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -237,6 +239,11 @@ pub fn optimize_report(p: &Program, level: u8, opts: &OptOptions) -> Result<(Pro
             Ok(())
         })?;
         drv.after_let("fuse", &lp)?;
+        drv.time("checks", || {
+            checks::merge_checks(&mut lp);
+            Ok(())
+        })?;
+        drv.after_let("checks", &lp)?;
     }
     let out = drv.time("codegen", || codegen::codegen(&lp))?;
     drv.after_stack("codegen", &out)?;

@@ -72,9 +72,10 @@ fn two_level_inlining_records_the_whole_call_chain() {
 
 #[test]
 fn a_callee_that_stays_keeps_its_own_chains() {
-    // AA is too big to inline everywhere and has two callers: BB goes into AA, AA stays.
+    // AA is too big to inline everywhere (even as a leaf, once BB is in it) and has two
+    // callers: BB goes into AA, AA stays.
     let mut big = String::from("FUNC AA\nCALL BB\n");
-    for _ in 0..30 {
+    for _ in 0..BIG_LENGTHS {
         // Seven lines, one computational instruction (LENGTH) each time.
         big.push_str("COPY 1 0\nPOP 1 0\nCONST INT 1\nPOP 1 0\nCOPY 1 0\nLENGTH INT\nPOP 1 0\n");
     }
@@ -94,7 +95,8 @@ fn a_callee_that_stays_keeps_its_own_chains() {
     assert_eq!((s.function.as_str(), s.origin.pos.line), ("AA", DIV_LINE_BIG));
     assert_eq!(s.stack.iter().map(|f| f.call.pos.line).collect::<Vec<_>>(), vec![7]);
 }
-const DIV_LINE_BIG: u32 = 9 + 2 + 30 * 7 + 2;
+const BIG_LENGTHS: usize = fcode_opt::inline::LEAF_INLINE_LIMIT + 6;
+const DIV_LINE_BIG: u32 = 9 + 2 + BIG_LENGTHS as u32 * 7 + 2;
 
 #[test]
 fn the_trap_names_the_same_line_at_every_level() {

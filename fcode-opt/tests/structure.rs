@@ -254,8 +254,9 @@ fn a_check_comparing_an_integer_with_itself_is_folded() {
 
 #[test]
 fn checks_fold_through_parameters_when_every_call_passes_one_segment() {
-    // CHECK is too big to inline (padding of pure work that dead-code removes later).
-    let pad = "CONST INT 1\nCONST INT 2\n+ INT\nPOP 1 0\n".repeat(30);
+    // CHECK is too big to inline, even as a leaf (padding of pure work that dead-code
+    // removes later).
+    let pad = "CONST INT 1\nCONST INT 2\n+ INT\nPOP 1 0\n".repeat(fcode_opt::inline::LEAF_INLINE_LIMIT + 6);
     let check = format!("FUNC CHECK\n{pad}CONST BOOL T\nCOPY 1 1\nDIST BOOL\nCPOP 1 1\nAND_REDUCE BOOL\nRET\n");
     let program = |second: &str| {
         format!("FUNC MAIN\nCONST INT 4\nMAKE_SEGDES\nCALL CHECK\nCONST INT {second}\nMAKE_SEGDES\nCALL CHECK\nRET\n{check}")
