@@ -430,6 +430,11 @@ impl Cvl for CpuCvl {
         check::dist(x.shape(), s.shape())?;
         let vals = x.arc()?;
         if s.0.total() >= LAZY_MIN && s.0.total() >= LAZY_SEGMENT * s.0.m() {
+            // Refused here, as written out, when it could not be stored (any reader but a
+            // superoperator writes it out): the error names the `DIST`.
+            let n = s.0.total();
+            let size = if vals.vtype() == VType::Bool { 1 } else { 8 };
+            crate::memory::check(n, n.saturating_mul(size))?;
             let d = Dist { vals: vals.clone(), seg: s.0.clone(), par: self.par.clone(), forced: OnceLock::new() };
             return Ok(CpuVector(Rep::Dist(Arc::new(d))));
         }
