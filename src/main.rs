@@ -152,7 +152,7 @@ pub enum Command {
         /// Check the input and the result of every pass.
         #[arg(long)]
         verify: bool,
-        /// Print the program after this pass on stderr (inline, let, cse, reduce, fuse, codegen).
+        /// Print the program after this pass on stderr (inline, let, cse, reduce, fuse, checks, codegen).
         #[arg(long, value_name = "PASS")]
         dump_after: Option<String>,
         /// Print the time each pass took on stderr.

@@ -121,7 +121,7 @@ pub enum OptError {
         errors: Vec<String>,
     },
     /// `dump_after` names no pass.
-    #[error("unknown pass `{0}` (passes: inline, let, cse, reduce, fuse, codegen)")]
+    #[error("unknown pass `{0}` (passes: inline, let, cse, reduce, fuse, checks, codegen)")]
     UnknownPass(String),
     /// The optimisation level is not 0, 1 or 2.
     #[error("unknown optimisation level {0} (0, 1 or 2)")]

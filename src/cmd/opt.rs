@@ -1,6 +1,6 @@
 //! `nesl opt IN.vcode [-o OUT.fcode] [--emit-cuda OUT.cu] [--opt N] [--verify]
 //! [--dump-after PASS] [--timings]`: optimise VCODE (or FCODE) into FCODE (level 2:
-//! inline, let form, reduce, fuse, stack code) and optionally write the CUDA C of its
+//! inline, let form, reduce, fuse, merged checks, stack code) and optionally write the CUDA C of its
 //! superoperators. The output is checked with the VCODE verifier before it is written.
 //! Errors print `error: FILE:line:col: message` and exit with status 1.
 
