@@ -19,21 +19,23 @@ use std::mem::MaybeUninit;
 /// Elements per chunk when evaluating a superoperator (a divisor of [`BLOCK`]).
 pub const CHUNK: usize = 1024;
 
-/// An operand of a superoperator as the evaluator reads it: its elements, or a `DIST`
-/// not written out (segment `k`'s value `vals[k]` over the elements of segment `k`),
-/// which each chunk reads as a constant when the chunk lies in one segment and expands
-/// into a chunk-sized buffer otherwise.
+/// An operand of a superoperator as the evaluator reads it: its elements, a `DIST` not
+/// written out (segment `k`'s value `vals[k]` over the elements of segment `k`), which
+/// each chunk reads as a constant when the chunk lies in one segment and expands into a
+/// chunk-sized buffer otherwise, or an `INDEX` not written out (segment `k` is
+/// `start[k] + j * stride[k]`), which each chunk expands.
 #[derive(Debug, Clone, Copy)]
 pub(super) enum Operand<'a> {
     Elems(Slice<'a>),
     Dist(Slice<'a>, &'a Seg),
+    Index(&'a [i64], &'a [i64], &'a Seg),
 }
 
 impl<'a> Operand<'a> {
     pub(super) fn len(&self) -> usize {
         match self {
             Operand::Elems(s) => s.len(),
-            Operand::Dist(_, s) => s.total(),
+            Operand::Dist(_, s) | Operand::Index(_, _, s) => s.total(),
         }
     }
 }
@@ -55,6 +57,24 @@ fn expand<T: Elem>(vals: &[T], s: &Seg, mut k: usize, lo: usize, hi: usize, out:
     while pos < hi {
         let end = (s.start(k) + s.len(k)).min(hi);
         out.extend(std::iter::repeat_n(vals[k], end - pos));
+        pos = end;
+        k += 1;
+    }
+}
+
+/// Writes positions `lo..hi` of the `INDEX` of `b`, `st` over `s` into `out`, from
+/// segment `k` (the one holding `lo`).
+fn progression(b: &[i64], st: &[i64], s: &Seg, mut k: usize, lo: usize, hi: usize, out: &mut Vec<i64>) {
+    out.clear();
+    let mut pos = lo;
+    while pos < hi {
+        let end = (s.start(k) + s.len(k)).min(hi);
+        let (step, mut x) = (st[k], b[k].wrapping_add(((pos - s.start(k)) as i64).wrapping_mul(st[k])));
+        out.extend((pos..end).map(|_| {
+            let y = x;
+            x = x.wrapping_add(step);
+            y
+        }));
         pos = end;
         k += 1;
     }
@@ -122,7 +142,15 @@ fn piece<'a>(args: &[Operand<'a>], cur: &mut Cursors, lo: usize, mut hi: usize, 
                     Val::of(buf.slice())
                 }
             }
+            Operand::Index(b, st, s) if live(s, hi) => {
+                let k = cur.at(i, s, lo);
+                let mut v = i64::unwrap(std::mem::replace(buf, Data::none())).unwrap_or_default();
+                progression(b, st, s, k, lo, hi, &mut v);
+                *buf = Data::Int(v);
+                Val::of(buf.slice())
+            }
             Operand::Dist(v, _) => Val::of(v.range(0, 0)),
+            Operand::Index(..) => Val::of(Slice::Int(&[])),
         });
     }
     hi

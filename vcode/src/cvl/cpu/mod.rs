@@ -37,94 +37,133 @@ use seg::Seg;
 use std::sync::{Arc, OnceLock};
 
 /// Handle to a CPU data vector (reference counted, shareable between threads): its
-/// elements, or a `DIST` not written out yet.
+/// elements, or a `DIST` or `INDEX` not written out yet.
 #[derive(Debug, Clone)]
 pub struct CpuVector(Rep);
 
 #[derive(Debug, Clone)]
 enum Rep {
     Data(Arc<Data>),
-    Dist(Arc<Dist>),
+    Lazy(Arc<Lazy>),
 }
 
-/// A `DIST` of at least [`LAZY_MIN`] elements kept as its values (one per segment) and
-/// its descriptor. Superoperators and element-wise operations read it a chunk at a time
-/// (a constant where the chunk lies in one segment), so a scalar broadcast into them is
-/// never stored; any other operation writes it out once, on first use (`forced`).
+/// A vector kept as the segment-wise operation that makes it: a `DIST` or an `INDEX`
+/// over `seg`. Superoperators and element-wise operations read it a chunk at a time (a
+/// `DIST` as a constant where the chunk lies in one segment); `BPERMUTE` and `DPERMUTE`
+/// by an `INDEX` copy whole runs; any other operation writes it out once, on first use
+/// (`forced`).
 #[derive(Debug)]
-struct Dist {
-    vals: Arc<Data>,
+struct Lazy {
+    form: Form,
     seg: Arc<Seg>,
     par: Par,
     forced: OnceLock<Arc<Data>>,
 }
 
-/// The shortest `DIST` kept unwritten (shorter ones are written at once: their reads
-/// cost less than the chunked evaluation of a lazy one).
+#[derive(Debug)]
+enum Form {
+    /// `DIST`: segment `k` is `vals[k]` repeated (kept from [`LAZY_MIN`] elements).
+    Dist(Arc<Data>),
+    /// `INDEX`: segment `k` is `start[k] + j * stride[k]` (both `INT`).
+    Index(Arc<Data>, Arc<Data>),
+}
+
+/// The shortest `DIST` or `INDEX` kept unwritten (shorter ones are written at once: their
+/// reads cost less than the chunked evaluation of a lazy one).
 const LAZY_MIN: usize = 2 * CHUNK;
 /// The shortest mean segment length of a `DIST` kept unwritten: over shorter segments
 /// each read costs about what writing it out once did (it is expanded chunk by chunk),
 /// and several readers (quicksort's three comparisons with its pivots) would each pay
 /// that (measured: three comparisons with a lazy `DIST` break even with writing it out
-/// at about a thousand elements per segment).
+/// at about a thousand elements per segment). An `INDEX` is kept at any segment length:
+/// its main readers, the permutes, copy its runs instead of reading indices.
 const LAZY_SEGMENT: usize = CHUNK;
 
-impl Dist {
+/// The elements of an `INT` buffer (empty for another type; lazy forms hold `INT`s only).
+fn int_slice(d: &Data) -> &[i64] {
+    match d {
+        Data::Int(v) => v,
+        _ => &[],
+    }
+}
+
+impl Lazy {
     fn write_out(&self) -> Result<Data, Trap> {
         let p = &self.par;
-        Ok(each!(&*self.vals, |v| permute::dist(p, v, &self.seg)))
+        Ok(match &self.form {
+            Form::Dist(vals) => each!(&**vals, |v| permute::dist(p, v, &self.seg)),
+            Form::Index(b, k) => Data::Int(permute::index(p, int_slice(b), int_slice(k), &self.seg)?),
+        })
+    }
+    /// The `INDEX` this is, while not written out: `(start, stride, segments)`.
+    fn index(&self) -> Option<permute::Progressions<'_>> {
+        match (&self.form, self.forced.get()) {
+            (Form::Index(b, k), None) => Some(permute::Progressions { start: int_slice(b), stride: int_slice(k), seg: &self.seg }),
+            _ => None,
+        }
     }
 }
 
 impl CpuVector {
-    /// The elements (a `DIST` is written out on first use; that can fail for lack of
-    /// memory).
+    /// The elements (a `DIST` or `INDEX` is written out on first use; that can fail for
+    /// lack of memory).
     pub fn data(&self) -> Result<&Data, Trap> {
         self.arc().map(|a| &**a)
     }
     fn arc(&self) -> Result<&Arc<Data>, Trap> {
         match &self.0 {
             Rep::Data(d) => Ok(d),
-            Rep::Dist(l) => {
+            Rep::Lazy(l) => {
                 if l.forced.get().is_none() {
                     let d = l.write_out()?;
                     let _ = l.forced.set(Arc::new(d));
                 }
-                l.forced.get().ok_or_else(|| Trap::ty("a DIST could not be written out"))
+                l.forced.get().ok_or_else(|| Trap::ty("a lazy vector could not be written out"))
             }
         }
     }
     fn len(&self) -> usize {
         match &self.0 {
             Rep::Data(d) => d.len(),
-            Rep::Dist(l) => l.seg.total(),
+            Rep::Lazy(l) => l.seg.total(),
         }
     }
     fn vtype(&self) -> VType {
         match &self.0 {
             Rep::Data(d) => d.vtype(),
-            Rep::Dist(l) => l.vals.vtype(),
+            Rep::Lazy(l) => match &l.form {
+                Form::Dist(vals) => vals.vtype(),
+                Form::Index(..) => VType::Int,
+            },
         }
     }
     fn shape(&self) -> V {
         V { ty: self.vtype(), len: self.len() }
     }
-    /// As an operand of a superoperator: a `DIST` not written out stays one.
+    /// As an operand of a superoperator: a `DIST` or `INDEX` not written out stays one.
     fn operand(&self) -> Operand<'_> {
         match &self.0 {
             Rep::Data(d) => Operand::Elems(d.slice()),
-            Rep::Dist(l) => match l.forced.get() {
-                Some(d) => Operand::Elems(d.slice()),
-                None => Operand::Dist(l.vals.slice(), &l.seg),
+            Rep::Lazy(l) => match (l.forced.get(), &l.form) {
+                (Some(d), _) => Operand::Elems(d.slice()),
+                (None, Form::Dist(vals)) => Operand::Dist(vals.slice(), &l.seg),
+                (None, Form::Index(b, k)) => Operand::Index(int_slice(b), int_slice(k), &l.seg),
             },
         }
     }
-    /// True for a `DIST` not written out.
-    fn is_lazy(&self) -> bool {
-        matches!(self.operand(), Operand::Dist(..))
+    /// The `INDEX` this is, while not written out.
+    fn progressions(&self) -> Option<permute::Progressions<'_>> {
+        match &self.0 {
+            Rep::Lazy(l) => l.index(),
+            Rep::Data(_) => None,
+        }
     }
-    /// False while this is a `DIST` kept as one value per segment (not yet stored element
-    /// by element).
+    /// True for a `DIST` or `INDEX` not written out.
+    fn is_lazy(&self) -> bool {
+        !matches!(self.operand(), Operand::Elems(..))
+    }
+    /// False while this is a `DIST` or `INDEX` kept as its operands (not yet stored
+    /// element by element).
     pub fn is_written_out(&self) -> bool {
         !self.is_lazy()
     }
@@ -132,13 +171,13 @@ impl CpuVector {
     fn owned(&mut self) -> Option<&mut Data> {
         match &mut self.0 {
             Rep::Data(d) => Arc::get_mut(d),
-            Rep::Dist(_) => None,
+            Rep::Lazy(_) => None,
         }
     }
-    /// [`owned`](Self::owned), writing out a `DIST` only this handle holds (into memory
-    /// it then owns: no copy).
+    /// [`owned`](Self::owned), writing out a lazy vector only this handle holds (into
+    /// memory it then owns: no copy).
     fn unique(&mut self) -> Result<Option<&mut Data>, Trap> {
-        if let Rep::Dist(l) = &mut self.0 {
+        if let Rep::Lazy(l) = &mut self.0 {
             let Some(l) = Arc::get_mut(l) else { return Ok(None) };
             let d = match l.forced.take() {
                 Some(d) => d,
@@ -220,6 +259,11 @@ impl CpuCvl {
         let s = Seg::new(&self.par, lens)?;
         self.limit(s.total().max(s.m()))?;
         Ok(CpuSegdes(Arc::new(s)))
+    }
+    /// A vector kept as `form` over `s`, written out on first use.
+    fn lazy(&self, form: Form, s: &CpuSegdes) -> CpuVector {
+        let l = Lazy { form, seg: s.0.clone(), par: self.par.clone(), forced: OnceLock::new() };
+        CpuVector(Rep::Lazy(Arc::new(l)))
     }
     /// `a op b` on long vectors: checked, then the one-step program on every core.
     fn elementwise(&self, step: Step, rt: VType, args: &[Operand]) -> Result<CpuVector, Trap> {
@@ -382,8 +426,16 @@ impl Cvl for CpuCvl {
     }
     fn dpermute(&mut self, v: &CpuVector, i: &CpuVector, d: &CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::dpermute(v.shape(), i.shape(), d.shape(), ss.shape(), sd.shape())?;
-        let iv = ints(i.data()?, "DPERMUTE indices")?;
         let p = &self.par;
+        if let Some(ix) = i.progressions().filter(|&ix| permute::runs_within(p, ix, &ss.0, &sd.0)) {
+            return Ok(vecd(each2!(v.data()?, d.data()?, |x, dv| {
+                mem::copied(p, dv).map(|mut out| {
+                    permute::scatter_runs(p, &mut out, x, ix, &ss.0, &sd.0);
+                    out
+                })
+            })));
+        }
+        let iv = ints(i.data()?, "DPERMUTE indices")?;
         Ok(vecd(each2!(v.data()?, d.data()?, |x, dv| {
             mem::copied(p, dv).and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, None), &ss.0, &sd.0).map(|_| out))
         })))
@@ -399,8 +451,18 @@ impl Cvl for CpuCvl {
     }
     fn bpermute(&mut self, v: &CpuVector, i: &CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::bpermute(v.shape(), i.shape(), ss.shape(), sd.shape())?;
-        let iv = ints(i.data()?, "BPERMUTE indices")?;
         let p = &self.par;
+        if let Some(ix) = i.progressions() {
+            let runs = match v.data()? {
+                Data::Int(x) => permute::gather_runs(p, x, ix, &ss.0, &sd.0)?.map(Data::Int),
+                Data::Float(x) => permute::gather_runs(p, x, ix, &ss.0, &sd.0)?.map(Data::Float),
+                Data::Bool(x) => permute::gather_runs(p, x, ix, &ss.0, &sd.0)?.map(Data::Bool),
+            };
+            if let Some(r) = runs {
+                return Ok(vecd(r));
+            }
+        }
+        let iv = ints(i.data()?, "BPERMUTE indices")?;
         Ok(vecd(each!(v.data()?, |x| permute::gather(p, x, iv, None, &ss.0, &sd.0))))
     }
     fn bfpermute(&mut self, v: &CpuVector, i: &CpuVector, f: &CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<CpuVector, Trap> {
@@ -435,15 +497,21 @@ impl Cvl for CpuCvl {
             let n = s.0.total();
             let size = if vals.vtype() == VType::Bool { 1 } else { 8 };
             crate::memory::check(n, n.saturating_mul(size))?;
-            let d = Dist { vals: vals.clone(), seg: s.0.clone(), par: self.par.clone(), forced: OnceLock::new() };
-            return Ok(CpuVector(Rep::Dist(Arc::new(d))));
+            return Ok(self.lazy(Form::Dist(vals.clone()), s));
         }
         let p = &self.par;
         Ok(vecd(each!(&**vals, |v| permute::dist(p, v, &s.0))))
     }
     fn index(&mut self, b: &CpuVector, k: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::index(b.shape(), k.shape(), s.shape())?;
-        let (bv, kv) = (ints(b.data()?, "INDEX start")?, ints(k.data()?, "INDEX stride")?);
+        let (ba, ka) = (b.arc()?, k.arc()?);
+        let (bv, kv) = (ints(ba, "INDEX start")?, ints(ka, "INDEX stride")?);
+        if s.0.total() >= LAZY_MIN {
+            // Refused here when it could not be stored, as a written one would be.
+            let n = s.0.total();
+            crate::memory::check(n, n.saturating_mul(8))?;
+            return Ok(self.lazy(Form::Index(ba.clone(), ka.clone()), s));
+        }
         Ok(vecd(Data::Int(permute::index(&self.par, bv, kv, &s.0)?)))
     }
     fn extract(&mut self, v: &CpuVector, i: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
@@ -500,8 +568,12 @@ impl Cvl for CpuCvl {
     ) -> Result<CpuVector, Trap> {
         let Some(buf) = d.unique()? else { return self.dpermute(v, i, d, ss, sd) };
         check::dpermute(v.shape(), i.shape(), V { ty: buf.vtype(), len: buf.len() }, ss.shape(), sd.shape())?;
-        let iv = ints(i.data()?, "DPERMUTE indices")?;
         let p = &self.par;
+        if let Some(ix) = i.progressions().filter(|&ix| permute::runs_within(p, ix, &ss.0, &sd.0)) {
+            each_mut!(buf, v.data()?, |o, x| permute::scatter_runs(p, o, x, ix, &ss.0, &sd.0));
+            return Ok(d.clone());
+        }
+        let iv = ints(i.data()?, "DPERMUTE indices")?;
         // Every index is checked before the first write: the operand survives a trap, and
         // the scatter does not check them again.
         let targets = permute::check_scatter(p, iv, None, &ss.0, &sd.0)?;

@@ -222,3 +222,143 @@ pub(super) fn replace<T: Elem>(out: &mut [T], i: &[i64], x: &[T], s: &Seg) {
         out[st + k as usize] = y;
     }
 }
+
+/// An `INDEX` not written out: segment `k` of `seg` is `start[k] + j * stride[k]`.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Progressions<'a> {
+    pub start: &'a [i64],
+    pub stride: &'a [i64],
+    pub seg: &'a Seg,
+}
+
+/// A run of positions `lo..hi` inside one segment of an outer descriptor and one
+/// progression: index `first + (pos - lo) * stride` at `pos`.
+#[derive(Debug, Clone, Copy)]
+struct Run {
+    lo: usize,
+    hi: usize,
+    first: i64,
+    stride: i64,
+}
+
+impl Run {
+    /// True when every index of the run is in `0..len` (the progression is monotone, so
+    /// its ends decide; computed wide, so no index wraps).
+    fn within(&self, len: usize) -> bool {
+        let first = self.first as i128;
+        let last = first + (self.hi - self.lo - 1) as i128 * self.stride as i128;
+        first.min(last) >= 0 && first.max(last) < len as i128
+    }
+}
+
+impl Progressions<'_> {
+    /// Calls `f` with the runs of `lo..hi` (positions ascending, `lo < hi <= total`):
+    /// one per progression it meets. `j` is the progression holding `lo` (from a search
+    /// the first time, then carried over by the caller between increasing calls).
+    fn runs(&self, j: &mut Option<usize>, lo: usize, hi: usize, mut f: impl FnMut(Run)) {
+        let s = self.seg;
+        let mut k = match *j {
+            Some(k) if s.start(k) <= lo => k,
+            _ => s.segment_at(lo),
+        };
+        let mut pos = lo;
+        while pos < hi {
+            while s.start(k) + s.len(k) <= pos {
+                k += 1;
+            }
+            let end = (s.start(k) + s.len(k)).min(hi);
+            let first = self.start[k].wrapping_add(((pos - s.start(k)) as i64).wrapping_mul(self.stride[k]));
+            f(Run { lo: pos, hi: end, first, stride: self.stride[k] });
+            pos = end;
+        }
+        *j = Some(k);
+    }
+}
+
+/// `BPERMUTE` by an `INDEX` not written out: each run of the destination reads a
+/// progression of its source segment (a copy where the stride is 1). `None` when an index
+/// is out of range (the caller then gathers by the written-out indices, which names the
+/// first bad one).
+pub(super) fn gather_runs<T: Elem>(par: &Par, v: &[T], ix: Progressions, ss: &Seg, sd: &Seg) -> Result<Option<Vec<T>>, Trap> {
+    let cs = chunks(par, sd, true);
+    let ok = par.map(sd.total() + ix.seg.m(), cs.clone(), |c| {
+        let mut j = None;
+        let mut ok = true;
+        for (k, lo, hi) in c.pieces(sd).filter(|&(_, lo, hi)| lo < hi) {
+            ix.runs(&mut j, lo, hi, |r| ok &= r.within(ss.len(k)));
+        }
+        ok
+    });
+    if ok.contains(&false) {
+        return Ok(None);
+    }
+    build(sd.total(), |out| {
+        let parts = split_mut(out, cs.iter().map(|c| c.e1 - c.e0));
+        par.each(sd.total() + ix.seg.m(), cs.into_iter().zip(parts).collect(), |(c, part)| {
+            let mut j = None;
+            for (k, lo, hi) in c.pieces(sd).filter(|&(_, lo, hi)| lo < hi) {
+                let src = &v[ss.start(k)..ss.start(k) + ss.len(k)];
+                ix.runs(&mut j, lo, hi, |r| {
+                    let o = &mut part[r.lo - c.e0..r.hi - c.e0];
+                    if r.stride == 1 {
+                        super::mem::write_all(o, &src[r.first as usize..r.first as usize + o.len()]);
+                    } else {
+                        let mut x = r.first;
+                        for o in o {
+                            // SAFETY: `r.within(src.len())` held for this run above.
+                            o.write(unsafe { *src.get_unchecked(x as usize) });
+                            x = x.wrapping_add(r.stride);
+                        }
+                    }
+                });
+            }
+        });
+        Ok(())
+    })
+    .map(Some)
+}
+
+/// True when every index of a scatter by an `INDEX` not written out lands in its
+/// destination segment (checked before any write).
+pub(super) fn runs_within(par: &Par, ix: Progressions, ss: &Seg, sd: &Seg) -> bool {
+    let ok = par.map(ss.total() + ix.seg.m(), chunks(par, ss, false), |c| {
+        let mut j = None;
+        let mut ok = true;
+        for (k, lo, hi) in c.pieces(ss).filter(|&(_, lo, hi)| lo < hi) {
+            ix.runs(&mut j, lo, hi, |r| ok &= r.within(sd.len(k)));
+        }
+        ok
+    });
+    !ok.contains(&false)
+}
+
+/// `DPERMUTE` by an `INDEX` not written out whose runs [`runs_within`] checked: each run of
+/// a source segment goes to a progression of its destination segment (a copy where the
+/// stride is 1), in element order within a segment (the last writer wins, as in
+/// [`scatter`]).
+pub(super) fn scatter_runs<T: Elem>(par: &Par, out: &mut [T], v: &[T], ix: Progressions, ss: &Seg, sd: &Seg) {
+    let m = ss.m();
+    let dstart = |k: usize| if k < m { sd.start(k) } else { sd.total() };
+    let cs = chunks(par, ss, false);
+    let parts = split_mut(out, cs.iter().map(|c| dstart(c.s1) - dstart(c.s0)));
+    par.each(ss.total() + ix.seg.m(), cs.into_iter().zip(parts).collect(), |(c, part)| {
+        let base = dstart(c.s0);
+        let mut j = None;
+        for (k, lo, hi) in c.pieces(ss).filter(|&(_, lo, hi)| lo < hi) {
+            let dst = &mut part[sd.start(k) - base..sd.start(k) - base + sd.len(k)];
+            ix.runs(&mut j, lo, hi, |r| {
+                let src = &v[r.lo..r.hi];
+                if r.stride == 1 {
+                    dst[r.first as usize..r.first as usize + src.len()].copy_from_slice(src);
+                } else {
+                    let mut x = r.first;
+                    for &y in src {
+                        // SAFETY: `runs_within` checked this run against `dst.len()`.
+                        unsafe { *dst.get_unchecked_mut(x as usize) = y };
+                        x = x.wrapping_add(r.stride);
+                    }
+                }
+            });
+        }
+    });
+}
