@@ -730,8 +730,34 @@ fn check_lazy_index(seed: u64, segments: usize, bad: bool) {
     let expand = |b: &[i64], st: &[i64]| -> Vec<i64> {
         k.lens.iter().enumerate().flat_map(|(j, &l)| (0..l).map(move |t| b[j] + t * st[j])).collect()
     };
+    // Ascending runs (as `++` and the merge of an `IF`'s branches scatter): stride 1, or
+    // 2 for `holes`, with gaps of 0 to 2 between them, into `asc_n` places.
+    let asc = |r: &mut Rng, holes: bool| -> (Vec<i64>, Vec<i64>, usize) {
+        let (mut b, mut st, mut at) = (vec![], vec![], 0i64);
+        for &l in &k.lens {
+            let s = if holes && r.below(2) == 0 { 2 } else { 1 };
+            at += r.below(3) as i64;
+            b.push(at);
+            st.push(s);
+            at += (l - 1).max(0) * s + 1;
+        }
+        (b, st, at as usize + 5)
+    };
+    let (asc_b, asc_k, asc_n) = asc(&mut r, false);
+    let (hol_b, hol_k, hol_n) = asc(&mut r, true);
+    let mut asc_b = asc_b;
+    if bad {
+        if let Some(j) = (0..m).rev().find(|&j| k.lens[j] > 0) {
+            asc_b[j] = asc_n as i64 - k.lens[j] + 1;
+        }
+    }
+    let per: Vec<i64> = (0..m).map(|_| r.below(3) as i64).collect();
+    let asc_lens: Vec<i64> = (0..m).map(|j| k.lens[j] + per[j] + r.below(3) as i64).collect();
+    let ones = vec![1; m];
+    let per_all = expand(&per, &ones);
     let (one_all, seg_all) = (expand(&one_b, &one_k), expand(&seg_b, &seg_k));
-    let lazy_expected = n >= 2048;
+    let (asc_all, hol_all) = (expand(&asc_b, &asc_k), expand(&hol_b, &hol_k));
+    let lazy_expected = n >= 2048 && n >= 16 * m;
     let run = |threads: usize, stored: bool| -> Vec<Result<HostVector, String>> {
         let mut c = CpuCvl::with_threads(threads);
         let s = c.segdes_from_host(&k.lens).unwrap();
@@ -779,6 +805,36 @@ fn check_lazy_index(seed: u64, segments: usize, bad: bool) {
         let vf = c.from_host(HostVector::Float(k.floats.clone())).unwrap();
         let df = c.from_host(HostVector::Float(vec![0.5; src_n])).unwrap();
         let r = c.dpermute(&vf, &i2, &df, &s, &ss);
+        put(&mut c, r);
+        // Ascending runs into a DIST (of one value, and of two over halves of the
+        // destination), kept or given up; with holes between elements.
+        let i3 = mk(&mut c, &asc_b, &asc_k, &asc_all);
+        let whole_asc = c.segdes_from_host(&[asc_n as i64]).unwrap();
+        let halves = c.segdes_from_host(&[(asc_n / 2) as i64, (asc_n - asc_n / 2) as i64]).unwrap();
+        let two = c.from_host(HostVector::Int(vec![-3, -4])).unwrap();
+        let z1 = c.from_host(HostVector::Int(vec![9])).unwrap();
+        let d1 = c.dist(&z1, &whole_asc).unwrap();
+        let r = c.dpermute(&iv, &i3, &d1, &whole, &whole_asc);
+        put(&mut c, r);
+        put(&mut c, Ok(d1.clone()));
+        let mut d2 = c.dist(&two, &halves).unwrap();
+        let r = c.dpermute_reusing(&iv, &i3, &mut d2, &whole, &whole_asc);
+        put(&mut c, r);
+        let i4 = mk(&mut c, &hol_b, &hol_k, &hol_all);
+        let whole_hol = c.segdes_from_host(&[hol_n as i64]).unwrap();
+        let z2 = c.from_host(HostVector::Float(vec![0.25])).unwrap();
+        let mut d3 = c.dist(&z2, &whole_hol).unwrap();
+        let r = c.dpermute_reusing(&vf, &i4, &mut d3, &whole, &whole_hol);
+        put(&mut c, r);
+        let d4 = c.from_host(HostVector::Float(vec![1.5; hol_n])).unwrap();
+        let r = c.dpermute(&vf, &i4, &d4, &whole, &whole_hol);
+        put(&mut c, r);
+        // Segment by segment, ascending: into the matching segments of a destination.
+        let i5 = mk(&mut c, &per, &ones, &per_all);
+        let sdl = c.segdes_from_host(&asc_lens).unwrap();
+        let seven = c.from_host(HostVector::Int(vec![7; m])).unwrap();
+        let d5 = c.dist(&seven, &sdl).unwrap();
+        let r = c.dpermute(&iv, &i5, &d5, &s, &sdl);
         put(&mut c, r);
         // Element-wise, superoperators, and operations that write it out.
         let r = c.binary(BinOp::Add, &iv, &i2);

@@ -75,9 +75,13 @@ const LAZY_MIN: usize = 2 * CHUNK;
 /// each read costs about what writing it out once did (it is expanded chunk by chunk),
 /// and several readers (quicksort's three comparisons with its pivots) would each pay
 /// that (measured: three comparisons with a lazy `DIST` break even with writing it out
-/// at about a thousand elements per segment). An `INDEX` is kept at any segment length:
-/// its main readers, the permutes, copy its runs instead of reading indices.
+/// at about a thousand elements per segment).
 const LAZY_SEGMENT: usize = CHUNK;
+/// The shortest mean segment length of an `INDEX` kept unwritten: its main readers, the
+/// permutes, then copy runs instead of reading indices, but pay for each run (measured on
+/// quicksort 1M, whose deep levels have runs of one or two elements: user time 0.33 s
+/// with every `INDEX` kept, 0.31 s from 4 or 16 elements per segment, 0.39 s with none).
+const LAZY_INDEX_SEGMENT: usize = 16;
 
 /// The elements of an `INT` buffer (empty for another type; lazy forms hold `INT`s only).
 fn int_slice(d: &Data) -> &[i64] {
@@ -149,6 +153,16 @@ impl CpuVector {
                 (None, Form::Dist(vals)) => Operand::Dist(vals.slice(), &l.seg),
                 (None, Form::Index(b, k)) => Operand::Index(int_slice(b), int_slice(k), &l.seg),
             },
+        }
+    }
+    /// The values and descriptor of the `DIST` this is, while not written out.
+    fn lazy_dist(&self) -> Option<(&Data, &Seg)> {
+        match &self.0 {
+            Rep::Lazy(l) if l.forced.get().is_none() => match &l.form {
+                Form::Dist(vals) => Some((vals, &l.seg)),
+                Form::Index(..) => None,
+            },
+            _ => None,
         }
     }
     /// The `INDEX` this is, while not written out.
@@ -259,6 +273,27 @@ impl CpuCvl {
         let s = Seg::new(&self.par, lens)?;
         self.limit(s.total().max(s.m()))?;
         Ok(CpuSegdes(Arc::new(s)))
+    }
+    /// `DPERMUTE` by an `INDEX` not written out into a `DIST` not written out, when the
+    /// plan lets the scatter write the `DIST`'s values around its runs (no copy of it).
+    fn scatter_into_dist(
+        p: &Par,
+        v: &CpuVector,
+        ix: permute::Progressions,
+        plan: &permute::Plan,
+        d: &CpuVector,
+        ss: &CpuSegdes,
+        sd: &CpuSegdes,
+    ) -> Result<Option<CpuVector>, Trap> {
+        let Some((vals, ds)) = d.lazy_dist() else { return Ok(None) };
+        let (ss, sd) = (&ss.0, &sd.0);
+        let r = match (v.data()?, vals) {
+            (Data::Int(x), Data::Int(w)) => permute::scatter_into_dist(p, x, ix, ss, sd, plan, w, ds)?.map(Data::Int),
+            (Data::Float(x), Data::Float(w)) => permute::scatter_into_dist(p, x, ix, ss, sd, plan, w, ds)?.map(Data::Float),
+            (Data::Bool(x), Data::Bool(w)) => permute::scatter_into_dist(p, x, ix, ss, sd, plan, w, ds)?.map(Data::Bool),
+            _ => None,
+        };
+        Ok(r.map(vecd))
     }
     /// A vector kept as `form` over `s`, written out on first use.
     fn lazy(&self, form: Form, s: &CpuSegdes) -> CpuVector {
@@ -427,10 +462,13 @@ impl Cvl for CpuCvl {
     fn dpermute(&mut self, v: &CpuVector, i: &CpuVector, d: &CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::dpermute(v.shape(), i.shape(), d.shape(), ss.shape(), sd.shape())?;
         let p = &self.par;
-        if let Some(ix) = i.progressions().filter(|&ix| permute::runs_within(p, ix, &ss.0, &sd.0)) {
+        if let Some((ix, plan)) = i.progressions().and_then(|ix| Some((ix, permute::plan(p, ix, &ss.0, &sd.0)?))) {
+            if let Some(r) = Self::scatter_into_dist(p, v, ix, &plan, d, ss, sd)? {
+                return Ok(r);
+            }
             return Ok(vecd(each2!(v.data()?, d.data()?, |x, dv| {
                 mem::copied(p, dv).map(|mut out| {
-                    permute::scatter_runs(p, &mut out, x, ix, &ss.0, &sd.0);
+                    permute::scatter_runs(p, &mut out, x, ix, &ss.0, &sd.0, &plan);
                     out
                 })
             })));
@@ -506,7 +544,7 @@ impl Cvl for CpuCvl {
         check::index(b.shape(), k.shape(), s.shape())?;
         let (ba, ka) = (b.arc()?, k.arc()?);
         let (bv, kv) = (ints(ba, "INDEX start")?, ints(ka, "INDEX stride")?);
-        if s.0.total() >= LAZY_MIN {
+        if s.0.total() >= LAZY_MIN && s.0.total() >= LAZY_INDEX_SEGMENT * s.0.m() {
             // Refused here when it could not be stored, as a written one would be.
             let n = s.0.total();
             crate::memory::check(n, n.saturating_mul(8))?;
@@ -566,11 +604,17 @@ impl Cvl for CpuCvl {
         ss: &CpuSegdes,
         sd: &CpuSegdes,
     ) -> Result<CpuVector, Trap> {
+        check::dpermute(v.shape(), i.shape(), d.shape(), ss.shape(), sd.shape())?;
+        let p = &self.par.clone();
+        let planned = i.progressions().and_then(|ix| Some((ix, permute::plan(p, ix, &ss.0, &sd.0)?)));
+        if let Some((ix, plan)) = &planned {
+            if let Some(r) = Self::scatter_into_dist(p, v, *ix, plan, d, ss, sd)? {
+                return Ok(r);
+            }
+        }
         let Some(buf) = d.unique()? else { return self.dpermute(v, i, d, ss, sd) };
-        check::dpermute(v.shape(), i.shape(), V { ty: buf.vtype(), len: buf.len() }, ss.shape(), sd.shape())?;
-        let p = &self.par;
-        if let Some(ix) = i.progressions().filter(|&ix| permute::runs_within(p, ix, &ss.0, &sd.0)) {
-            each_mut!(buf, v.data()?, |o, x| permute::scatter_runs(p, o, x, ix, &ss.0, &sd.0));
+        if let Some((ix, plan)) = &planned {
+            each_mut!(buf, v.data()?, |o, x| permute::scatter_runs(p, o, x, *ix, &ss.0, &sd.0, plan));
             return Ok(d.clone());
         }
         let iv = ints(i.data()?, "DPERMUTE indices")?;

@@ -5,7 +5,7 @@
 //! segment fills split long segments into blocks.
 
 use super::data::Elem;
-use super::par::{chunks, split_mut, Par};
+use super::par::{chunks, split_mut, Chunk, Par};
 use super::mem::build;
 use super::seg::Seg;
 use crate::trap::Trap;
@@ -256,19 +256,22 @@ impl Progressions<'_> {
     /// one per progression it meets. `j` is the progression holding `lo` (from a search
     /// the first time, then carried over by the caller between increasing calls).
     fn runs(&self, j: &mut Option<usize>, lo: usize, hi: usize, mut f: impl FnMut(Run)) {
-        let s = self.seg;
+        let (starts, lens) = (self.seg.starts(), self.seg.lens());
         let mut k = match *j {
-            Some(k) if s.start(k) <= lo => k,
-            _ => s.segment_at(lo),
+            Some(k) if starts[k] <= lo => k,
+            _ => self.seg.segment_at(lo),
         };
         let mut pos = lo;
         while pos < hi {
-            while s.start(k) + s.len(k) <= pos {
+            let mut e = starts[k] + lens[k] as usize;
+            while e <= pos {
                 k += 1;
+                e = starts[k] + lens[k] as usize;
             }
-            let end = (s.start(k) + s.len(k)).min(hi);
-            let first = self.start[k].wrapping_add(((pos - s.start(k)) as i64).wrapping_mul(self.stride[k]));
-            f(Run { lo: pos, hi: end, first, stride: self.stride[k] });
+            let end = e.min(hi);
+            let stride = self.stride[k];
+            let first = self.start[k].wrapping_add(((pos - starts[k]) as i64).wrapping_mul(stride));
+            f(Run { lo: pos, hi: end, first, stride });
             pos = end;
         }
         *j = Some(k);
@@ -318,47 +321,170 @@ pub(super) fn gather_runs<T: Elem>(par: &Par, v: &[T], ix: Progressions, ss: &Se
     .map(Some)
 }
 
-/// True when every index of a scatter by an `INDEX` not written out lands in its
-/// destination segment (checked before any write).
-pub(super) fn runs_within(par: &Par, ix: Progressions, ss: &Seg, sd: &Seg) -> bool {
-    let ok = par.map(ss.total() + ix.seg.m(), chunks(par, ss, false), |c| {
-        let mut j = None;
-        let mut ok = true;
-        for (k, lo, hi) in c.pieces(ss).filter(|&(_, lo, hi)| lo < hi) {
-            ix.runs(&mut j, lo, hi, |r| ok &= r.within(sd.len(k)));
-        }
-        ok
-    });
-    !ok.contains(&false)
+/// How a scatter by an `INDEX` not written out runs, from one pass over its runs that
+/// checks every one lands in its destination segment.
+pub(super) struct Plan {
+    chunks: Vec<Chunk>,
+    /// When the runs ascend (each one's targets all above the previous one's, in
+    /// positions of the whole destination): where each chunk's targets end. No two runs
+    /// then write one place, so the chunks run in parallel, each into its own part.
+    ends: Option<Vec<usize>>,
+    /// Every run covers a range without holes (stride 1, or one element).
+    solid: bool,
 }
 
-/// `DPERMUTE` by an `INDEX` not written out whose runs [`runs_within`] checked: each run of
-/// a source segment goes to a progression of its destination segment (a copy where the
-/// stride is 1), in element order within a segment (the last writer wins, as in
-/// [`scatter`]).
-pub(super) fn scatter_runs<T: Elem>(par: &Par, out: &mut [T], v: &[T], ix: Progressions, ss: &Seg, sd: &Seg) {
+/// What one chunk's runs are: all in range, their targets' first and end (over the whole
+/// destination), ascending, without holes.
+struct Span {
+    ok: bool,
+    first: Option<usize>,
+    end: usize,
+    ascending: bool,
+    solid: bool,
+}
+
+impl Run {
+    /// The targets' range, `lo..hi`, within a segment the run is [`within`](Run::within).
+    fn targets(&self) -> (usize, usize) {
+        let last = self.first + (self.hi - self.lo - 1) as i64 * self.stride;
+        (self.first.min(last) as usize, self.first.max(last) as usize + 1)
+    }
+}
+
+/// Checks every run of a scatter by `ix` (from `ss` into `sd`) and plans it; `None` when
+/// an index is out of range (the caller then scatters by the written-out indices, which
+/// names the first bad one).
+pub(super) fn plan(par: &Par, ix: Progressions, ss: &Seg, sd: &Seg) -> Option<Plan> {
+    let cs = chunks(par, ss, true);
+    let spans = par.map(ss.total() + ix.seg.m(), cs.clone(), |c| {
+        let mut sp = Span { ok: true, first: None, end: 0, ascending: true, solid: true };
+        let mut j = None;
+        for (k, lo, hi) in c.pieces(ss).filter(|&(_, lo, hi)| lo < hi) {
+            ix.runs(&mut j, lo, hi, |r| {
+                if !r.within(sd.len(k)) {
+                    sp.ok = false;
+                    return;
+                }
+                let (a, b) = r.targets();
+                let (a, b) = (sd.start(k) + a, sd.start(k) + b);
+                sp.ascending &= sp.first.is_none() || a >= sp.end;
+                sp.solid &= r.stride == 1 || r.hi - r.lo == 1;
+                sp.first = sp.first.or(Some(a));
+                sp.end = b;
+            });
+        }
+        sp
+    });
+    if spans.iter().any(|sp| !sp.ok) {
+        return None;
+    }
+    let solid = spans.iter().all(|sp| sp.solid);
+    let mut end = 0;
+    let mut ends = Vec::with_capacity(spans.len());
+    for sp in &spans {
+        match sp.first {
+            Some(a) if sp.ascending && a >= end => end = sp.end,
+            Some(_) => return Some(Plan { chunks: chunks(par, ss, false), ends: None, solid }),
+            None => {}
+        }
+        ends.push(end);
+    }
+    Some(Plan { chunks: cs, ends: Some(ends), solid })
+}
+
+/// Writes run `r` of the source `v` into `out`, where target `t` of the run (a position
+/// in its destination segment) is `out[t + off]`.
+#[inline]
+fn put_run<T: Copy>(out: &mut [T], off: i64, v: &[T], r: Run) {
+    let src = &v[r.lo..r.hi];
+    if r.stride == 1 {
+        let at = (r.first + off) as usize;
+        out[at..at + src.len()].copy_from_slice(src);
+    } else {
+        let mut x = r.first + off;
+        for &y in src {
+            out[x as usize] = y;
+            x += r.stride;
+        }
+    }
+}
+
+/// `DPERMUTE` by an `INDEX` not written out, [`plan`]ned: each run of a source segment
+/// goes to a progression of its destination segment (a copy where the stride is 1). Runs
+/// that ascend are written in parallel; others in element order within a segment (the
+/// last writer wins, as in [`scatter`]).
+pub(super) fn scatter_runs<T: Elem>(par: &Par, out: &mut [T], v: &[T], ix: Progressions, ss: &Seg, sd: &Seg, plan: &Plan) {
+    let work = ss.total() + ix.seg.m();
+    if let Some(ends) = &plan.ends {
+        let starts = std::iter::once(0).chain(ends.iter().copied());
+        let parts = split_mut(out, starts.zip(ends).map(|(a, &b)| b - a));
+        let starts = std::iter::once(0).chain(ends.iter().copied());
+        par.each(work, plan.chunks.iter().zip(parts).zip(starts).collect(), |((c, part), base)| {
+            let mut j = None;
+            for (k, lo, hi) in c.pieces(ss).filter(|&(_, lo, hi)| lo < hi) {
+                ix.runs(&mut j, lo, hi, |r| put_run(part, sd.start(k) as i64 - base as i64, v, r));
+            }
+        });
+        return;
+    }
     let m = ss.m();
     let dstart = |k: usize| if k < m { sd.start(k) } else { sd.total() };
-    let cs = chunks(par, ss, false);
-    let parts = split_mut(out, cs.iter().map(|c| dstart(c.s1) - dstart(c.s0)));
-    par.each(ss.total() + ix.seg.m(), cs.into_iter().zip(parts).collect(), |(c, part)| {
+    let parts = split_mut(out, plan.chunks.iter().map(|c| dstart(c.s1) - dstart(c.s0)));
+    par.each(work, plan.chunks.iter().zip(parts).collect(), |(c, part)| {
         let base = dstart(c.s0);
         let mut j = None;
         for (k, lo, hi) in c.pieces(ss).filter(|&(_, lo, hi)| lo < hi) {
             let dst = &mut part[sd.start(k) - base..sd.start(k) - base + sd.len(k)];
-            ix.runs(&mut j, lo, hi, |r| {
-                let src = &v[r.lo..r.hi];
-                if r.stride == 1 {
-                    dst[r.first as usize..r.first as usize + src.len()].copy_from_slice(src);
-                } else {
-                    let mut x = r.first;
-                    for &y in src {
-                        // SAFETY: `runs_within` checked this run against `dst.len()`.
-                        unsafe { *dst.get_unchecked_mut(x as usize) = y };
-                        x = x.wrapping_add(r.stride);
-                    }
-                }
-            });
+            ix.runs(&mut j, lo, hi, |r| put_run(dst, 0, v, r));
         }
     });
+}
+
+/// `DPERMUTE` by an `INDEX` not written out into a `DIST` not written out (`vals` over
+/// `ds`), when the runs ascend without holes: every chunk writes its runs and the `DIST`'s
+/// values in the gaps before them, in parallel, into fresh memory (the `DIST` is never
+/// written out whole first). `None` for another plan.
+pub(super) fn scatter_into_dist<T: Elem>(par: &Par, v: &[T], ix: Progressions, ss: &Seg, sd: &Seg, plan: &Plan, vals: &[T], ds: &Seg) -> Result<Option<Vec<T>>, Trap> {
+    let Some(ends) = plan.ends.as_ref().filter(|_| plan.solid && !plan.chunks.is_empty()) else { return Ok(None) };
+    let n = sd.total();
+    let fill = |out: &mut [std::mem::MaybeUninit<T>], base: usize, lo: usize, hi: usize| {
+        if lo < hi {
+            let mut k = ds.segment_at(lo);
+            let mut pos = lo;
+            while pos < hi {
+                while ds.start(k) + ds.len(k) <= pos {
+                    k += 1;
+                }
+                let e = (ds.start(k) + ds.len(k)).min(hi);
+                for o in &mut out[pos - base..e - base] {
+                    o.write(vals[k]);
+                }
+                pos = e;
+            }
+        }
+    };
+    build(n, |out| {
+        let last = ends.len() - 1;
+        let starts = std::iter::once(0).chain(ends.iter().copied());
+        let parts = split_mut(out, starts.zip(ends).enumerate().map(|(c, (a, &b))| if c == last { n - a } else { b - a }));
+        let starts = std::iter::once(0).chain(ends.iter().copied());
+        par.each(ss.total() + ix.seg.m() + n, plan.chunks.iter().zip(parts).zip(starts).enumerate().collect(), |(c, ((ch, part), base))| {
+            let mut j = None;
+            let mut pos = base;
+            for (k, lo, hi) in ch.pieces(ss).filter(|&(_, lo, hi)| lo < hi) {
+                ix.runs(&mut j, lo, hi, |r| {
+                    let (a, b) = r.targets();
+                    let (a, b) = (sd.start(k) + a, sd.start(k) + b);
+                    fill(part, base, pos, a);
+                    super::mem::write_all(&mut part[a - base..b - base], &v[r.lo..r.hi]);
+                    pos = b;
+                });
+            }
+            if c == last {
+                fill(part, base, pos, n);
+            }
+        });
+        Ok(())
+    })
+    .map(Some)
 }

@@ -100,6 +100,10 @@ impl Seg {
     pub(crate) fn lens_buf(&self) -> &Arc<Data> {
         &self.lens
     }
+    /// The start of every segment.
+    pub(crate) fn starts(&self) -> &[usize] {
+        &self.starts
+    }
     /// Start of segment `k`.
     #[inline]
     pub(crate) fn start(&self, k: usize) -> usize {
