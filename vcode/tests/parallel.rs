@@ -877,3 +877,45 @@ fn lazy_indices_over_one_long_segment_and_many_short() {
         check_lazy_index(7, 300, bad);
     }
 }
+
+/// A scatter over one segment longer than a block: a permutation is written by blocks in
+/// parallel; with two sources in different blocks aimed at one place the last one wins,
+/// as on one thread; an index out of range is the same trap.
+#[test]
+fn a_long_scatter_in_parallel_keeps_the_last_writer() {
+    let n = 200_000usize;
+    let mut r = Rng(77);
+    let mut perm: Vec<i64> = (0..n as i64).collect();
+    for j in (1..n).rev() {
+        perm.swap(j, r.below(j as u64 + 1) as usize);
+    }
+    let vals: Vec<i64> = (0..n as i64).map(|x| x * 3 + 1).collect();
+    let mut dup = perm.clone();
+    dup[n - 10] = dup[5];
+    let mut bad = perm.clone();
+    bad[150_000] = n as i64;
+    let want = |ix: &[i64]| -> Vec<i64> {
+        let mut out = vec![-1; n];
+        for (&x, &i) in vals.iter().zip(ix) {
+            out[i as usize] = x;
+        }
+        out
+    };
+    for threads in [1, 2, 4] {
+        let mut c = CpuCvl::with_threads(threads);
+        let s = c.segdes_from_host(&[n as i64]).unwrap();
+        let v = c.from_host(HostVector::Int(vals.clone())).unwrap();
+        let d = c.from_host(HostVector::Int(vec![-1; n])).unwrap();
+        for ix in [&perm, &dup] {
+            let i = c.from_host(HostVector::Int(ix.clone())).unwrap();
+            let got = c.dpermute(&v, &i, &d, &s, &s).unwrap();
+            assert_eq!(c.to_host(&got).unwrap(), HostVector::Int(want(ix)), "{threads} threads");
+            let mut own = c.from_host(HostVector::Int(vec![-1; n])).unwrap();
+            let got = c.dpermute_reusing(&v, &i, &mut own, &s, &s).unwrap();
+            assert_eq!(c.to_host(&got).unwrap(), HostVector::Int(want(ix)), "{threads} threads, in place");
+        }
+        let i = c.from_host(HostVector::Int(bad.clone())).unwrap();
+        let e = c.dpermute(&v, &i, &d, &s, &s).unwrap_err();
+        assert!(format!("{:?}", e.kind).contains("200000"), "{threads} threads: {:?}", e.kind);
+    }
+}

@@ -1,11 +1,14 @@
 //! Permutes, gathers and the segment-wise vector/scalar operations (`DIST`, `INDEX`,
 //! `EXTRACT`, `REPLACE`). Every index is checked once per segment (a vectorisable pass),
 //! then the loops run unchecked. Work is spread over the threads by chunks of segments;
-//! scatters keep "last writer wins" by never splitting a segment, gathers and the
-//! segment fills split long segments into blocks.
+//! scatters keep "last writer wins" by never splitting a segment, unless a bitmap over
+//! the destination shows no two writers share a place (then a long segment's blocks
+//! scatter in parallel); gathers and the segment fills split long segments into blocks.
+//! An `INDEX` not written out ([`Progressions`]) is read as runs: the permutes by it
+//! copy them.
 
 use super::data::Elem;
-use super::par::{chunks, split_mut, Chunk, Par};
+use super::par::{chunks, split_mut, Chunk, Par, BLOCK, GRAIN};
 use super::mem::build;
 use super::seg::Seg;
 use crate::trap::Trap;
@@ -67,6 +70,36 @@ impl<'a> Targets<'a> {
 /// destination segment of `out` (`PERMUTE`, `DPERMUTE`, `FPERMUTE`, `DFPERMUTE`). The
 /// first bad index in element order is the trap (then `out` is partly written).
 pub(super) fn scatter<T: Elem>(par: &Par, out: &mut [T], v: &[T], t: Targets, ss: &Seg, sd: &Seg) -> Result<(), Trap> {
+    let longest = ss.lens().iter().copied().max().unwrap_or(0) as usize;
+    if t.f.is_none() && ss.total() >= GRAIN && longest > BLOCK && longest * par.threads() > ss.total() {
+        // A segment longer than a thread's share: its blocks scatter in parallel when no
+        // two indices hit one place (then the order of writes cannot matter). Measured on
+        // a permutation of 4M elements at 2 threads: 10-15% faster in one segment (the
+        // random writes are bound by memory); over two such segments, already one per
+        // thread, the check alone made it 86 -> 113 ms, hence the condition.
+        let t = if t.checked { t } else { check_scatter(par, t.i, None, ss, sd)? };
+        let cs = chunks(par, ss, true);
+        if distinct_targets(par, t.i, ss, sd, &cs) {
+            let to = Shared(out.as_mut_ptr());
+            par.each(ss.total() + ss.m(), cs, |c| {
+                for (k, lo, hi) in c.pieces(ss) {
+                    let base = sd.start(k);
+                    for (&x, &i) in v[lo..hi].iter().zip(&t.i[lo..hi]) {
+                        // SAFETY: `check_scatter` put every index in its destination
+                        // segment, so `base + i < out.len()`; `distinct_targets` found no
+                        // two sources with one target, so no other thread writes it.
+                        unsafe { to.put(base + i as usize, x) };
+                    }
+                }
+            });
+            if crate::interrupt::abandoned() {
+                // Blocks were skipped: not written.
+                return Err(Trap::new(crate::trap::TrapKind::Interrupted));
+            }
+            return Ok(());
+        }
+        return scatter(&Par::default(), out, v, t, ss, sd);
+    }
     let m = ss.m();
     let dstart = |k: usize| if k < m { sd.start(k) } else { sd.total() };
     let cs = chunks(par, ss, false);
@@ -86,14 +119,56 @@ pub(super) fn scatter<T: Elem>(par: &Par, out: &mut [T], v: &[T], t: Targets, ss
     res.into_iter().collect()
 }
 
+/// `out`'s elements, written from several threads at places no two of them share.
+struct Shared<T>(*mut T);
+// SAFETY: only used where every thread writes places no other thread touches.
+unsafe impl<T: Send> Sync for Shared<T> {}
+unsafe impl<T: Send> Send for Shared<T> {}
+
+impl<T> Shared<T> {
+    /// Writes element `p`.
+    ///
+    /// # Safety
+    /// `p` is in bounds of the slice this points into, and no other thread reads or
+    /// writes element `p` meanwhile.
+    unsafe fn put(&self, p: usize, x: T) {
+        // SAFETY: the caller's contract.
+        unsafe { self.0.add(p).write(x) }
+    }
+}
+
+/// True when no two indices of a scatter (checked: in their destination segments) hit one
+/// place: a bitmap over the destination, set in parallel over the chunks `cs` of `ss`.
+fn distinct_targets(par: &Par, i: &[i64], ss: &Seg, sd: &Seg, cs: &[Chunk]) -> bool {
+    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+    let bits: Vec<AtomicU64> = (0..sd.total().div_ceil(64)).map(|_| AtomicU64::new(0)).collect();
+    let clash = AtomicBool::new(false);
+    par.each(ss.total() + ss.m(), cs.to_vec(), |c| {
+        for (k, lo, hi) in c.pieces(ss) {
+            if clash.load(Relaxed) {
+                return;
+            }
+            let base = sd.start(k);
+            for &ix in &i[lo..hi] {
+                let p = base + ix as usize;
+                let bit = 1u64 << (p % 64);
+                if bits[p / 64].fetch_or(bit, Relaxed) & bit != 0 {
+                    clash.store(true, Relaxed);
+                    return;
+                }
+            }
+        }
+    });
+    !clash.load(Relaxed) && !crate::interrupt::abandoned()
+}
+
 /// Checks the (flagged) indices of a scatter without writing (for the in-place forms,
 /// which must leave their operand unchanged on a trap); the checked targets.
 pub(super) fn check_scatter<'a>(par: &Par, i: &'a [i64], f: Option<&'a [bool]>, ss: &Seg, sd: &Seg) -> Result<Targets<'a>, Trap> {
-    let cs = chunks(par, ss, false);
+    let cs = chunks(par, ss, true);
     let res = par.map(ss.total() + ss.m(), cs, |c| {
-        for k in c.s0..c.s1 {
-            let (st, len) = (ss.start(k), ss.len(k));
-            check_seg(&i[st..st + len], f.map(|f| &f[st..st + len]), sd.len(k))?;
+        for (k, lo, hi) in c.pieces(ss) {
+            check_seg(&i[lo..hi], f.map(|f| &f[lo..hi]), sd.len(k))?;
         }
         Ok(())
     });
