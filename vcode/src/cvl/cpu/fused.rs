@@ -10,6 +10,7 @@ use super::par::{cut, split_mut, Chunk, Par, BLOCK};
 use super::scan::{block_offsets, fold_lanes, scan_in_place};
 use super::seg::Seg;
 use super::mem::build;
+use super::permute::Progressions;
 use crate::cvl::{BinOp, HostScalar, UnOp, VType};
 use crate::fused::{Expr, SuperOp};
 use crate::trap::Trap;
@@ -28,14 +29,15 @@ pub const CHUNK: usize = 1024;
 pub(super) enum Operand<'a> {
     Elems(Slice<'a>),
     Dist(Slice<'a>, &'a Seg),
-    Index(&'a [i64], &'a [i64], &'a Seg),
+    Index(Progressions<'a>),
 }
 
 impl<'a> Operand<'a> {
     pub(super) fn len(&self) -> usize {
         match self {
             Operand::Elems(s) => s.len(),
-            Operand::Dist(_, s) | Operand::Index(_, _, s) => s.total(),
+            Operand::Dist(_, s) => s.total(),
+            Operand::Index(ix) => ix.seg.total(),
         }
     }
 }
@@ -57,24 +59,6 @@ fn expand<T: Elem>(vals: &[T], s: &Seg, mut k: usize, lo: usize, hi: usize, out:
     while pos < hi {
         let end = (s.start(k) + s.len(k)).min(hi);
         out.extend(std::iter::repeat_n(vals[k], end - pos));
-        pos = end;
-        k += 1;
-    }
-}
-
-/// Writes positions `lo..hi` of the `INDEX` of `b`, `st` over `s` into `out`, from
-/// segment `k` (the one holding `lo`).
-fn progression(b: &[i64], st: &[i64], s: &Seg, mut k: usize, lo: usize, hi: usize, out: &mut Vec<i64>) {
-    out.clear();
-    let mut pos = lo;
-    while pos < hi {
-        let end = (s.start(k) + s.len(k)).min(hi);
-        let (step, mut x) = (st[k], b[k].wrapping_add(((pos - s.start(k)) as i64).wrapping_mul(st[k])));
-        out.extend((pos..end).map(|_| {
-            let y = x;
-            x = x.wrapping_add(step);
-            y
-        }));
         pos = end;
         k += 1;
     }
@@ -142,10 +126,10 @@ fn piece<'a>(args: &[Operand<'a>], cur: &mut Cursors, lo: usize, mut hi: usize, 
                     Val::of(buf.slice())
                 }
             }
-            Operand::Index(b, st, s) if live(s, hi) => {
-                let k = cur.at(i, s, lo);
+            Operand::Index(ix) if live(ix.seg, hi) => {
                 let mut v = i64::unwrap(std::mem::replace(buf, Data::none())).unwrap_or_default();
-                progression(b, st, s, k, lo, hi, &mut v);
+                v.clear();
+                ix.runs(&mut Some(cur.at(i, ix.seg, lo)), lo, hi, |r| v.extend(r.indices()));
                 *buf = Data::Int(v);
                 Val::of(buf.slice())
             }

@@ -151,7 +151,7 @@ impl CpuVector {
             Rep::Lazy(l) => match (l.forced.get(), &l.form) {
                 (Some(d), _) => Operand::Elems(d.slice()),
                 (None, Form::Dist(vals)) => Operand::Dist(vals.slice(), &l.seg),
-                (None, Form::Index(b, k)) => Operand::Index(int_slice(b), int_slice(k), &l.seg),
+                (None, Form::Index(b, k)) => Operand::Index(permute::Progressions { start: int_slice(b), stride: int_slice(k), seg: &l.seg }),
             },
         }
     }

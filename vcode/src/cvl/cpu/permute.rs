@@ -309,7 +309,7 @@ pub(super) struct Progressions<'a> {
 /// A run of positions `lo..hi` inside one segment of an outer descriptor and one
 /// progression: index `first + (pos - lo) * stride` at `pos`.
 #[derive(Debug, Clone, Copy)]
-struct Run {
+pub(super) struct Run {
     lo: usize,
     hi: usize,
     first: i64,
@@ -317,6 +317,10 @@ struct Run {
 }
 
 impl Run {
+    /// The run's indices, in position order (wrapping, as `INDEX` computes them).
+    pub(super) fn indices(self) -> impl Iterator<Item = i64> {
+        (0..(self.hi - self.lo) as i64).map(move |t| self.first.wrapping_add(t.wrapping_mul(self.stride)))
+    }
     /// True when every index of the run is in `0..len` (the progression is monotone, so
     /// its ends decide; computed wide, so no index wraps).
     fn within(&self, len: usize) -> bool {
@@ -330,7 +334,7 @@ impl Progressions<'_> {
     /// Calls `f` with the runs of `lo..hi` (positions ascending, `lo < hi <= total`):
     /// one per progression it meets. `j` is the progression holding `lo` (from a search
     /// the first time, then carried over by the caller between increasing calls).
-    fn runs(&self, j: &mut Option<usize>, lo: usize, hi: usize, mut f: impl FnMut(Run)) {
+    pub(super) fn runs(&self, j: &mut Option<usize>, lo: usize, hi: usize, mut f: impl FnMut(Run)) {
         let (starts, lens) = (self.seg.starts(), self.seg.lens());
         let mut k = match *j {
             Some(k) if starts[k] <= lo => k,
