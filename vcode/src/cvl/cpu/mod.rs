@@ -295,6 +295,23 @@ impl CpuCvl {
         };
         Ok(r.map(vecd))
     }
+    /// `DPERMUTE` by an `INDEX` not written out, planned, into a copy of `d`.
+    fn scatter_into_copy(
+        p: &Par,
+        v: &CpuVector,
+        ix: permute::Progressions,
+        plan: &permute::Plan,
+        d: &CpuVector,
+        ss: &CpuSegdes,
+        sd: &CpuSegdes,
+    ) -> Result<CpuVector, Trap> {
+        Ok(vecd(each2!(v.data()?, d.data()?, |x, dv| {
+            mem::copied(p, dv).map(|mut out| {
+                permute::scatter_runs(p, &mut out, x, ix, &ss.0, &sd.0, plan);
+                out
+            })
+        })))
+    }
     /// A vector kept as `form` over `s`, written out on first use.
     fn lazy(&self, form: Form, s: &CpuSegdes) -> CpuVector {
         let l = Lazy { form, seg: s.0.clone(), par: self.par.clone(), forced: OnceLock::new() };
@@ -466,12 +483,7 @@ impl Cvl for CpuCvl {
             if let Some(r) = Self::scatter_into_dist(p, v, ix, &plan, d, ss, sd)? {
                 return Ok(r);
             }
-            return Ok(vecd(each2!(v.data()?, d.data()?, |x, dv| {
-                mem::copied(p, dv).map(|mut out| {
-                    permute::scatter_runs(p, &mut out, x, ix, &ss.0, &sd.0, &plan);
-                    out
-                })
-            })));
+            return Self::scatter_into_copy(p, v, ix, &plan, d, ss, sd);
         }
         let iv = ints(i.data()?, "DPERMUTE indices")?;
         Ok(vecd(each2!(v.data()?, d.data()?, |x, dv| {
@@ -606,17 +618,15 @@ impl Cvl for CpuCvl {
     ) -> Result<CpuVector, Trap> {
         check::dpermute(v.shape(), i.shape(), d.shape(), ss.shape(), sd.shape())?;
         let p = &self.par.clone();
-        let planned = i.progressions().and_then(|ix| Some((ix, permute::plan(p, ix, &ss.0, &sd.0)?)));
-        if let Some((ix, plan)) = &planned {
-            if let Some(r) = Self::scatter_into_dist(p, v, *ix, plan, d, ss, sd)? {
+        if let Some((ix, plan)) = i.progressions().and_then(|ix| Some((ix, permute::plan(p, ix, &ss.0, &sd.0)?))) {
+            if let Some(r) = Self::scatter_into_dist(p, v, ix, &plan, d, ss, sd)? {
                 return Ok(r);
             }
-        }
-        let Some(buf) = d.unique()? else { return self.dpermute(v, i, d, ss, sd) };
-        if let Some((ix, plan)) = &planned {
-            each_mut!(buf, v.data()?, |o, x| permute::scatter_runs(p, o, x, *ix, &ss.0, &sd.0, plan));
+            let Some(buf) = d.unique()? else { return Self::scatter_into_copy(p, v, ix, &plan, d, ss, sd) };
+            each_mut!(buf, v.data()?, |o, x| permute::scatter_runs(p, o, x, ix, &ss.0, &sd.0, &plan));
             return Ok(d.clone());
         }
+        let Some(buf) = d.unique()? else { return self.dpermute(v, i, d, ss, sd) };
         let iv = ints(i.data()?, "DPERMUTE indices")?;
         // Every index is checked before the first write: the operand survives a trap, and
         // the scatter does not check them again.
