@@ -1122,6 +1122,10 @@ impl Cvl for CudaCvl {
         if op.fold.is_some() {
             return Err(Trap::ty("a folding superoperator is not element-wise"));
         }
+        // A guarded one runs through `fused_guarded` (the guard's reduction, then this).
+        if op.guard.is_some() {
+            return Err(Trap::ty("a superoperator with a guard pushes two results"));
+        }
         self.run_superop(op, args, len)
     }
 }

@@ -203,9 +203,20 @@ fn unop_c(op: UnOp, ty: VType, x: &str) -> String {
     }
 }
 
-/// Generates the CUDA C kernel of a superoperator. The kernel takes one pointer per
-/// parameter (null for SEGDES parameters), the result pointer, the length and the error
-/// mailbox: `(const T0* a0, ..., R* r, i64 n, i64* err)`.
+/// The kernels a superoperator runs: that of its tree ([`kernel_source`]), then, when it
+/// has a guard, that of the guard's tree.
+pub fn kernel_sources(op: &SuperOp) -> Result<Vec<SuperKernel>, Trap> {
+    let mut ks = vec![kernel_source(op)?];
+    if let Some(g) = op.guard_op() {
+        ks.push(kernel_source(&g.without_fold())?);
+    }
+    Ok(ks)
+}
+
+/// Generates the CUDA C kernel of a superoperator's element-wise tree (a fold, or a
+/// guard, runs through the library's reduction after a kernel of its own tree). The
+/// kernel takes one pointer per parameter (null for SEGDES parameters), the result
+/// pointer, the length and the error mailbox: `(const T0* a0, ..., R* r, i64 n, i64* err)`.
 pub fn kernel_source(op: &SuperOp) -> Result<SuperKernel, Trap> {
     if op.params.is_empty() {
         return Err(bad("a superoperator needs at least one parameter".into()));
@@ -266,7 +277,10 @@ impl KernelLoader {
     /// [`CudaCvl::prepare_superops`] through a loader handle.
     pub fn prepare_superops(&self, ops: &[SuperOp]) -> Result<(), Trap> {
         let dev = &self.0;
-        let kernels: Vec<SuperKernel> = ops.iter().map(kernel_source).collect::<Result<_, _>>()?;
+        let mut kernels: Vec<SuperKernel> = Vec::new();
+        for op in ops {
+            kernels.extend(kernel_sources(op)?);
+        }
         let arch = dev.arch().to_string();
         if !dev.is_gpu() {
             for k in &kernels {

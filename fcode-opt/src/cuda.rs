@@ -160,8 +160,20 @@ pub fn kernel_name(n: usize) -> String {
     format!("fused_{n}")
 }
 
-/// The CUDA C of one superoperator's kernel (without the helper prelude).
+/// The CUDA C of one superoperator's kernel (without the helper prelude): that of its
+/// tree, and for a guarded one also `fused_<n>_guard`, the guard's tree (a `BOOL` per
+/// element; its `OR` over the guard's segments is the second result).
 pub fn kernel(n: usize, op: &SuperOp) -> String {
+    let mut s = tree_kernel(&kernel_name(n), &format!("SUPEROP {n} {op}"), op);
+    if let Some(g) = op.guard_op() {
+        s.push('\n');
+        s.push_str(&tree_kernel(&format!("{}_guard", kernel_name(n)), &format!("the guard of SUPEROP {n}"), &g.without_fold()));
+    }
+    s
+}
+
+/// The kernel `name` computing `op`'s element-wise tree, after the comment line `label`.
+fn tree_kernel(name: &str, label: &str, op: &SuperOp) -> String {
     let mut g = Gen { params: &op.params, body: String::new(), next: 0 };
     let (res, rt) = g.expr(&op.body);
     let rt = op.result_type().unwrap_or(rt);
@@ -179,8 +191,7 @@ pub fn kernel(n: usize, op: &SuperOp) -> String {
         }
     }
     format!(
-        "// SUPEROP {n} {op}\nextern \"C\" __global__ void {name}({sig}{rty}* __restrict__ r, long long n, long long* err) {{\n    (void)err;\n    for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < n; p += (long long)blockDim.x * gridDim.x) {{\n{loads}{body}        r[p] = {res};\n    }}\n}}\n",
-        name = kernel_name(n),
+        "// {label}\nextern \"C\" __global__ void {name}({sig}{rty}* __restrict__ r, long long n, long long* err) {{\n    (void)err;\n    for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < n; p += (long long)blockDim.x * gridDim.x) {{\n{loads}{body}        r[p] = {res};\n    }}\n}}\n",
         rty = cty(rt),
         body = g.body
     )

@@ -181,7 +181,7 @@ pub fn lift_fold(t: &Tree, ins: &Instr, seg: Var) -> Option<(SuperOp, Vec<Var>)>
     params.push(Ty::Segdes);
     args.push(seg);
     let fold = Fold { kind, op, ty, seg: params.len() - 1 };
-    let op = SuperOp { params, body, fold: Some(fold) };
+    let op = SuperOp::folding(params, body, fold);
     op.check().ok()?;
     Some((op, args))
 }

@@ -16,7 +16,7 @@
 //! | `cse` | let → let | [`cse`]: a pure statement repeating an earlier, dominating one (same instruction, same operands) reads that one's results |
 //! | `reduce` | let → let | [`reduce`]: element-wise trees, substitution of single-use bindings and constants, folding of segment bookkeeping and checks on constants, dead code and unused parameters |
 //! | `fuse` | let → let | [`fuse`]: trees of two or more operations become superoperators (deduplicated) |
-//! | `checks` | let → let | [`checks`]: consecutive run-time checks over one segment descriptor become one pass, the checks themselves run only when it finds a failure |
+//! | `checks` | let → let | [`checks`]: consecutive run-time checks over one segment descriptor become one pass, the checks themselves run only when it finds a failure; a test followed by the element-wise superoperator it guards becomes that superoperator's guard (one pass for both) |
 //! | `codegen` | let → stack | [`codegen`]: compact stack code, `FUSED n` for superoperators |
 //!
 //! Level 0 returns the program unchanged; level 1 runs `inline`, `let`, `cse`, `reduce`
@@ -60,6 +60,9 @@
 //!   wins, by `atomicCAS`) and the dividend in `err[1]`; the element's result is then 0;
 //! * any grid and block size works (grid-stride loop); each thread reads each operand
 //!   element once and writes the result element once.
+//!
+//! A superoperator with a guard also gets `fused_<n>_guard`, of the same form, computing
+//! the guard's tree (`unsigned char` per element; the library `OR`-reduces it).
 
 pub mod checks;
 pub mod codegen;

@@ -281,7 +281,7 @@ pub fn removable(rhs: &Rhs, superops: &[SuperOp]) -> bool {
         Rhs::Prim { ins, .. } => match exec_of(ins) {
             Exec::Pair | Exec::Unpair => true,
             Exec::Fused => match ins.imm {
-                vcode::Imm::Index(k) => superops.get(k as usize).is_some_and(|op| !expr_may_trap(&op.body)),
+                vcode::Imm::Index(k) => superops.get(k as usize).is_some_and(|op| !superop_may_trap(op)),
                 _ => false,
             },
             _ => ins.removable_when_unused(),
@@ -294,6 +294,11 @@ pub fn removable(rhs: &Rhs, superops: &[SuperOp]) -> bool {
         }
         Rhs::Call { .. } | Rhs::Exit { .. } => false,
     }
+}
+
+/// True when a superoperator (its body or its guard) can trap.
+pub fn superop_may_trap(op: &SuperOp) -> bool {
+    expr_may_trap(&op.body) || op.guard.as_ref().is_some_and(|g| expr_may_trap(&g.cond))
 }
 
 /// True when a superoperator expression contains integer `/` or `%`.

@@ -19,7 +19,7 @@ pub fn instr_arity(ins: &Instr, superops: &[SuperOp]) -> Option<(usize, usize)> 
         Effect::Fixed(i, o) => Some((i.len(), o.len())),
         Effect::Special => match (exec_of(ins), &ins.imm) {
             (Exec::Const, _) => Some((0, 1)),
-            (Exec::Fused, Imm::Index(k)) => superops.get(*k as usize).map(|op| (op.params.len(), 1)),
+            (Exec::Fused, Imm::Index(k)) => superops.get(*k as usize).map(|op| (op.params.len(), op.results())),
             (Exec::Pair, _) => Some((2, 1)),
             (Exec::Unpair, _) => Some((1, 2)),
             _ => None,

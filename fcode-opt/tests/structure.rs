@@ -365,3 +365,31 @@ fn repeated_pure_statements_are_computed_once_but_not_across_a_timer() {
         assert_eq!(count_op(&q, Opcode::Dist), 2, "level {level}: {q}");
     }
 }
+
+#[test]
+fn a_check_guards_the_computation_that_follows_it() {
+    // `{sqrt(x) * 2.0 + 1.0 : x in xs}` as the NESL compiler writes it: the check that no
+    // `x` is negative, then the element-wise computation.
+    for (name, fails) in [("guard.vcode", false), ("guard_fails.vcode", true)] {
+        let p = fixture(name);
+        let q = opt(&p, 2);
+        assert_eq!(q.superops.len(), 1, "{name}: one superoperator\n{q}");
+        let op = &q.superops[0];
+        assert_eq!(
+            op.to_string(),
+            "(FLOAT SEGDES) (+ FLOAT (* FLOAT (SQRT FLOAT $0) (CONST FLOAT 2.0)) (CONST FLOAT 1.0)) \
+             (OR_REDUCE BOOL (NOT BOOL (>= FLOAT $0 (CONST FLOAT 0.0))) $1)",
+            "{name}: the check is the computation's guard"
+        );
+        assert_eq!(count_op(&q, Opcode::Fused), 1, "{name}: one pass over `xs`\n{q}");
+        let (out0, s0) = run_text(&p);
+        let (out2, s2) = run_text(&q);
+        assert_eq!(out0, out2, "{name}: the same output (and error) at levels 0 and 2");
+        assert_eq!(out2.contains("square root of a negative number"), fails, "{name}: {out2}");
+        if !fails {
+            // The guarded superoperator reads `xs` (3) and writes the result (3).
+            assert!(elements(&s2) < elements(&s0), "{s2:?}");
+            assert_eq!(vcode::parse(&q.to_string()).ok().map(|r| r.superops), Some(q.superops.clone()), "the FCODE text reads back");
+        }
+    }
+}

@@ -29,6 +29,19 @@
 //! without the intermediate vector: the result has one element per segment of `$2`
 //! (a reduction) or one per element (a scan). The element count of the fold's segment
 //! descriptor is the length of every data parameter.
+//!
+//! An element-wise superoperator may carry a *guard*: a second root, the `OR_REDUCE` of a
+//! boolean tree over one of its `SEGDES` parameters, written after the body,
+//!
+//! ```text
+//! SUPEROP 2 (FLOAT FLOAT SEGDES) (SQRT FLOAT (/ FLOAT $0 $1)) (OR_REDUCE BOOL (< FLOAT $0 (CONST FLOAT 0.0)) $2)
+//! ```
+//!
+//! `FUSED n` then pushes two values: the body's vector, then the guard's reduction (one
+//! `BOOL` per segment of its descriptor, whose element count is the body's length), as
+//! `FUSED` of the body and `FUSED` of the guard's fold would, in one pass over the
+//! operands. The optimiser makes one of a run-time check followed by the computation it
+//! guards (the check's `IF` then reads the flag); neither tree may trap.
 
 use crate::cvl::{BinOp, HostScalar, ReduceOp, UnOp, VType};
 use crate::op::{operand_types, Effect, Exec, Opcode, Pat, SlotTy, Ty, OPCODES};
@@ -43,6 +56,18 @@ pub struct SuperOp {
     pub body: Expr,
     /// The reduction or scan applied to the expression's values, if any.
     pub fold: Option<Fold>,
+    /// A second result, the `OR_REDUCE` of a boolean tree (only without a fold).
+    pub guard: Option<Guard>,
+}
+
+/// The guard of an element-wise superoperator: its second result is the `OR_REDUCE` of
+/// `cond` over the segments of `SEGDES` parameter `seg`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Guard {
+    /// The boolean tree, over the same parameters as the body.
+    pub cond: Expr,
+    /// The `SEGDES` parameter giving the segments.
+    pub seg: usize,
 }
 
 /// Whether a fold reduces each segment to one value or scans it.
@@ -290,11 +315,36 @@ impl Expr {
 impl SuperOp {
     /// An element-wise superoperator (no fold).
     pub fn elementwise(params: Vec<Ty>, body: Expr) -> SuperOp {
-        SuperOp { params, body, fold: None }
+        SuperOp { params, body, fold: None, guard: None }
     }
-    /// The element-wise part of this operator: the same parameters and tree, no fold.
+    /// A superoperator folding `body` with `fold`.
+    pub fn folding(params: Vec<Ty>, body: Expr, fold: Fold) -> SuperOp {
+        SuperOp { params, body, fold: Some(fold), guard: None }
+    }
+    /// The element-wise part of this operator: the same parameters and tree, no fold
+    /// and no guard.
     pub fn without_fold(&self) -> SuperOp {
         SuperOp::elementwise(self.params.clone(), self.body.clone())
+    }
+    /// The guard as a superoperator of its own (the `OR_REDUCE` of its tree over the same
+    /// parameters), if there is one.
+    pub fn guard_op(&self) -> Option<SuperOp> {
+        let g = self.guard.as_ref()?;
+        let fold = Fold { kind: FoldKind::Reduce, op: ReduceOp::Or, ty: VType::Bool, seg: g.seg };
+        Some(SuperOp::folding(self.params.clone(), g.cond.clone(), fold))
+    }
+    /// Number of values `FUSED` of this operator pushes: 2 with a guard, else 1.
+    pub fn results(&self) -> usize {
+        1 + self.guard.is_some() as usize
+    }
+    /// The parameter whose element count is the length of every data operand: the fold's
+    /// or the guard's segment descriptor, else `$0`.
+    pub fn length_param(&self) -> usize {
+        match (&self.fold, &self.guard) {
+            (Some(f), _) => f.seg,
+            (None, Some(g)) => g.seg,
+            (None, None) => 0,
+        }
     }
     /// The result element type (checks the tree, and the fold, against the parameters).
     pub fn result_type(&self) -> Result<VType, String> {
@@ -312,6 +362,20 @@ impl SuperOp {
                 Some(Ty::Segdes) => {}
                 Some(p) => return Err(format!("`{name}` folds over ${}, a {}, not a SEGDES", f.seg, p.name())),
                 None => return Err(format!("parameter ${} is not declared ({} parameters)", f.seg, self.params.len())),
+            }
+        }
+        if let Some(g) = &self.guard {
+            if self.fold.is_some() {
+                return Err("a superoperator with a fold has no guard".into());
+            }
+            let gt = g.cond.result_type(&self.params)?;
+            if gt != VType::Bool {
+                return Err(format!("the guard is a {} tree, not BOOL", gt.name()));
+            }
+            match self.params.get(g.seg) {
+                Some(Ty::Segdes) => {}
+                Some(p) => return Err(format!("the guard reduces over ${}, a {}, not a SEGDES", g.seg, p.name())),
+                None => return Err(format!("parameter ${} is not declared ({} parameters)", g.seg, self.params.len())),
             }
         }
         Ok(t)
@@ -366,11 +430,15 @@ impl fmt::Display for SuperOp {
             write!(f, "{}", t.name())?;
         }
         match &self.fold {
-            None => write!(f, ") {}", self.body),
+            None => write!(f, ") {}", self.body)?,
             Some(fold) => {
                 let name = fold.opcode().map_or("?", |o| o.info().name);
-                write!(f, ") ({name} {} {} ${})", fold.ty.name(), self.body, fold.seg)
+                write!(f, ") ({name} {} {} ${})", fold.ty.name(), self.body, fold.seg)?
             }
+        }
+        match &self.guard {
+            None => Ok(()),
+            Some(g) => write!(f, " (OR_REDUCE BOOL {} ${})", g.cond, g.seg),
         }
     }
 }
@@ -416,5 +484,26 @@ mod tests {
         assert!(SuperOp::parse("(INT SEGDES) (+_REDUCE INT (+ INT $0 $0) $4)").is_err());
         // only the root folds
         assert!(SuperOp::parse("(INT SEGDES) (+ INT (+_REDUCE INT $0 $1) $0)").is_err());
+    }
+
+    #[test]
+    fn guards() {
+        let src = "(FLOAT FLOAT SEGDES) (SQRT FLOAT (/ FLOAT $0 $1)) (OR_REDUCE BOOL (< FLOAT $0 (CONST FLOAT 0.0)) $2)";
+        let op = SuperOp::parse(src).expect("parses");
+        assert_eq!(op.to_string(), src);
+        assert_eq!(op.check(), Ok(VType::Float));
+        assert_eq!(op.results(), 2);
+        assert_eq!(op.length_param(), 2);
+        assert_eq!(op.without_fold().to_string(), "(FLOAT FLOAT SEGDES) (SQRT FLOAT (/ FLOAT $0 $1))");
+        assert_eq!(
+            op.guard_op().map(|g| g.to_string()),
+            Some("(FLOAT FLOAT SEGDES) (OR_REDUCE BOOL (< FLOAT $0 (CONST FLOAT 0.0)) $2)".to_string())
+        );
+        // a guard is an OR_REDUCE of a BOOL tree over a SEGDES, after an element-wise body
+        assert!(SuperOp::parse("(FLOAT SEGDES) (SQRT FLOAT $0) (AND_REDUCE BOOL (< FLOAT $0 $0) $1)").is_err());
+        assert!(SuperOp::parse("(FLOAT SEGDES) (SQRT FLOAT $0) (OR_REDUCE BOOL (SQRT FLOAT $0) $1)").is_err());
+        assert!(SuperOp::parse("(FLOAT FLOAT) (SQRT FLOAT $0) (OR_REDUCE BOOL (< FLOAT $0 $1) $1)").is_err());
+        assert!(SuperOp::parse("(FLOAT SEGDES) (+_REDUCE FLOAT $0 $1) (OR_REDUCE BOOL (< FLOAT $0 $0) $1)").is_err());
+        assert!(SuperOp::parse("(FLOAT SEGDES) (SQRT FLOAT $0) (< FLOAT $0 $0)").is_err());
     }
 }

@@ -530,9 +530,9 @@ impl<C: Cvl> Machine<'_, C> {
                 }
                 let base = self.stack.len() - n;
                 let s = &self.stack[base..];
-                // The length: the element count of the segments a fold folds over, else
-                // that of operand $0.
-                let len = match s.get(op.fold.map_or(0, |f| f.seg)) {
+                // The length: the element count of the segments a fold or a guard
+                // reduces over, else that of operand $0.
+                let len = match s.get(op.length_param()) {
                     Some(Value::Seg(x)) => self.cvl.element_count(x),
                     Some(Value::Vec(x)) => self.cvl.len(x),
                     _ => return Err(Trap::ty("superoperator operand $0 is a pair")),
@@ -568,6 +568,19 @@ impl<C: Cvl> Machine<'_, C> {
                         .collect();
                     let r = self.cvl.fused_fold(op, &args, seg, len)?;
                     self.finish(base, vec![Value::Vec(r)]);
+                    return Ok(Flow::Next);
+                }
+                if let Some(guard) = &op.guard {
+                    let seg = seg_at(s, guard.seg)?;
+                    let args: Vec<Option<&C::Vector>> = s
+                        .iter()
+                        .map(|v| match v {
+                            Value::Vec(x) => Some(x),
+                            _ => None,
+                        })
+                        .collect();
+                    let (r, flags) = self.cvl.fused_guarded(op, &args, seg, len)?;
+                    self.finish(base, vec![Value::Vec(r), Value::Vec(flags)]);
                     return Ok(Flow::Next);
                 }
                 // The operands are popped right after: the library may write the result

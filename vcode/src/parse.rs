@@ -8,8 +8,8 @@
 //! run reports as many problems as it can. Calls are linked after parsing (a call to an
 //! undefined function is an error at the `CALL`).
 
-use crate::cvl::{HostScalar, VType};
-use crate::fused::{node_kind, node_name, Expr, Fold, NodeKind, SuperOp};
+use crate::cvl::{HostScalar, ReduceOp, VType};
+use crate::fused::{node_kind, node_name, Expr, Fold, FoldKind, Guard, NodeKind, SuperOp};
 use crate::ir::{Const, Function, Imm, Instr, Origin, Pos, Program};
 use crate::lex::{lex, Tok, Token};
 use crate::op::{is_reserved, ImmKind, Opcode, Ty};
@@ -492,7 +492,20 @@ impl Parser {
         }
         let start = self.peek().pos;
         let (body, fold) = self.fold_or_expr()?;
-        let op = SuperOp { params, body, fold };
+        // A guard: a second root on the same line, `(OR_REDUCE BOOL tree $k)`.
+        let guard = if matches!(self.peek().tok, Tok::LParen) && self.peek().pos.line == start.line {
+            let at = self.peek().pos;
+            match self.fold_or_expr()? {
+                (cond, Some(Fold { kind: FoldKind::Reduce, op: ReduceOp::Or, ty: VType::Bool, seg })) => Some(Guard { cond, seg }),
+                _ => {
+                    self.err(at, "a superoperator's second root is its guard, `(OR_REDUCE BOOL tree $k)`");
+                    return None;
+                }
+            }
+        } else {
+            None
+        };
+        let op = SuperOp { params, body, fold, guard };
         if let Err(m) = op.check() {
             self.err(start, format!("ill-typed superoperator: {m}"));
             return None;

@@ -15,6 +15,7 @@
 //! their types, its results and its deepest stack), so that later stages (the optimiser's
 //! stack→let conversion) do not infer it again.
 
+use crate::cvl::VType;
 use crate::ir::{Function, Imm, Program};
 use crate::op::{Effect, Exec, SlotTy};
 use std::collections::HashMap;
@@ -438,6 +439,9 @@ impl Checker<'_> {
                         self.error(format!("superoperator {k} is ill-typed: {m}"));
                         st.stack.push(S::Any);
                     }
+                }
+                if op.guard.is_some() {
+                    st.stack.push(S::Known(SlotTy::Vec(VType::Bool)));
                 }
             }
             _ => self.error("malformed instruction (missing or wrong immediate)".to_string()),

@@ -431,6 +431,88 @@ fn folds_over_one_long_segment_many_short_and_none() {
     check_folds(4, 0);
 }
 
+/// A guarded superoperator (`FUSED` pushing its values and the `OR_REDUCE` of its guard)
+/// against its two parts run on their own (the guard's fold, then the body), over one
+/// segment (the one-pass path) and over the case's segments (a flag per segment), on 1,
+/// 2 and 4 threads: bit-identical.
+fn check_guards(seed: u64, segments: usize) {
+    use vcode::SuperOp;
+    let k = case(seed, segments);
+    let ops = [
+        // the guard shares `(/ FLOAT $0 $1)` and the square root with the body
+        "(FLOAT FLOAT SEGDES) (LOG FLOAT (+ FLOAT (/ FLOAT $0 $1) (SQRT FLOAT $0))) (OR_REDUCE BOOL (OR BOOL (< FLOAT (/ FLOAT $0 $1) (CONST FLOAT -0.5)) (< FLOAT (SQRT FLOAT $0) (CONST FLOAT 0.5))) $2)",
+        // the guard is the body
+        "(INT INT SEGDES) (< INT $0 $1) (OR_REDUCE BOOL (< INT $0 $1) $2)",
+        // the body is a parameter, the guard a parameter
+        "(FLOAT BOOL SEGDES) $0 (OR_REDUCE BOOL $1 $2)",
+        // a constant guard, a guard that never holds
+        "(INT SEGDES) (* INT $0 (CONST INT 3)) (OR_REDUCE BOOL (CONST BOOL T) $1)",
+        "(INT SEGDES) (+ INT $0 (CONST INT 1)) (OR_REDUCE BOOL (> INT $0 (CONST INT 9223372036854775806)) $1)",
+        // a body that may trap runs after its guard
+        "(INT INT SEGDES) (% INT $0 (+ INT (CONST INT 7) (MAX INT $1 (CONST INT 0)))) (OR_REDUCE BOOL (= INT $1 (CONST INT 0)) $2)",
+    ];
+    let run = |threads: usize, one_segment: bool| -> Vec<(HostVector, HostVector, HostVector, HostVector)> {
+        let mut c = CpuCvl::with_threads(threads);
+        let n = k.ints.len();
+        let s = if one_segment { c.segdes_from_host(&[n as i64]).unwrap() } else { c.segdes_from_host(&k.lens).unwrap() };
+        let iv = c.from_host(HostVector::Int(k.ints.clone())).unwrap();
+        let fv = c.from_host(HostVector::Float(k.floats.clone())).unwrap();
+        let bv = c.from_host(HostVector::Bool(k.flags.clone())).unwrap();
+        let lv = c.from_host(HostVector::Int(k.local.clone())).unwrap();
+        ops.iter()
+            .map(|src| {
+                let op = SuperOp::parse(src).unwrap();
+                let args: Vec<Option<&_>> = op
+                    .params
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| match (t.name(), i) {
+                        ("FLOAT", _) => Some(&fv),
+                        ("INT", 0) => Some(&iv),
+                        ("INT", _) => Some(&lv),
+                        ("BOOL", _) => Some(&bv),
+                        _ => None,
+                    })
+                    .collect();
+                let (v, flags) = c.fused_guarded(&op, &args, &s, n).unwrap();
+                let guard = c.fused_fold(&op.guard_op().unwrap(), &args, &s, n).unwrap();
+                let body = c.fused(&op.without_fold(), &args, n).unwrap();
+                (c.to_host(&v).unwrap(), c.to_host(&flags).unwrap(), c.to_host(&body).unwrap(), c.to_host(&guard).unwrap())
+            })
+            .collect()
+    };
+    let bits = |h: &HostVector| match h {
+        HostVector::Float(f) => HostVector::Int(f.iter().map(|x| x.to_bits() as i64).collect()),
+        h => h.clone(),
+    };
+    for one_segment in [true, false] {
+        let one = run(1, one_segment);
+        for (i, (v, flags, body, guard)) in one.iter().enumerate() {
+            assert_eq!(bits(v), bits(body), "guarded {i} ({}): values differ from the body's", ops[i]);
+            assert_eq!(flags, guard, "guarded {i} ({}): flags differ from the guard's reduction", ops[i]);
+        }
+        for threads in [2, 4] {
+            for (i, (a, b)) in one.iter().zip(run(threads, one_segment)).enumerate() {
+                assert_eq!((bits(&a.0), &a.1), (bits(&b.0), &b.1), "guarded {i} differs between 1 and {threads} threads");
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 10, .. ProptestConfig::default() })]
+    #[test]
+    fn guarded_superoperators_match_their_parts(seed in any::<u64>(), segments in 1usize..40) {
+        check_guards(seed, segments);
+    }
+}
+
+#[test]
+fn guards_over_one_long_segment_and_many_short() {
+    check_guards(5, 1);
+    check_guards(6, 200);
+}
+
 /// Segments long enough for the parallel radix sort (over 128K elements), beside short
 /// ones: ranks equal a plain stable sort's, up and down, ints (many equal keys, negative
 /// ones, the extremes) and floats (signed zeros, infinities, NaNs), on 1 and 2 threads.

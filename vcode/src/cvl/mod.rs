@@ -342,6 +342,28 @@ pub trait Cvl {
         }
     }
 
+    /// `FUSED n` of a superoperator with a guard: the body evaluated element-wise over
+    /// `len` positions, and the `OR_REDUCE` of the guard's tree over the segments of
+    /// `seg` (whose element count is `len`): one `BOOL` per segment. `args` as for
+    /// [`Cvl::fused`] (`seg` is among them, as `None`). Neither tree traps.
+    ///
+    /// The default evaluates the guard with [`Cvl::fused_fold`] and then the body with
+    /// [`Cvl::fused`]; a backend overrides it to do both in one pass over the operands.
+    fn fused_guarded(
+        &mut self,
+        op: &SuperOp,
+        args: &[Option<&Self::Vector>],
+        seg: &Self::Segdes,
+        len: usize,
+    ) -> Result<(Self::Vector, Self::Vector), Trap> {
+        let Some(guard) = op.guard_op() else {
+            return Err(Trap::ty("superoperator has no guard"));
+        };
+        let flags = self.fused_fold(&guard, args, seg, len)?;
+        let r = self.fused(&op.without_fold(), args, len)?;
+        Ok((r, flags))
+    }
+
     /// `FUSED n`: evaluates superoperator `op` element-wise over `len` positions.
     /// `args[i]` is operand `$i`: `Some(vector)` for a data parameter (of length `len`
     /// and the parameter's type; the interpreter checks both), `None` for a `SEGDES`

@@ -190,6 +190,9 @@ pub(super) struct Prog {
     may_trap: bool,
     /// Number of operands (each gets a scratch buffer to expand a `DIST` into).
     nargs: usize,
+    /// Where a chunk's guard values are once its steps have run (a register kept to the
+    /// end, a parameter or a constant), for a superoperator with a guard.
+    guard: Option<Src>,
 }
 
 /// What identifies an operand while compiling (a constant by its bits, so that `-0.0`
@@ -287,30 +290,45 @@ impl Ssa {
 }
 
 impl Prog {
-    /// Compiles a checked superoperator.
+    /// Compiles a checked superoperator (with its guard, if any: the guard's tree first,
+    /// then the body, sharing the steps they have in common).
     pub(super) fn compile(op: &SuperOp) -> Result<Prog, Trap> {
         let rt = op.result_type().map_err(Trap::ty)?;
         let params = op.params.iter().map(|t| t.vtype()).collect();
         let mut ssa = Ssa { steps: Vec::new(), parts: Vec::new(), ops: 0, seen: HashMap::new(), params };
-        let (root, _) = ssa.add(&op.body)?;
+        let guard = match &op.guard {
+            Some(g) => Some(ssa.add(&g.cond)?.0),
+            None => None,
+        };
+        let (mut root, _) = ssa.add(&op.body)?;
         let nargs = op.params.len();
         let may_trap = ssa.steps.iter().any(|(s, rt)| matches!(s, Step::Bin(BinOp::Div | BinOp::Mod, ..)) && *rt == VType::Int);
+        if guard.is_some() && (root != Src::Reg(ssa.steps.len().wrapping_sub(1)) || guard == Some(root)) {
+            // The body's value is not the last step (the guard's tree computed it, or it
+            // is a parameter or constant): a last step copies it into the result.
+            ssa.steps.push((Step::Sel(Src::Const(HostScalar::Bool(true)), root, root), rt));
+            root = Src::Reg(ssa.steps.len() - 1);
+        }
         Ok(match root {
             // The root is the last step (a tree is never its own subtree).
-            Src::Reg(_) => Prog { nargs, ..Prog::allocate(ssa.steps, &ssa.parts, rt, may_trap) },
-            r => Prog { code: Vec::new(), registers: 0, root: Some(r), rt, may_trap, nargs },
+            Src::Reg(_) => Prog { nargs, ..Prog::allocate(ssa.steps, &ssa.parts, rt, may_trap, guard) },
+            r => Prog { code: Vec::new(), registers: 0, root: Some(r), rt, may_trap, nargs, guard: None },
         })
     }
     /// A program of one step over `$0` (and `$1`, `$2`) with result type `rt`.
     pub(super) fn one(step: Step, rt: VType) -> Prog {
-        Prog { code: vec![Ins { step, rt, dst: 0, part: None }], registers: 0, root: None, rt, may_trap: false, nargs: 3 }
+        Prog { code: vec![Ins { step, rt, dst: 0, part: None }], registers: 0, root: None, rt, may_trap: false, nargs: 3, guard: None }
     }
     /// Assigns registers to the values of `steps` (the last one is the result): a value's
     /// register is free again after the last step that reads it, and is reused for the
-    /// next value of the same type.
-    fn allocate(steps: Vec<(Step, VType)>, parts: &[u32], rt: VType, may_trap: bool) -> Prog {
+    /// next value of the same type. The guard's value, when it is a step's, keeps its
+    /// register to the end.
+    fn allocate(steps: Vec<(Step, VType)>, parts: &[u32], rt: VType, may_trap: bool, guard: Option<Src>) -> Prog {
         let n = steps.len();
         let mut last = vec![0; n];
+        if let Some(Src::Reg(g)) = guard {
+            last[g] = n;
+        }
         for (i, (s, _)) in steps.iter().enumerate() {
             for o in operands(s) {
                 if let Src::Reg(v) = o {
@@ -349,7 +367,8 @@ impl Prog {
             }
             code.push(Ins { step, rt: t, dst, part: parts.get(i).copied() });
         }
-        Prog { code, registers: types.len(), root: None, rt, may_trap, nargs: 0 }
+        let guard = guard.map(|g| rename(g, &reg_of));
+        Prog { code, registers: types.len(), root: None, rt, may_trap, nargs: 0, guard }
     }
     pub(super) fn result_type(&self) -> VType {
         self.rt
@@ -443,11 +462,19 @@ fn first_failure<T: Elem>(p: &Prog, args: &[Operand], glo: usize, out: &mut [May
 /// Evaluates `p` over `len` positions into a fresh vector. `args[i]` is operand `$i`
 /// (length `len`; a `SEGDES` operand is an empty stand-in, never read).
 pub(super) fn eval(par: &Par, p: &Prog, args: &[Operand], len: usize) -> Result<Data, Trap> {
-    Ok(match p.rt {
-        VType::Int => Data::Int(build(len, |out| fill::<i64>(par, p, args, out, None))?),
-        VType::Float => Data::Float(build(len, |out| fill::<f64>(par, p, args, out, None))?),
-        VType::Bool => Data::Bool(build(len, |out| fill::<bool>(par, p, args, out, None))?),
-    })
+    Ok(eval_guarded(par, p, args, len)?.0)
+}
+
+/// [`eval`], and whether `p`'s guard holds at some position (`false` without a guard):
+/// one pass over the operands.
+pub(super) fn eval_guarded(par: &Par, p: &Prog, args: &[Operand], len: usize) -> Result<(Data, bool), Trap> {
+    let mut any = false;
+    let data = match p.rt {
+        VType::Int => Data::Int(build(len, |out| fill::<i64>(par, p, args, out, None).map(|g| any = g))?),
+        VType::Float => Data::Float(build(len, |out| fill::<f64>(par, p, args, out, None).map(|g| any = g))?),
+        VType::Bool => Data::Bool(build(len, |out| fill::<bool>(par, p, args, out, None).map(|g| any = g))?),
+    };
+    Ok((data, any))
 }
 
 /// Evaluates `p` writing the result over `out`, which is operand `$over` (of the result
@@ -460,23 +487,37 @@ pub(super) fn eval_over(par: &Par, p: &Prog, args: &[Operand], out: &mut Data, o
         unsafe { &mut *(s as *mut [T] as *mut [MaybeUninit<T>]) }
     }
     match out {
-        Data::Int(v) => fill::<i64>(par, p, args, view(v), Some(over)),
-        Data::Float(v) => fill::<f64>(par, p, args, view(v), Some(over)),
-        Data::Bool(v) => fill::<bool>(par, p, args, view(v), Some(over)),
+        Data::Int(v) => fill::<i64>(par, p, args, view(v), Some(over)).map(drop),
+        Data::Float(v) => fill::<f64>(par, p, args, view(v), Some(over)).map(drop),
+        Data::Bool(v) => fill::<bool>(par, p, args, view(v), Some(over)).map(drop),
     }
 }
 
-fn fill<T: Elem>(par: &Par, p: &Prog, args: &[Operand], out: &mut [MaybeUninit<T>], over: Option<usize>) -> Result<(), Trap> {
+/// Evaluates `p` into `out` in parallel blocks; whether its guard held anywhere.
+fn fill<T: Elem>(par: &Par, p: &Prog, args: &[Operand], out: &mut [MaybeUninit<T>], over: Option<usize>) -> Result<bool, Trap> {
     let len = out.len();
     let blocks: Vec<(usize, &mut [MaybeUninit<T>])> =
         split_mut(out, (0..len.div_ceil(BLOCK)).map(|b| (len - b * BLOCK).min(BLOCK))).into_iter().enumerate().map(|(b, s)| (b * BLOCK, s)).collect();
     let results = par.map_init(len, blocks, || p.registers(), |regs, (lo, blk)| eval_range(p, args, lo, blk, regs, over));
-    results.into_iter().collect()
+    let mut any = false;
+    for r in results {
+        any |= r?;
+    }
+    Ok(any)
+}
+
+/// Whether a chunk's guard values (`n` of them) hold anywhere.
+fn any_true(v: Val, n: usize) -> Result<bool, Trap> {
+    match v {
+        Val::Bool(V::S(x)) => Ok(x[..n].contains(&true)),
+        Val::Bool(V::K(x)) => Ok(x && n > 0),
+        _ => Err(Trap::ty("a superoperator's guard is not BOOL")),
+    }
 }
 
 /// Evaluates `p` at positions `lo..lo + out.len()` into `out`, [`CHUNK`] elements at a
 /// time. With `over = Some(a)`, `out` is initialised and is operand `$a` (read before it
-/// is written).
+/// is written). Returns whether `p`'s guard held at one of these positions.
 fn eval_range<T: Elem>(
     p: &Prog,
     args: &[Operand],
@@ -484,12 +525,13 @@ fn eval_range<T: Elem>(
     out: &mut [MaybeUninit<T>],
     regs: &mut [Data],
     over: Option<usize>,
-) -> Result<(), Trap> {
+) -> Result<bool, Trap> {
     if crate::interrupt::skip_work() {
         return Err(Trap::new(crate::trap::TrapKind::Interrupted));
     }
     let mut stage: Vec<T> = Vec::new();
     let mut c = 0;
+    let mut any = false;
     let nregs = p.registers;
     // A program without registers writes straight into `out`: no chunks needed.
     let step = if nregs == 0 { out.len() } else { CHUNK };
@@ -513,9 +555,12 @@ fn eval_range<T: Elem>(
             // (Over an operand, the program cannot trap on its values: see `eval_over`.)
             return Err(if p.may_trap && over.is_none() { first_failure(p, args, glo, &mut out[c..hi], regs, t) } else { t });
         }
+        if let Some(g) = p.guard {
+            any = any || any_true(operand(g, &chunk_args, rs), hi - c)?;
+        }
         c = hi;
     }
-    Ok(())
+    Ok(any)
 }
 
 /// Views `out`, all of whose elements have been written, as initialised.

@@ -669,11 +669,38 @@ impl Cvl for CpuCvl {
             }
         }))
     }
+    fn fused_guarded(
+        &mut self,
+        op: &SuperOp,
+        args: &[Option<&CpuVector>],
+        seg: &CpuSegdes,
+        len: usize,
+    ) -> Result<(CpuVector, CpuVector), Trap> {
+        let Some(guard) = op.guard_op() else {
+            return Err(Trap::ty("superoperator has no guard"));
+        };
+        check::len("guard segment descriptor", seg.0.total(), len)?;
+        let (prog, slices) = fused_args(op, args, len)?;
+        if seg.0.m() != 1 || prog.may_trap() {
+            // One flag per segment, or a body that may trap (after the guard's reduction):
+            // two passes.
+            let flags = self.fused_fold(&guard, args, seg, len)?;
+            return Ok((vecd(fused::eval(&self.par, &Prog::compile(&op.without_fold())?, &slices, len)?), flags));
+        }
+        let (r, any) = fused::eval_guarded(&self.par, &prog, &slices, len)?;
+        Ok((vecd(r), vecd(Data::Bool(vec![any]))))
+    }
     fn fused(&mut self, op: &SuperOp, args: &[Option<&CpuVector>], len: usize) -> Result<CpuVector, Trap> {
+        if op.guard.is_some() {
+            return Err(Trap::ty("a superoperator with a guard pushes two results (FUSED runs it through `fused_guarded`)"));
+        }
         let (prog, slices) = fused_args(op, args, len)?;
         Ok(vecd(fused::eval(&self.par, &prog, &slices, len)?))
     }
     fn fused_reusing(&mut self, op: &SuperOp, args: &mut [Option<&mut CpuVector>], len: usize) -> Result<CpuVector, Trap> {
+        if op.guard.is_some() {
+            return Err(Trap::ty("a superoperator with a guard pushes two results (FUSED runs it through `fused_guarded`)"));
+        }
         let shared: Vec<Option<&CpuVector>> = args.iter().map(|a| a.as_deref()).collect();
         let (prog, _) = fused_args(op, &shared, len)?;
         drop(shared);
