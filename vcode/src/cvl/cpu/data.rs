@@ -88,6 +88,52 @@ impl<'a> Slice<'a> {
     }
 }
 
+/// `v`'s memory as a vector of `B`, bit for bit (`A` and `B` are `i64` / `f64`: the same
+/// size and alignment, and every bit pattern a valid value of both).
+fn recast<A: Elem, B: Elem>(v: Vec<A>) -> Vec<B> {
+    assert!(std::mem::size_of::<A>() == 8 && std::mem::size_of::<B>() == 8 && std::mem::align_of::<A>() == std::mem::align_of::<B>());
+    let mut v = std::mem::ManuallyDrop::new(v);
+    // SAFETY: same size and alignment (checked above), so the allocation's layout is the
+    // same; both types are plain 8-byte numbers with no invalid bit patterns.
+    unsafe { Vec::from_raw_parts(v.as_mut_ptr() as *mut B, v.len(), v.capacity()) }
+}
+
+/// `d`'s memory as a vector of type `to` (its elements' bits unchanged), when both types
+/// are 8 bytes (`INT`, `FLOAT`) or equal; `Err(d)` otherwise. No copy: a superoperator
+/// converting one into the other writes over its operand's memory.
+pub(super) fn retype(d: Data, to: VType) -> Result<Data, Data> {
+    match (d, to) {
+        (Data::Int(v), VType::Float) => Ok(Data::Float(recast(v))),
+        (Data::Float(v), VType::Int) => Ok(Data::Int(recast(v))),
+        (d, t) if d.vtype() == t => Ok(d),
+        (d, _) => Err(d),
+    }
+}
+
+/// True when a vector of type `a` can hold one of type `b` in the same memory
+/// ([`retype`]).
+pub(super) fn same_width(a: VType, b: VType) -> bool {
+    a == b || matches!((a, b), (VType::Int, VType::Float) | (VType::Float, VType::Int))
+}
+
+/// The elements `v` as type `vt`, bit for bit ([`retype`]'s view of a slice).
+pub(super) fn view_as<T: Elem>(v: &[T], vt: VType) -> Option<Slice<'_>> {
+    if vt == T::VT {
+        return Some(T::slice_of(v));
+    }
+    if std::mem::size_of::<T>() != 8 {
+        return None;
+    }
+    // SAFETY: `T` is `i64` or `f64` (8 bytes, 8-aligned), as are the views made here.
+    Some(unsafe {
+        match vt {
+            VType::Int => Slice::Int(std::slice::from_raw_parts(v.as_ptr() as *const i64, v.len())),
+            VType::Float => Slice::Float(std::slice::from_raw_parts(v.as_ptr() as *const f64, v.len())),
+            VType::Bool => return None,
+        }
+    })
+}
+
 /// An element type of the CPU library (`i64`, `f64`, `bool`).
 pub trait Elem: Copy + Default + PartialOrd + Send + Sync + std::fmt::Debug + 'static {
     /// The VCODE element type.

@@ -4,7 +4,7 @@
 //! evaluator as one-step programs. The result is written into fresh, uninitialised memory
 //! or over an operand whose only handle the caller gave up.
 
-use super::data::{write_data, Data, Elem, Out, Slice, Val, V};
+use super::data::{view_as, write_data, Data, Elem, Out, Slice, Val, V};
 use super::elementwise::{binary_kernel, select_kernel, unary_kernel};
 use super::par::{cut, split_mut, Chunk, Par, BLOCK};
 use super::scan::{block_offsets, fold_lanes, scan_in_place};
@@ -477,10 +477,10 @@ pub(super) fn eval_guarded(par: &Par, p: &Prog, args: &[Operand], len: usize) ->
     Ok((data, any))
 }
 
-/// Evaluates `p` writing the result over `out`, which is operand `$over` (of the result
-/// type; `args[over]` is not read). The caller makes sure `p` cannot trap
-/// ([`Prog::may_trap`]).
-pub(super) fn eval_over(par: &Par, p: &Prog, args: &[Operand], out: &mut Data, over: usize) -> Result<(), Trap> {
+/// Evaluates `p` writing the result over `out`, which holds operand `$over` (of type
+/// `ty`: the result's, or of the same width, its bits in `out`; `args[over]` is not
+/// read). The caller makes sure `p` cannot trap ([`Prog::may_trap`]).
+pub(super) fn eval_over(par: &Par, p: &Prog, args: &[Operand], out: &mut Data, over: (usize, VType)) -> Result<(), Trap> {
     fn view<T>(s: &mut [T]) -> &mut [MaybeUninit<T>] {
         // SAFETY: `MaybeUninit<T>` has `T`'s layout, and the evaluator only ever writes
         // initialised values through this view, so `s` stays initialised.
@@ -494,7 +494,7 @@ pub(super) fn eval_over(par: &Par, p: &Prog, args: &[Operand], out: &mut Data, o
 }
 
 /// Evaluates `p` into `out` in parallel blocks; whether its guard held anywhere.
-fn fill<T: Elem>(par: &Par, p: &Prog, args: &[Operand], out: &mut [MaybeUninit<T>], over: Option<usize>) -> Result<bool, Trap> {
+fn fill<T: Elem>(par: &Par, p: &Prog, args: &[Operand], out: &mut [MaybeUninit<T>], over: Option<(usize, VType)>) -> Result<bool, Trap> {
     let len = out.len();
     let blocks: Vec<(usize, &mut [MaybeUninit<T>])> =
         split_mut(out, (0..len.div_ceil(BLOCK)).map(|b| (len - b * BLOCK).min(BLOCK))).into_iter().enumerate().map(|(b, s)| (b * BLOCK, s)).collect();
@@ -516,15 +516,16 @@ fn any_true(v: Val, n: usize) -> Result<bool, Trap> {
 }
 
 /// Evaluates `p` at positions `lo..lo + out.len()` into `out`, [`CHUNK`] elements at a
-/// time. With `over = Some(a)`, `out` is initialised and is operand `$a` (read before it
-/// is written). Returns whether `p`'s guard held at one of these positions.
+/// time. With `over = Some((a, ty))`, `out` is initialised and holds operand `$a`, of
+/// type `ty` (read before it is written). Returns whether `p`'s guard held at one of
+/// these positions.
 fn eval_range<T: Elem>(
     p: &Prog,
     args: &[Operand],
     lo: usize,
     out: &mut [MaybeUninit<T>],
     regs: &mut [Data],
-    over: Option<usize>,
+    over: Option<(usize, VType)>,
 ) -> Result<bool, Trap> {
     if crate::interrupt::skip_work() {
         return Err(Trap::new(crate::trap::TrapKind::Interrupted));
@@ -547,8 +548,8 @@ fn eval_range<T: Elem>(
             stage.clear();
             stage.extend_from_slice(init);
         }
-        if let Some(a) = over {
-            chunk_args[a] = Val::of(T::slice_of(&stage));
+        if let Some((a, ty)) = over {
+            chunk_args[a] = Val::of(view_as(&stage, ty).ok_or_else(|| Trap::ty("a superoperator wrote over an operand of another width"))?);
         }
         if let Err(t) = run_chunk(p, &chunk_args, rs, T::out(&mut out[c..hi])) {
             drop(chunk_args);

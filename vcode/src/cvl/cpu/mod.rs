@@ -10,6 +10,7 @@
 //! library) and calls the kernels. All sizes and indices are checked: a bad operand is a
 //! [`Trap`], never a panic.
 
+mod affine;
 mod data;
 mod elementwise;
 mod fused;
@@ -312,6 +313,44 @@ impl CpuCvl {
             })
         })))
     }
+    /// `op`'s value as an `INDEX` kept unwritten, when every operand is an unwritten
+    /// `INDEX` or `INT` `DIST` over segments of the same lengths (an `INDEX` among them)
+    /// and the tree keeps progressions ([`affine`]); `None` otherwise.
+    fn affine_index(&self, op: &SuperOp, args: &[Option<&CpuVector>]) -> Result<Option<CpuVector>, Trap> {
+        if op.fold.is_some() || op.guard.is_some() {
+            return Ok(None);
+        }
+        let mut seg: Option<&Arc<Seg>> = None;
+        let mut terms = Vec::with_capacity(args.len());
+        let mut indices = 0;
+        for a in args {
+            let Some(v) = a else {
+                terms.push(affine::Term::None);
+                continue;
+            };
+            let Rep::Lazy(l) = &v.0 else { return Ok(None) };
+            if l.forced.get().is_some() || seg.is_some_and(|s| !Arc::ptr_eq(s, &l.seg) && s.lens() != l.seg.lens()) {
+                return Ok(None);
+            }
+            seg.get_or_insert(&l.seg);
+            terms.push(match &l.form {
+                Form::Index(b, k) => {
+                    indices += 1;
+                    affine::Term::Index(int_slice(b), int_slice(k))
+                }
+                Form::Dist(vals) => match &**vals {
+                    Data::Int(d) => affine::Term::Dist(d),
+                    _ => return Ok(None),
+                },
+            });
+        }
+        let Some(seg) = seg.filter(|_| indices > 0) else { return Ok(None) };
+        let Some((start, stride)) = affine::progressions(&op.body, &terms, seg.m()) else { return Ok(None) };
+        let n = seg.total();
+        crate::memory::check(n, n.saturating_mul(8))?;
+        let form = Form::Index(Arc::new(Data::Int(start)), Arc::new(Data::Int(stride)));
+        Ok(Some(CpuVector(Rep::Lazy(Arc::new(Lazy { form, seg: seg.clone(), par: self.par.clone(), forced: OnceLock::new() })))))
+    }
     /// A vector kept as `form` over `s`, written out on first use.
     fn lazy(&self, form: Form, s: &CpuSegdes) -> CpuVector {
         let l = Lazy { form, seg: s.0.clone(), par: self.par.clone(), forced: OnceLock::new() };
@@ -434,23 +473,49 @@ impl Cvl for CpuCvl {
         self.elementwise(Step::Sel(Arg(0), Arg(1), Arg(2)), a.vtype(), &[f.operand(), a.operand(), b.operand()])
     }
     fn rand(&mut self, bounds: &CpuVector) -> Result<CpuVector, Trap> {
-        let b = ints(bounds.data()?, "RAND bounds")?;
-        if b.contains(&0) {
-            return Err(Trap::new(TrapKind::DivisionByZero));
-        }
         // splitmix64 is counter based: draw `j` of this call is the output for state
         // `rng + (j+1)*GOLDEN`, so blocks draw independently and identically.
         let base = self.rng;
-        let out = mem::build(b.len(), |out| {
-            self.par.blocks_mut(out, |lo, blk| {
-                for (j, (o, &x)) in blk.iter_mut().zip(&b[lo..]).enumerate() {
-                    let z = base.wrapping_add(GOLDEN.wrapping_mul((lo + j + 1) as u64));
-                    o.write((splitmix(z) % x.unsigned_abs()) as i64);
-                }
-            });
-            Ok(())
-        })?;
-        self.rng = base.wrapping_add(GOLDEN.wrapping_mul(b.len() as u64));
+        let draw = |pos: usize, bound: i64| (splitmix(base.wrapping_add(GOLDEN.wrapping_mul((pos + 1) as u64))) % bound.unsigned_abs()) as i64;
+        let n = bounds.len();
+        let out = if let Some((vals, seg)) = bounds.lazy_dist() {
+            // Bounds kept as a `DIST` (`{rand(r) : r in dist(x, n)}`): read per segment,
+            // never written out.
+            let vals = ints(vals, "RAND bounds")?;
+            if seg.lens().iter().zip(vals).any(|(&l, &v)| l > 0 && v == 0) {
+                return Err(Trap::new(TrapKind::DivisionByZero));
+            }
+            mem::build(n, |out| {
+                self.par.blocks_mut(out, |lo, blk| {
+                    let (mut k, mut j) = (seg.segment_at(lo), 0);
+                    while j < blk.len() {
+                        while seg.start(k) + seg.len(k) <= lo + j {
+                            k += 1;
+                        }
+                        let end = (seg.start(k) + seg.len(k) - lo).min(blk.len());
+                        for (t, o) in blk[j..end].iter_mut().enumerate() {
+                            o.write(draw(lo + j + t, vals[k]));
+                        }
+                        j = end;
+                    }
+                });
+                Ok(())
+            })?
+        } else {
+            let b = ints(bounds.data()?, "RAND bounds")?;
+            if b.contains(&0) {
+                return Err(Trap::new(TrapKind::DivisionByZero));
+            }
+            mem::build(n, |out| {
+                self.par.blocks_mut(out, |lo, blk| {
+                    for (j, (o, &x)) in blk.iter_mut().zip(&b[lo..]).enumerate() {
+                        o.write(draw(lo + j, x));
+                    }
+                });
+                Ok(())
+            })?
+        };
+        self.rng = base.wrapping_add(GOLDEN.wrapping_mul(n as u64));
         Ok(vecd(Data::Int(out)))
     }
     fn srand(&mut self, seed: i64) -> Result<(), Trap> {
@@ -695,6 +760,9 @@ impl Cvl for CpuCvl {
             return Err(Trap::ty("a superoperator with a guard pushes two results (FUSED runs it through `fused_guarded`)"));
         }
         let (prog, slices) = fused_args(op, args, len)?;
+        if let Some(v) = self.affine_index(op, args)? {
+            return Ok(v);
+        }
         Ok(vecd(fused::eval(&self.par, &prog, &slices, len)?))
     }
     fn fused_reusing(&mut self, op: &SuperOp, args: &mut [Option<&mut CpuVector>], len: usize) -> Result<CpuVector, Trap> {
@@ -703,24 +771,35 @@ impl Cvl for CpuCvl {
         }
         let shared: Vec<Option<&CpuVector>> = args.iter().map(|a| a.as_deref()).collect();
         let (prog, _) = fused_args(op, &shared, len)?;
+        if let Some(v) = self.affine_index(op, &shared)? {
+            return Ok(v);
+        }
         drop(shared);
-        // An operand of the result's type whose only handle the caller gives up takes the
-        // result, unless an element could trap half way.
-        let over = if prog.may_trap() {
-            None
-        } else {
+        // An operand of the result's type (else of its width: `INT` and `FLOAT`) whose only
+        // handle the caller gives up takes the result, unless an element could trap half
+        // way.
+        let rt = prog.result_type();
+        let mut writable = |same: bool| {
             args.iter_mut().position(|a| match a {
-                Some(v) => v.vtype() == prog.result_type() && v.len() == len && v.owned().is_some(),
+                Some(v) => (if same { v.vtype() == rt } else { data::same_width(v.vtype(), rt) }) && v.len() == len && v.owned().is_some(),
                 None => false,
             })
         };
+        let over = if prog.may_trap() { None } else { writable(true).or_else(|| writable(false)) };
         let Some(r) = over else {
             // Nothing to write over: a fresh result, from the program compiled above.
             let slices: Vec<Operand> = args.iter().map(|a| a.as_deref().map_or(Operand::Elems(Slice::Int(&[])), |v| v.operand())).collect();
             return Ok(vecd(fused::eval(&self.par, &prog, &slices, len)?));
         };
+        let operand_type = args[r].as_ref().map_or(rt, |v| v.vtype());
         let mut out = match args[r].as_mut().and_then(|v| v.owned()) {
-            Some(buf) => std::mem::replace(buf, Data::none()),
+            Some(buf) => match data::retype(std::mem::replace(buf, Data::none()), rt) {
+                Ok(d) => d,
+                Err(d) => {
+                    *buf = d;
+                    return Err(Trap::ty("superoperator operand of another width"));
+                }
+            },
             None => return Err(Trap::ty("superoperator operand vanished")),
         };
         let res = {
@@ -732,14 +811,14 @@ impl Cvl for CpuCvl {
                     _ => Operand::Elems(Slice::Int(&[])),
                 })
                 .collect();
-            fused::eval_over(&self.par, &prog, &slices, &mut out, r)
+            fused::eval_over(&self.par, &prog, &slices, &mut out, (r, operand_type))
         };
         match res {
             Ok(()) => Ok(vecd(out)),
             Err(t) => {
                 // Cannot happen for a program that cannot trap; keep the operand anyway.
-                if let Some(buf) = args[r].as_mut().and_then(|v| v.owned()) {
-                    *buf = out;
+                if let (Some(buf), Ok(d)) = (args[r].as_mut().and_then(|v| v.owned()), data::retype(out, operand_type)) {
+                    *buf = d;
                 }
                 Err(t)
             }
@@ -776,6 +855,98 @@ mod tests {
     }
     fn host(c: &mut CpuCvl, v: &CpuVector) -> HostVector {
         c.to_host(v).expect("host")
+    }
+
+    /// Written-out copies of `v` (a lazy vector's elements as a stored one).
+    fn stored(c: &mut CpuCvl, v: &CpuVector) -> CpuVector {
+        let h = host(c, v);
+        c.from_host(h).expect("host")
+    }
+
+    #[test]
+    fn index_arithmetic_over_lazy_operands_stays_an_index() {
+        for threads in [1, 2] {
+            let mut c = CpuCvl::with_threads(threads);
+            let lens = [5000, 0, 7000, 3000];
+            let n = lens.iter().sum::<i64>() as usize;
+            let s = c.segdes_from_host(&lens).expect("seg");
+            let (b, k, d) = (iv(&mut c, &[1, 2, 3, -4]), iv(&mut c, &[1, 5, -2, 3]), iv(&mut c, &[10, 20, 30, i64::MAX]));
+            let ix = c.index(&b, &k, &s).expect("index");
+            let dd = c.dist(&d, &s).expect("dist");
+            assert!(!ix.is_written_out() && !dd.is_written_out());
+            // (written out from copies: reading a lazy vector's elements writes it out)
+            let (ix2, dd2) = (c.index(&b, &k, &s).expect("index"), c.dist(&d, &s).expect("dist"));
+            let (ixw, ddw) = (stored(&mut c, &ix2), stored(&mut c, &dd2));
+            for (src, stays) in [
+                ("(INT INT) (* INT (+ INT $0 (+ INT (CONST INT 7) $1)) (CONST INT 3))", true),
+                ("(INT INT) (- INT $1 (* INT $1 $0))", true),
+                ("(INT INT) (* INT $0 $0)", false),
+                ("(INT INT) (MAX INT $0 $1)", false),
+            ] {
+                let op = SuperOp::parse(src).expect("parses");
+                let lazy = c.fused(&op, &[Some(&ix), Some(&dd)], n).expect("lazy operands");
+                assert_eq!(!lazy.is_written_out(), stays, "{src}: kept as an INDEX");
+                let want = c.fused(&op, &[Some(&ixw), Some(&ddw)], n).expect("stored operands");
+                assert_eq!(host(&mut c, &lazy), host(&mut c, &want), "{src} on {threads} threads");
+                // A gather by it reads what a gather by the written indices does.
+                let src_v = c.from_host(HostVector::Int((0..4 * n as i64).collect())).expect("host");
+                let ss = c.segdes_from_host(&[4 * n as i64]).expect("seg");
+                let one = c.segdes_from_host(&[n as i64]).expect("seg");
+                if let (Ok(g1), Ok(g2)) = (c.bpermute(&src_v, &lazy, &ss, &one), c.bpermute(&src_v, &want, &ss, &one)) {
+                    assert_eq!(host(&mut c, &g1), host(&mut c, &g2), "{src}: gathers");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rand_over_a_lazy_dist_draws_what_it_draws_over_a_stored_one() {
+        for threads in [1, 2] {
+            let mut c = CpuCvl::with_threads(threads);
+            // a zero bound over an empty segment draws nothing and is no error
+            let s = c.segdes_from_host(&[4000, 0, 9000, 1]).expect("seg");
+            let b = iv(&mut c, &[5, 0, -9, 1000]);
+            let lazy = c.dist(&b, &s).expect("dist");
+            assert!(!lazy.is_written_out());
+            let copy = c.dist(&b, &s).expect("dist");
+            let written = stored(&mut c, &copy);
+            c.srand(3).expect("srand");
+            let r1 = c.rand(&lazy).expect("rand");
+            c.srand(3).expect("srand");
+            let r2 = c.rand(&written).expect("rand");
+            assert!(!lazy.is_written_out(), "the bounds are not written out");
+            assert_eq!(host(&mut c, &r1), host(&mut c, &r2));
+            let (zb, zs) = (iv(&mut c, &[5, 0, 7, 1]), c.segdes_from_host(&[4000, 1, 9000, 1]).expect("seg"));
+            let z = c.dist(&zb, &zs).expect("dist");
+            assert!(c.rand(&z).is_err(), "a zero bound over an element is an error");
+        }
+    }
+
+    #[test]
+    fn a_conversion_writes_over_its_operand_of_the_other_width() {
+        let mut c = CpuCvl::with_threads(2);
+        let n = 100_000i64;
+        let mut v = iv(&mut c, &(0..n).collect::<Vec<_>>());
+        let at = match v.data().expect("data") {
+            Data::Int(x) => x.as_ptr() as usize,
+            _ => unreachable!(),
+        };
+        let op = SuperOp::parse("(INT) (* FLOAT (I_TO_F INT $0) (CONST FLOAT 0.5))").expect("parses");
+        let r = c.fused_reusing(&op, &mut [Some(&mut v)], n as usize).expect("fused");
+        match r.data().expect("data") {
+            Data::Float(x) => {
+                assert_eq!(x.as_ptr() as usize, at, "the result is in the operand's memory");
+                assert!(x.iter().enumerate().all(|(i, &f)| f == i as f64 * 0.5));
+            }
+            d => panic!("{d:?}"),
+        }
+        // and back (FLOAT to INT), over a vector with a second handle: a fresh result
+        let keep = r.clone();
+        let mut r = r;
+        let back = SuperOp::parse("(FLOAT) (TRUNC FLOAT (* FLOAT $0 (CONST FLOAT 2.0)))").expect("parses");
+        let w = c.fused_reusing(&back, &mut [Some(&mut r)], n as usize).expect("fused");
+        assert_eq!(host(&mut c, &w), HostVector::Int((0..n).collect()));
+        assert!(matches!(keep.data().expect("data"), Data::Float(x) if x.as_ptr() as usize == at), "the shared operand is untouched");
     }
 
     #[test]
