@@ -71,6 +71,22 @@ fn test_at(b: &Block, i: usize, uses: &HashMap<Var, usize>, table: &[SuperOp]) -
     (cond == c && t.defs.is_empty() && no_results && empty_else).then(|| Check { at: i, op: *k as usize, args: args.clone() })
 }
 
+/// Adds the operands `args` (of types `types`) to `vars` / `params`, each variable once;
+/// the parameter number of each.
+fn add_operands(vars: &mut Vec<Var>, params: &mut Vec<Ty>, args: &[Var], types: &[Ty]) -> Vec<usize> {
+    args.iter()
+        .zip(types)
+        .map(|(v, t)| match vars.iter().position(|x| x == v) {
+            Some(k) => k,
+            None => {
+                vars.push(*v);
+                params.push(*t);
+                vars.len() - 1
+            }
+        })
+        .collect()
+}
+
 /// `e` with parameter `$i` renamed `$map[i]`.
 fn renumber(e: &Expr, map: &[usize]) -> Expr {
     match e {
@@ -92,19 +108,7 @@ fn merged(checks: &[Check], table: &[SuperOp]) -> Option<(SuperOp, Vec<Var>)> {
     let mut body: Option<Expr> = None;
     for c in checks {
         let op = &table[c.op];
-        let data = &c.args[..c.args.len() - 1];
-        let map: Vec<usize> = data
-            .iter()
-            .zip(&op.params)
-            .map(|(v, t)| match vars.iter().position(|x| x == v) {
-                Some(k) => k,
-                None => {
-                    vars.push(*v);
-                    params.push(*t);
-                    vars.len() - 1
-                }
-            })
-            .collect();
+        let map = add_operands(&mut vars, &mut params, &c.args[..c.args.len() - 1], &op.params);
         let e = renumber(&op.body, &map);
         body = Some(match body {
             None => e,
@@ -231,19 +235,7 @@ fn guarded(op: &SuperOp, args: &[Var], test: &Check, table: &[SuperOp]) -> Optio
     let fold = tested.fold?;
     let mut vars = args.to_vec();
     let mut params = op.params.clone();
-    let map: Vec<usize> = test
-        .args
-        .iter()
-        .zip(&tested.params)
-        .map(|(v, t)| match vars.iter().zip(&params).position(|(x, p)| x == v && p == t) {
-            Some(k) => k,
-            None => {
-                vars.push(*v);
-                params.push(*t);
-                vars.len() - 1
-            }
-        })
-        .collect();
+    let map = add_operands(&mut vars, &mut params, &test.args, &tested.params);
     let guard = Guard { cond: renumber(&tested.body, &map), seg: map[fold.seg] };
     let g = SuperOp { params, body: op.body.clone(), fold: None, guard: Some(guard) };
     g.check().ok()?;

@@ -557,8 +557,8 @@ impl<C: Cvl> Machine<'_, C> {
                         }
                     }
                 }
-                if let Some(fold) = op.fold {
-                    let seg = seg_at(s, fold.seg)?;
+                if op.fold.is_some() || op.guard.is_some() {
+                    let seg = seg_at(s, op.length_param())?;
                     let args: Vec<Option<&C::Vector>> = s
                         .iter()
                         .map(|v| match v {
@@ -566,21 +566,13 @@ impl<C: Cvl> Machine<'_, C> {
                             _ => None,
                         })
                         .collect();
-                    let r = self.cvl.fused_fold(op, &args, seg, len)?;
-                    self.finish(base, vec![Value::Vec(r)]);
-                    return Ok(Flow::Next);
-                }
-                if let Some(guard) = &op.guard {
-                    let seg = seg_at(s, guard.seg)?;
-                    let args: Vec<Option<&C::Vector>> = s
-                        .iter()
-                        .map(|v| match v {
-                            Value::Vec(x) => Some(x),
-                            _ => None,
-                        })
-                        .collect();
-                    let (r, flags) = self.cvl.fused_guarded(op, &args, seg, len)?;
-                    self.finish(base, vec![Value::Vec(r), Value::Vec(flags)]);
+                    let outs = if op.fold.is_some() {
+                        vec![Value::Vec(self.cvl.fused_fold(op, &args, seg, len)?)]
+                    } else {
+                        let (r, flags) = self.cvl.fused_guarded(op, &args, seg, len)?;
+                        vec![Value::Vec(r), Value::Vec(flags)]
+                    };
+                    self.finish(base, outs);
                     return Ok(Flow::Next);
                 }
                 // The operands are popped right after: the library may write the result

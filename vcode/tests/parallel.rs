@@ -353,6 +353,23 @@ fn a_bad_index_is_the_same_trap_at_every_thread_count() {
 /// Superoperators that fold (reduce or scan) their element-wise values, against the
 /// same tree evaluated by `FUSED` and then reduced or scanned: bit-identical, float sums
 /// included, at 1, 2 and 4 threads.
+/// A superoperator's operands from the case's vectors `[ints, local, floats, flags]`:
+/// `$0` of type `INT` gets the ints, a later `INT` the local indices; `None` for a
+/// `SEGDES`.
+fn operands<'a, V>(op: &vcode::SuperOp, [iv, lv, fv, bv]: [&'a V; 4]) -> Vec<Option<&'a V>> {
+    op.params
+        .iter()
+        .enumerate()
+        .map(|(i, t)| match (t.name(), i) {
+            ("FLOAT", _) => Some(fv),
+            ("INT", 0) => Some(iv),
+            ("INT", _) => Some(lv),
+            ("BOOL", _) => Some(bv),
+            _ => None,
+        })
+        .collect()
+}
+
 fn check_folds(seed: u64, segments: usize) {
     use vcode::SuperOp;
     let k = case(seed, segments);
@@ -377,18 +394,7 @@ fn check_folds(seed: u64, segments: usize) {
         ops.iter()
             .map(|src| {
                 let op = SuperOp::parse(src).unwrap();
-                let args: Vec<Option<&_>> = op
-                    .params
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| match (t.name(), i) {
-                        ("FLOAT", _) => Some(&fv),
-                        ("INT", 0) => Some(&iv),
-                        ("INT", _) => Some(&lv),
-                        ("BOOL", _) => Some(&bv),
-                        _ => None,
-                    })
-                    .collect();
+                let args = operands(&op, [&iv, &lv, &fv, &bv]);
                 let fused = c.fused_fold(&op, &args, &s, n).unwrap();
                 let fold = op.fold.unwrap();
                 let v = c.fused(&op.without_fold(), &args, n).unwrap();
@@ -462,18 +468,7 @@ fn check_guards(seed: u64, segments: usize) {
         ops.iter()
             .map(|src| {
                 let op = SuperOp::parse(src).unwrap();
-                let args: Vec<Option<&_>> = op
-                    .params
-                    .iter()
-                    .enumerate()
-                    .map(|(i, t)| match (t.name(), i) {
-                        ("FLOAT", _) => Some(&fv),
-                        ("INT", 0) => Some(&iv),
-                        ("INT", _) => Some(&lv),
-                        ("BOOL", _) => Some(&bv),
-                        _ => None,
-                    })
-                    .collect();
+                let args = operands(&op, [&iv, &lv, &fv, &bv]);
                 let (v, flags) = c.fused_guarded(&op, &args, &s, n).unwrap();
                 let guard = c.fused_fold(&op.guard_op().unwrap(), &args, &s, n).unwrap();
                 let body = c.fused(&op.without_fold(), &args, n).unwrap();
