@@ -36,7 +36,7 @@
 //! are dropped from the table.
 
 use crate::fuse::intern;
-use crate::lir::{expr_may_trap, removable, superop_may_trap, use_counts, Block, LProgram, Rhs, Stmt, Var};
+use crate::lir::{removable, superop_may_trap, use_counts, Block, LProgram, Rhs, Stmt, Var};
 use std::collections::HashMap;
 use vcode::cvl::{BinOp, ReduceOp};
 use vcode::{Expr, Fold, FoldKind, Guard, Imm, Instr, Opcode, Origin, SuperOp, Ty, VType};
@@ -62,7 +62,7 @@ fn test_at(b: &Block, i: usize, uses: &HashMap<Var, usize>, table: &[SuperOp]) -
     let op = table.get(*k as usize)?;
     let fold = op.fold?;
     let or = Fold { kind: FoldKind::Reduce, op: ReduceOp::Or, ty: VType::Bool, seg: op.params.len() - 1 };
-    if fold != or || op.params.last() != Some(&Ty::Segdes) || expr_may_trap(&op.body) || uses.get(c) != Some(&1) {
+    if fold != or || op.params.last() != Some(&Ty::Segdes) || op.body.may_trap() || uses.get(c) != Some(&1) {
         return None;
     }
     let Rhs::If { cond, then, els } = &t.rhs else { return None };

@@ -298,20 +298,7 @@ pub fn removable(rhs: &Rhs, superops: &[SuperOp]) -> bool {
 
 /// True when a superoperator (its body or its guard) can trap.
 pub fn superop_may_trap(op: &SuperOp) -> bool {
-    expr_may_trap(&op.body) || op.guard.as_ref().is_some_and(|g| expr_may_trap(&g.cond))
-}
-
-/// True when a superoperator expression contains integer `/` or `%`.
-pub fn expr_may_trap(e: &vcode::Expr) -> bool {
-    use vcode::cvl::{BinOp, VType};
-    match e {
-        vcode::Expr::Arg(_) | vcode::Expr::Const(_) => false,
-        vcode::Expr::Binary { op, ty, a, b } => {
-            (matches!(op, BinOp::Div | BinOp::Mod) && *ty == VType::Int) || expr_may_trap(a) || expr_may_trap(b)
-        }
-        vcode::Expr::Unary { a, .. } => expr_may_trap(a),
-        vcode::Expr::Select { f, a, b, .. } => expr_may_trap(f) || expr_may_trap(a) || expr_may_trap(b),
-    }
+    op.body.may_trap() || op.guard.as_ref().is_some_and(|g| g.cond.may_trap())
 }
 
 impl Block {

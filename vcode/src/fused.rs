@@ -41,7 +41,8 @@
 //! `BOOL` per segment of its descriptor, whose element count is the body's length), as
 //! `FUSED` of the body and `FUSED` of the guard's fold would, in one pass over the
 //! operands. The optimiser makes one of a run-time check followed by the computation it
-//! guards (the check's `IF` then reads the flag); neither tree may trap.
+//! guards (the check's `IF` then reads the flag); neither tree may trap (no integer `/`
+//! or `%`: the values are computed before the flag is read).
 
 use crate::cvl::{BinOp, HostScalar, ReduceOp, UnOp, VType};
 use crate::op::{operand_types, Effect, Exec, Opcode, Pat, SlotTy, Ty, OPCODES};
@@ -301,6 +302,16 @@ impl Expr {
         }
     }
 
+    /// True when the tree can trap: it holds an integer `/` or `%` (by zero).
+    pub fn may_trap(&self) -> bool {
+        match self {
+            Expr::Arg(_) | Expr::Const(_) => false,
+            Expr::Binary { op, ty, a, b } => (matches!(op, BinOp::Div | BinOp::Mod) && *ty == VType::Int) || a.may_trap() || b.may_trap(),
+            Expr::Unary { a, .. } => a.may_trap(),
+            Expr::Select { f, a, b, .. } => f.may_trap() || a.may_trap() || b.may_trap(),
+        }
+    }
+
     /// Number of nodes in the tree.
     pub fn size(&self) -> usize {
         match self {
@@ -367,6 +378,10 @@ impl SuperOp {
         if let Some(g) = &self.guard {
             if self.fold.is_some() {
                 return Err("a superoperator with a fold has no guard".into());
+            }
+            if self.body.may_trap() || g.cond.may_trap() {
+                // The values are computed before the guard is read: nothing may fail.
+                return Err("a superoperator with a guard cannot trap (integer `/` or `%`)".into());
             }
             let gt = g.cond.result_type(&self.params)?;
             if gt != VType::Bool {
@@ -505,5 +520,8 @@ mod tests {
         assert!(SuperOp::parse("(FLOAT FLOAT) (SQRT FLOAT $0) (OR_REDUCE BOOL (< FLOAT $0 $1) $1)").is_err());
         assert!(SuperOp::parse("(FLOAT SEGDES) (+_REDUCE FLOAT $0 $1) (OR_REDUCE BOOL (< FLOAT $0 $0) $1)").is_err());
         assert!(SuperOp::parse("(FLOAT SEGDES) (SQRT FLOAT $0) (< FLOAT $0 $0)").is_err());
+        // neither tree may trap
+        assert!(SuperOp::parse("(INT SEGDES) (/ INT $0 $0) (OR_REDUCE BOOL (< INT $0 $0) $1)").is_err());
+        assert!(SuperOp::parse("(INT SEGDES) $0 (OR_REDUCE BOOL (< INT (% INT $0 $0) $0) $1)").is_err());
     }
 }

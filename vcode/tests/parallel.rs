@@ -454,8 +454,8 @@ fn check_guards(seed: u64, segments: usize) {
         // a constant guard, a guard that never holds
         "(INT SEGDES) (* INT $0 (CONST INT 3)) (OR_REDUCE BOOL (CONST BOOL T) $1)",
         "(INT SEGDES) (+ INT $0 (CONST INT 1)) (OR_REDUCE BOOL (> INT $0 (CONST INT 9223372036854775806)) $1)",
-        // a body that may trap runs after its guard
-        "(INT INT SEGDES) (% INT $0 (+ INT (CONST INT 7) (MAX INT $1 (CONST INT 0)))) (OR_REDUCE BOOL (= INT $1 (CONST INT 0)) $2)",
+        // the guard is the body's select flag
+        "(FLOAT INT SEGDES) (SELECT FLOAT (< INT $1 (CONST INT 0)) $0 (CONST FLOAT 1.5)) (OR_REDUCE BOOL (< INT $1 (CONST INT 0)) $2)",
     ];
     let run = |threads: usize, one_segment: bool| -> Vec<(HostVector, HostVector, HostVector, HostVector)> {
         let mut c = CpuCvl::with_threads(threads);

@@ -746,9 +746,8 @@ impl Cvl for CpuCvl {
         };
         check::len("guard segment descriptor", seg.0.total(), len)?;
         let (prog, slices) = fused_args(op, args, len)?;
-        if seg.0.m() != 1 || prog.may_trap() {
-            // One flag per segment, or a body that may trap (after the guard's reduction):
-            // two passes.
+        if seg.0.m() != 1 {
+            // One flag per segment: two passes.
             let flags = self.fused_fold(&guard, args, seg, len)?;
             return Ok((vecd(fused::eval(&self.par, &Prog::compile(&op.without_fold())?, &slices, len)?), flags));
         }
