@@ -741,16 +741,17 @@ impl Cvl for CpuCvl {
         seg: &CpuSegdes,
         len: usize,
     ) -> Result<(CpuVector, CpuVector), Trap> {
-        let Some(guard) = op.guard_op() else {
+        if op.guard.is_none() {
             return Err(Trap::ty("superoperator has no guard"));
-        };
-        check::len("guard segment descriptor", seg.0.total(), len)?;
-        let (prog, slices) = fused_args(op, args, len)?;
-        if seg.0.m() != 1 {
-            // One flag per segment: two passes.
-            let flags = self.fused_fold(&guard, args, seg, len)?;
-            return Ok((vecd(fused::eval(&self.par, &Prog::compile(&op.without_fold())?, &slices, len)?), flags));
         }
+        check::len("guard segment descriptor", seg.0.total(), len)?;
+        if seg.0.m() != 1 {
+            // One flag per segment: the guard's fold, then the body (two passes).
+            let guard = op.guard_op().ok_or_else(|| Trap::ty("superoperator has no guard"))?;
+            let flags = self.fused_fold(&guard, args, seg, len)?;
+            return Ok((self.fused(&op.without_fold(), args, len)?, flags));
+        }
+        let (prog, slices) = fused_args(op, args, len)?;
         let (r, any) = fused::eval_guarded(&self.par, &prog, &slices, len)?;
         Ok((vecd(r), vecd(Data::Bool(vec![any]))))
     }
