@@ -631,6 +631,55 @@ fn keys_of_a_narrow_span_rank_like_a_stable_sort() {
     }
 }
 
+/// Keys of few distinct values for their number (the library ranks them by counting,
+/// not by sorting) rank like a stable sort: ids in a small range in a long segment
+/// (cut into pieces per thread) and in shorter ones, a segment of one key, ids far from
+/// zero, negative ones, and floats of a few values; up and down, on 1, 2 and 3 threads.
+#[test]
+fn keys_of_few_values_rank_like_a_stable_sort() {
+    let mut r = Rng(11);
+    let lens: Vec<i64> = vec![300_000, 9000, 0, 5000, 20_000, 3];
+    let n: usize = lens.iter().sum::<i64>() as usize;
+    let sets: Vec<Vec<i64>> = vec![
+        (0..n).map(|j| if (300_000..309_000).contains(&j) { r.below(100) as i64 } else { r.below(1000) as i64 }).collect(),
+        (0..n).map(|j| if (309_000..314_000).contains(&j) { 42 } else { (1 << 40) + r.below(4000) as i64 }).collect(),
+        (0..n).map(|_| -(r.below(1 << 12) as i64)).collect(),
+    ];
+    let fvals = [1.0, 2.0, 3.0, -0.5, 0.0, -0.0];
+    let floats: Vec<f64> = (0..n).map(|_| fvals[r.below(6) as usize]).collect();
+    let want = |cmp: &dyn Fn(usize, usize) -> std::cmp::Ordering| {
+        let mut w = vec![0i64; n];
+        let mut st = 0;
+        for &len in &lens {
+            let mut p: Vec<usize> = (st..st + len as usize).collect();
+            p.sort_by(|&a, &b| cmp(a, b));
+            for (rk, &j) in p.iter().enumerate() {
+                w[j] = rk as i64;
+            }
+            st += len as usize;
+        }
+        w
+    };
+    for threads in [1, 2, 3] {
+        let mut c = CpuCvl::with_threads(threads);
+        let s = c.segdes_from_host(&lens).unwrap();
+        for (k, ints) in sets.iter().enumerate() {
+            let iv = c.from_host(HostVector::Int(ints.clone())).unwrap();
+            for up in [true, false] {
+                let r = c.rank(up, &iv, &s).unwrap();
+                let w = want(&|a, b| if up { ints[a].cmp(&ints[b]) } else { ints[b].cmp(&ints[a]) });
+                assert_eq!(c.to_host(&r).unwrap(), HostVector::Int(w), "set {k}, up {up}, {threads} threads");
+            }
+        }
+        let fv = c.from_host(HostVector::Float(floats.clone())).unwrap();
+        for up in [true, false] {
+            let r = c.rank(up, &fv, &s).unwrap();
+            let w = want(&|a, b| if up { floats[a].total_cmp(&floats[b]) } else { floats[b].total_cmp(&floats[a]) });
+            assert_eq!(c.to_host(&r).unwrap(), HostVector::Int(w), "floats, up {up}, {threads} threads");
+        }
+    }
+}
+
 /// The result of every operation that reads a `DIST` kept unwritten (one value per
 /// segment), at 1, 2 and 4 threads, against the same operations on the same elements
 /// stored one by one: identical, float bits and traps included.

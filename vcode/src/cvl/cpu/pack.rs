@@ -4,7 +4,7 @@
 
 use super::data::Elem;
 use super::par::{chunks, split_mut, Chunk, Par};
-use super::mem::build;
+use super::mem::{build, build_plain};
 use super::seg::Seg;
 use crate::trap::Trap;
 use std::mem::MaybeUninit;
@@ -16,44 +16,42 @@ pub(super) struct Counts {
     pub kept: usize,
 }
 
-/// Counts the true flags of every segment of `s`.
+/// Counts the true flags of every segment of `s`. Every chunk writes its segments'
+/// counts straight into its part of the lengths; of a segment cut into pieces, the first
+/// piece writes its count and the others' counts are added afterwards.
 pub(super) fn count(par: &Par, f: &[bool], s: &Seg) -> Result<Counts, Trap> {
     let cs = chunks(par, s, true);
-    let per = par.map(s.total() + s.m(), cs.clone(), |c| match c.whole(s) {
-        Some(lens) => {
-            let mut rest = &f[c.e0..c.e1];
-            lens.iter()
-                .map(|&l| {
-                    let (seg, tail) = rest.split_at(l as usize);
-                    rest = tail;
-                    seg.iter().map(|&b| b as usize).sum::<usize>()
-                })
-                .collect::<Vec<usize>>()
-        }
-        None => c.pieces(s).map(|(_, lo, hi)| f[lo..hi].iter().map(|&b| b as usize).sum::<usize>()).collect::<Vec<usize>>(),
-    });
-    let mut lens: Vec<i64> = Vec::new();
-    lens.try_reserve_exact(s.m()).map_err(|_| Trap::new(crate::trap::TrapKind::OutOfMemory("segment lengths".into())))?;
-    let mut out = Vec::with_capacity(cs.len());
-    let mut kept = 0usize;
-    let mut last_seg = usize::MAX;
-    for (c, counts) in cs.into_iter().zip(per) {
-        let total: usize = counts.iter().sum();
-        for (k, n) in (c.s0..c.s1).zip(counts) {
-            if k == last_seg {
-                // A later piece of a segment cut into blocks.
-                if let Some(l) = lens.last_mut() {
-                    *l += n as i64;
+    let kept_in = |b: &[bool]| b.iter().map(|&b| b as usize).sum::<usize>();
+    // A later piece: a chunk covering part of one segment, not its start.
+    let later: Vec<bool> = cs.iter().map(|c| c.s1 > c.s0 && c.e0 > s.start(c.s0)).collect();
+    let mut totals = Vec::new();
+    let mut lens = build_plain::<i64>(s.m(), |out| {
+        let parts = split_mut(out, cs.iter().zip(&later).map(|(c, &l)| if l { 0 } else { c.s1 - c.s0 }));
+        let items: Vec<_> = cs.iter().zip(parts).collect();
+        totals = par.map(s.total() + s.m(), items, |(c, part)| {
+            let Some(lens) = c.whole(s) else {
+                let n = kept_in(&f[c.e0..c.e1]);
+                if let Some(o) = part.first_mut() {
+                    o.write(n as i64);
                 }
-            } else {
-                lens.push(n as i64);
+                return n;
+            };
+            let (mut e, mut total) = (c.e0, 0);
+            for (o, &l) in part.iter_mut().zip(lens) {
+                let n = kept_in(&f[e..e + l as usize]);
+                o.write(n as i64);
+                e += l as usize;
+                total += n;
             }
-            last_seg = k;
-        }
-        out.push((c, total));
-        kept += total;
+            total
+        });
+        Ok(())
+    })?;
+    for ((c, _), &n) in cs.iter().zip(&later).zip(&totals).filter(|((_, &l), _)| l) {
+        lens[c.s0] += n as i64;
     }
-    Ok(Counts { lens, chunks: out, kept })
+    let kept = totals.iter().sum();
+    Ok(Counts { lens, chunks: cs.into_iter().zip(totals).collect(), kept })
 }
 
 /// Packs `v[lo..hi]` by `f[lo..hi]` into `out`, which has room for exactly the kept ones:

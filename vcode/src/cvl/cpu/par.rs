@@ -158,14 +158,15 @@ pub(crate) fn chunks(_par: &Par, s: &Seg, split_long: bool) -> Vec<Chunk> {
 pub(crate) fn cut(s: &Seg, split_long: bool) -> Vec<Chunk> {
     let (m, n) = (s.m(), s.total());
     let mut out = Vec::with_capacity((n + m) / BLOCK + 2);
-    let (mut s0, mut cost) = (0, 0);
-    for k in 0..m {
-        let len = s.len(k);
+    // The chunk being grown starts at segment `s0`, element `e0`; `st` is the start of
+    // segment `k` (a running sum: no lookup per segment).
+    let (mut s0, mut e0, mut st, mut cost) = (0, 0, 0, 0);
+    for (k, &l) in s.lens().iter().enumerate() {
+        let len = l as usize;
         if len > BLOCK {
             if s0 < k {
-                out.push(Chunk { s0, s1: k, e0: s.start(s0), e1: s.start(k) });
+                out.push(Chunk { s0, s1: k, e0, e1: st });
             }
-            let st = s.start(k);
             if split_long {
                 let mut lo = 0;
                 while lo < len {
@@ -176,19 +177,19 @@ pub(crate) fn cut(s: &Seg, split_long: bool) -> Vec<Chunk> {
             } else {
                 out.push(Chunk { s0: k, s1: k + 1, e0: st, e1: st + len });
             }
-            s0 = k + 1;
-            cost = 0;
+            st += len;
+            (s0, e0, cost) = (k + 1, st, 0);
             continue;
         }
+        st += len;
         cost += len + 1;
         if cost >= BLOCK {
-            out.push(Chunk { s0, s1: k + 1, e0: s.start(s0), e1: s.start(k) + len });
-            s0 = k + 1;
-            cost = 0;
+            out.push(Chunk { s0, s1: k + 1, e0, e1: st });
+            (s0, e0, cost) = (k + 1, st, 0);
         }
     }
     if s0 < m {
-        out.push(Chunk { s0, s1: m, e0: s.start(s0), e1: n });
+        out.push(Chunk { s0, s1: m, e0, e1: n });
     }
     out
 }

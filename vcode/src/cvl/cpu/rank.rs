@@ -89,7 +89,7 @@ fn packed_bits(differ: u64, lo: u32) -> u64 {
 }
 
 /// The bits in which the keys `x.key() ^ flip` do not all agree (their OR without their
-/// AND): a byte of none is a radix pass with nothing to do, skipped without counting.
+/// AND): a digit of none is a radix pass with nothing to do, skipped without counting.
 fn key_bits<T: RankKey>(v: &[T], flip: u64) -> u64 {
     let (or, and) = v.iter().fold((0u64, u64::MAX), |(o, n), &x| {
         let k = x.key() ^ flip;
@@ -98,18 +98,44 @@ fn key_bits<T: RankKey>(v: &[T], flip: u64) -> u64 {
     or & !and
 }
 
-/// Sorts items by key, stably: a least-significant-digit radix sort, one pass per byte,
-/// skipping the bytes in which all keys agree (`differ`: the bits in which the items'
-/// keys do not all agree, [`Item::k`]).
+/// The digits of a least-significant-digit radix sort of `n` keys whose differing bits
+/// are `differ`: `(shift, width)` from the lowest differing bit up to the highest, in as
+/// few passes as digits of at most [`MAX_DIGIT`] bits allow (of [`SMALL_DIGIT`] bits for
+/// fewer than [`WIDE_MIN`] keys, whose passes a 2048-entry count table would dominate),
+/// the bits spread evenly over the passes. A digit in which no key differs is left out.
+fn digits(n: usize, differ: u64) -> Vec<(u32, u32)> {
+    if differ == 0 {
+        return Vec::new();
+    }
+    let (lo, hi) = (differ.trailing_zeros(), 64 - differ.leading_zeros());
+    let max = if n >= WIDE_MIN { MAX_DIGIT } else { SMALL_DIGIT };
+    let passes = (hi - lo).div_ceil(max);
+    let width = (hi - lo).div_ceil(passes);
+    (0..passes)
+        .map(|p| (lo + p * width, width.min(hi - lo - p * width)))
+        .filter(|&(shift, width)| (differ >> shift) & ((1u64 << width) - 1) != 0)
+        .collect()
+}
+
+/// Widest radix digit, in bits (a 2048-entry count table stays in the L1 cache).
+const MAX_DIGIT: u32 = 11;
+/// Digit width for fewer than [`WIDE_MIN`] keys.
+const SMALL_DIGIT: u32 = 8;
+/// Keys from which digits are up to [`MAX_DIGIT`] bits wide.
+const WIDE_MIN: usize = 1 << 16;
+
+/// Sorts items by key, stably: a least-significant-digit radix sort, one pass per digit
+/// of [`digits`] (`differ`: the bits in which the items' keys do not all agree,
+/// [`Item::k`]).
 fn radix_sort<I: Item>(mut a: Vec<I>, differ: u64) -> Vec<I> {
     let mut b = a.clone();
-    for shift in (0..64).step_by(8) {
-        if (differ >> shift) & 0xff == 0 {
-            continue;
-        }
-        let mut count = [0usize; 256];
+    let mut count = Vec::new();
+    for (shift, width) in digits(a.len(), differ) {
+        let mask = (1u64 << width) - 1;
+        count.clear();
+        count.resize(1 << width, 0usize);
         for x in &a {
-            count[((x.k() >> shift) & 0xff) as usize] += 1;
+            count[((x.k() >> shift) & mask) as usize] += 1;
         }
         if count.contains(&a.len()) {
             continue;
@@ -121,7 +147,7 @@ fn radix_sort<I: Item>(mut a: Vec<I>, differ: u64) -> Vec<I> {
             at += n;
         }
         for &x in &a {
-            let d = ((x.k() >> shift) & 0xff) as usize;
+            let d = ((x.k() >> shift) & mask) as usize;
             b[count[d]] = x;
             count[d] += 1;
         }
@@ -163,19 +189,18 @@ fn par_radix_sort<I: Item>(par: &Par, mut a: Vec<I>, differ: u64) -> Vec<I> {
     let n = a.len();
     let blocks = n.div_ceil(BLOCK);
     let mut b: Vec<I> = Vec::with_capacity(n);
-    for shift in (0..64).step_by(8) {
-        if (differ >> shift) & 0xff == 0 {
-            continue;
-        }
-        let digit = |k: u64| ((k >> shift) & 0xff) as usize;
-        let counts: Vec<[usize; 256]> = par.map_blocks(n, |lo, hi| {
-            let mut c = [0usize; 256];
+    for (shift, width) in digits(n, differ) {
+        let (mask, radix) = ((1u64 << width) - 1, 1usize << width);
+        let digit = |k: u64| ((k >> shift) & mask) as usize;
+        // counts[blk * radix + d]: how many keys of block `blk` have digit `d`.
+        let counts: Vec<Vec<usize>> = par.map_blocks(n, |lo, hi| {
+            let mut c = vec![0usize; radix];
             for x in &a[lo..hi] {
                 c[digit(x.k())] += 1;
             }
             c
         });
-        let mut totals = [0usize; 256];
+        let mut totals = vec![0usize; radix];
         for c in &counts {
             for (t, x) in totals.iter_mut().zip(c) {
                 *t += x;
@@ -185,9 +210,9 @@ fn par_radix_sort<I: Item>(par: &Par, mut a: Vec<I>, differ: u64) -> Vec<I> {
             continue;
         }
         // offsets[blk][d]: where block `blk`'s first key with digit `d` goes.
-        let mut offsets = vec![[0usize; 256]; blocks];
+        let mut offsets = vec![vec![0usize; radix]; blocks];
         let mut at = 0;
-        for d in 0..256 {
+        for d in 0..radix {
             for (blk, c) in counts.iter().enumerate() {
                 offsets[blk][d] = at;
                 at += c[d];
@@ -197,7 +222,7 @@ fn par_radix_sort<I: Item>(par: &Par, mut a: Vec<I>, differ: u64) -> Vec<I> {
         let src = &a;
         let offsets = &offsets;
         par.map_blocks(n, |lo, hi| {
-            let mut next = offsets[lo / BLOCK];
+            let mut next = offsets[lo / BLOCK].clone();
             for &x in &src[lo..hi] {
                 let d = digit(x.k());
                 // SAFETY: the offsets give every key of every block its own position in
@@ -212,6 +237,58 @@ fn par_radix_sort<I: Item>(par: &Par, mut a: Vec<I>, differ: u64) -> Vec<I> {
         std::mem::swap(&mut a, &mut b);
     }
     a
+}
+
+/// Keys whose differing bits span at most this many bits are ranked by counting (when
+/// there are at least [`COUNTING_RATIO`] keys per bucket).
+const COUNTING_BITS: u32 = 20;
+/// Fewest keys per bucket for ranking by counting.
+const COUNTING_RATIO: usize = 8;
+
+/// `(lo, bits)`: the differing bits `differ` of `n` keys start at bit `lo` and span
+/// `bits` bits, few enough to rank the keys by counting ([`counting_rank`]).
+fn counting_span(n: usize, differ: u64) -> Option<(u32, u32)> {
+    let (lo, bits) = match differ {
+        0 => (0, 0),
+        d => (d.trailing_zeros(), 64 - d.leading_zeros() - d.trailing_zeros()),
+    };
+    (bits <= COUNTING_BITS && (1usize << bits).saturating_mul(COUNTING_RATIO) <= n).then_some((lo, bits))
+}
+
+/// Ranks keys of few distinct buckets by counting: consecutive pieces of `v` count
+/// their keys per bucket, the counts are laid out bucket by bucket and piece by piece,
+/// and every element's rank is then the next free place of its bucket, written in
+/// order of position. Two reads of the keys and one sequential write, no sort. A
+/// stable rank is unique, so how `v` is cut into pieces (one per thread) never shows.
+fn counting_rank<T: RankKey>(par: &Par, v: &[T], dst: &mut [std::mem::MaybeUninit<i64>], flip: u64, (lo, bits): (u32, u32)) {
+    let (n, mask) = (v.len(), (1u64 << bits) - 1);
+    let bucket = move |x: T| (((x.key() ^ flip) >> lo) & mask) as usize;
+    let pieces = if n >= 2 * BLOCK { par.threads() } else { 1 };
+    let len = n.div_ceil(pieces).max(1);
+    let ranges: Vec<(usize, usize)> = (0..n).step_by(len).map(|a| (a, (a + len).min(n))).collect();
+    let mut next: Vec<Vec<usize>> = par.map(n, ranges.clone(), |(a, b)| {
+        let mut c = vec![0usize; 1 << bits];
+        for &x in &v[a..b] {
+            c[bucket(x)] += 1;
+        }
+        c
+    });
+    let mut at = 0;
+    for d in 0..1usize << bits {
+        for c in next.iter_mut() {
+            let k = c[d];
+            c[d] = at;
+            at += k;
+        }
+    }
+    let parts = split_mut(dst, ranges.iter().map(|&(a, b)| b - a));
+    par.each(n, ranges.into_iter().zip(next).zip(parts).collect(), |(((a, b), mut next), part)| {
+        for (o, &x) in part.iter_mut().zip(&v[a..b]) {
+            let d = bucket(x);
+            o.write(next[d] as i64);
+            next[d] += 1;
+        }
+    });
 }
 
 fn rank_seg<T: RankKey>(v: &[T], dst: &mut [std::mem::MaybeUninit<i64>], flip: u64) {
@@ -231,6 +308,9 @@ fn rank_seg<T: RankKey>(v: &[T], dst: &mut [std::mem::MaybeUninit<i64>], flip: u
         return;
     }
     let differ = key_bits(v, flip);
+    if let Some(span) = counting_span(v.len(), differ) {
+        return counting_rank(&Par::default(), v, dst, flip, span);
+    }
     match span(differ) {
         Some(lo) => {
             let packed = v.iter().enumerate().map(|(p, &x)| Packed((((x.key() ^ flip) >> lo) << 32) | p as u64)).collect();
@@ -284,6 +364,9 @@ fn par_rank_seg<T: RankKey>(par: &Par, v: &[T], dst: &mut [std::mem::MaybeUninit
     // also compare each block's first key with the first block's.
     let first = v.first().map_or(0, |x| x.key() ^ flip);
     let differ = differ | v.iter().step_by(BLOCK).fold(0, |d, x| d | ((x.key() ^ flip) ^ first));
+    if let Some(span) = counting_span(v.len(), differ) {
+        return counting_rank(par, v, dst, flip, span);
+    }
     match span(differ) {
         Some(lo) => par_rank_items(par, v, dst, packed_bits(differ, lo), |x: T, p| Packed((((x.key() ^ flip) >> lo) << 32) | p as u64)),
         None => par_rank_items(par, v, dst, differ, |x: T, p| (x.key() ^ flip, p as u32)),
