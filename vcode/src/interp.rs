@@ -853,18 +853,6 @@ pub(crate) fn run<C: Cvl>(
     out: &mut dyn Write,
     opts: &RunOptions,
 ) -> Result<RunReport<Value<C>>, Trap> {
-    let runner = cvl.runner();
-    runner.run(|| run_here(p, cvl, residents, out, opts))
-}
-
-/// [`run`] on the calling thread.
-fn run_here<C: Cvl>(
-    p: &Program,
-    cvl: &mut C,
-    residents: &Residents<C>,
-    out: &mut dyn Write,
-    opts: &RunOptions,
-) -> Result<RunReport<Value<C>>, Trap> {
     let code = decode(p)?;
     let mut m = Machine::load(p, cvl, residents)?;
     m.files.configure(opts.stdin.clone(), opts.file_access);

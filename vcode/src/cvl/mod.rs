@@ -119,13 +119,6 @@ pub trait Cvl {
     /// A short name for messages and statistics (`"cpu"`, `"cuda"`).
     fn name(&self) -> &'static str;
 
-    /// Where a program on this library runs: the CPU library with several threads runs
-    /// it on a worker of its pool ([`cpu::threads::Runner`]); others on the calling
-    /// thread.
-    fn runner(&self) -> cpu::threads::Runner {
-        cpu::threads::Runner::default()
-    }
-
     // ----- handle inspection (no data transfer) -----
 
     /// Number of elements of `v`.

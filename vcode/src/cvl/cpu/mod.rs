@@ -372,9 +372,6 @@ impl Cvl for CpuCvl {
     type Vector = CpuVector;
     type Segdes = CpuSegdes;
 
-    fn runner(&self) -> threads::Runner {
-        self.par.runner()
-    }
     fn name(&self) -> &'static str {
         "cpu"
     }

@@ -27,10 +27,6 @@ impl Par {
     pub(crate) fn new(threads: usize) -> Par {
         Par { pool: if threads > 1 { super::threads::pool(threads) } else { None } }
     }
-    /// Where runs on this context start ([`super::threads::Runner`]).
-    pub(crate) fn runner(&self) -> super::threads::Runner {
-        super::threads::Runner::new(self.pool.clone())
-    }
     /// Number of threads.
     pub(crate) fn threads(&self) -> usize {
         self.pool.as_ref().map_or(1, |p| p.current_num_threads())
