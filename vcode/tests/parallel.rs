@@ -600,10 +600,18 @@ fn keys_of_a_narrow_span_rank_like_a_stable_sort() {
         (0..n).map(|_| -(r.below(1000) as i64) - 3).collect(),
     ];
     let floats: Vec<f64> = (0..n).map(|_| 1.0 + r.below(1 << 20) as f64 / (1u64 << 20) as f64).collect();
+    ranks_like_a_stable_sort(&lens, &sets, &floats, &[false], &[1, 2]);
+}
+
+/// The ranks of every set of `ints` (up and down) and of `floats` (in each direction of
+/// `float_dirs`, up = true) within the segments `lens`, on each thread count, against a
+/// stable sort's.
+fn ranks_like_a_stable_sort(lens: &[i64], sets: &[Vec<i64>], floats: &[f64], float_dirs: &[bool], threads: &[usize]) {
+    let n = floats.len();
     let want = |cmp: &dyn Fn(usize, usize) -> std::cmp::Ordering| {
         let mut w = vec![0i64; n];
         let mut st = 0;
-        for &len in &lens {
+        for &len in lens {
             let mut p: Vec<usize> = (st..st + len as usize).collect();
             p.sort_by(|&a, &b| cmp(a, b));
             for (rk, &j) in p.iter().enumerate() {
@@ -613,9 +621,9 @@ fn keys_of_a_narrow_span_rank_like_a_stable_sort() {
         }
         w
     };
-    for threads in [1, 2] {
+    for &threads in threads {
         let mut c = CpuCvl::with_threads(threads);
-        let s = c.segdes_from_host(&lens).unwrap();
+        let s = c.segdes_from_host(lens).unwrap();
         for (k, ints) in sets.iter().enumerate() {
             let iv = c.from_host(HostVector::Int(ints.clone())).unwrap();
             for up in [true, false] {
@@ -624,10 +632,12 @@ fn keys_of_a_narrow_span_rank_like_a_stable_sort() {
                 assert_eq!(c.to_host(&r).unwrap(), HostVector::Int(w), "set {k}, up {up}, {threads} threads");
             }
         }
-        let fv = c.from_host(HostVector::Float(floats.clone())).unwrap();
-        let r = c.rank(false, &fv, &s).unwrap();
-        let w = want(&|a, b| floats[b].total_cmp(&floats[a]));
-        assert_eq!(c.to_host(&r).unwrap(), HostVector::Int(w), "floats down, {threads} threads");
+        let fv = c.from_host(HostVector::Float(floats.to_vec())).unwrap();
+        for &up in float_dirs {
+            let r = c.rank(up, &fv, &s).unwrap();
+            let w = want(&|a, b| if up { floats[a].total_cmp(&floats[b]) } else { floats[b].total_cmp(&floats[a]) });
+            assert_eq!(c.to_host(&r).unwrap(), HostVector::Int(w), "floats, up {up}, {threads} threads");
+        }
     }
 }
 
@@ -647,37 +657,7 @@ fn keys_of_few_values_rank_like_a_stable_sort() {
     ];
     let fvals = [1.0, 2.0, 3.0, -0.5, 0.0, -0.0];
     let floats: Vec<f64> = (0..n).map(|_| fvals[r.below(6) as usize]).collect();
-    let want = |cmp: &dyn Fn(usize, usize) -> std::cmp::Ordering| {
-        let mut w = vec![0i64; n];
-        let mut st = 0;
-        for &len in &lens {
-            let mut p: Vec<usize> = (st..st + len as usize).collect();
-            p.sort_by(|&a, &b| cmp(a, b));
-            for (rk, &j) in p.iter().enumerate() {
-                w[j] = rk as i64;
-            }
-            st += len as usize;
-        }
-        w
-    };
-    for threads in [1, 2, 3] {
-        let mut c = CpuCvl::with_threads(threads);
-        let s = c.segdes_from_host(&lens).unwrap();
-        for (k, ints) in sets.iter().enumerate() {
-            let iv = c.from_host(HostVector::Int(ints.clone())).unwrap();
-            for up in [true, false] {
-                let r = c.rank(up, &iv, &s).unwrap();
-                let w = want(&|a, b| if up { ints[a].cmp(&ints[b]) } else { ints[b].cmp(&ints[a]) });
-                assert_eq!(c.to_host(&r).unwrap(), HostVector::Int(w), "set {k}, up {up}, {threads} threads");
-            }
-        }
-        let fv = c.from_host(HostVector::Float(floats.clone())).unwrap();
-        for up in [true, false] {
-            let r = c.rank(up, &fv, &s).unwrap();
-            let w = want(&|a, b| if up { floats[a].total_cmp(&floats[b]) } else { floats[b].total_cmp(&floats[a]) });
-            assert_eq!(c.to_host(&r).unwrap(), HostVector::Int(w), "floats, up {up}, {threads} threads");
-        }
-    }
+    ranks_like_a_stable_sort(&lens, &sets, &floats, &[true, false], &[1, 2, 3]);
 }
 
 /// The result of every operation that reads a `DIST` kept unwritten (one value per
