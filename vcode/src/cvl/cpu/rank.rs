@@ -1,7 +1,9 @@
 //! `RANK_UP` / `RANK_DOWN`: the stable rank of every element within its segment, by a
-//! comparison sort for short segments and a least-significant-digit radix sort for long
-//! ones; segments are spread over the threads, and a segment of at least [`PAR_MIN`]
-//! elements is itself sorted by a parallel radix sort over fixed blocks.
+//! comparison sort for short segments, by counting for longer ones whose keys take few
+//! values ([`counting_rank`]), and by a least-significant-digit radix sort for the
+//! others; segments are spread over the threads, and a segment of at least [`PAR_MIN`]
+//! elements is itself ranked over all threads (counting per piece, or a parallel radix
+//! sort over fixed blocks).
 
 use super::data::Elem;
 use super::par::{chunks, split_mut, Par, BLOCK};

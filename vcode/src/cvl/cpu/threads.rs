@@ -2,8 +2,9 @@
 //!
 //! The count comes from [`set_threads`] (the CLI's `--threads N`), else from the
 //! `NESL_THREADS` environment variable, else all cores. A library with one thread never
-//! touches a pool. Pools are built once per thread count and shared by every library of
-//! that count, so making a `CpuCvl` is cheap.
+//! touches a pool. Pools are built once and kept, so making a `CpuCvl` is cheap: the
+//! first pool a thread asks for has that thread as a member (worker 0); the
+//! others are shared by every library of their thread count.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
