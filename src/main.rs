@@ -11,12 +11,15 @@ use nesl::Backend;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// mimalloc keeps freed memory for reuse instead of unmapping every large vector when it
-/// dies (with the system allocator, page faults on fresh memory were a fifth of the time
-/// of irregular programs such as Barnes-Hut).
+/// Vectors of 256 KiB and more come from one reserved range, best fit over coalescing free
+/// blocks ([`vcode::region`]), so that a freed vector's pages serve the next one of any
+/// size; everything else from mimalloc, which keeps freed memory for reuse instead of
+/// unmapping it (with the system allocator, page faults on fresh memory were a fifth of
+/// the time of irregular programs such as Barnes-Hut).
 #[global_allocator]
 /// Counted, for the memory limit (`--max-memory`, [`vcode::memory`]).
-static GLOBAL: vcode::memory::Counting<mimalloc::MiMalloc> = vcode::memory::Counting(mimalloc::MiMalloc);
+static GLOBAL: vcode::memory::Counting<vcode::region::Region<mimalloc::MiMalloc>> =
+    vcode::memory::Counting(vcode::region::Region::new(mimalloc::MiMalloc));
 
 /// mimalloc's `purge_delay` option (the same index in its v2 and v3 option tables).
 const MI_OPTION_PURGE_DELAY: libmimalloc_sys::mi_option_t = 15;
@@ -43,6 +46,7 @@ fn keep_freed_memory_while_a_form_runs() {
 fn give_freed_memory_back() {
     // SAFETY: a plain call into the allocator, safe at any time from any thread.
     unsafe { libmimalloc_sys::mi_collect(true) };
+    GLOBAL.0.release();
 }
 
 /// NESL: a nested data-parallel language, on the CPU and on NVIDIA GPUs.

@@ -39,6 +39,7 @@ pub mod memory;
 pub mod op;
 mod parse;
 mod print;
+pub mod region;
 mod resident;
 mod step;
 pub mod trap;

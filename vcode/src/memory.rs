@@ -73,7 +73,8 @@ pub fn live_bytes() -> usize {
 static RELEASE: OnceLock<fn()> = OnceLock::new();
 
 /// Installs the function that gives the allocator's freed memory back to the operating
-/// system (the `nesl` binary: mimalloc's forced collection). Its allocator keeps freed
+/// system (the `nesl` binary: mimalloc's forced collection and [`crate::region::Region::release`]).
+/// Its allocator keeps freed
 /// memory mapped while a form runs, so that vectors freed and allocated again do not
 /// page-fault; the top level calls [`release_free_memory`] between forms. The first
 /// call wins.

@@ -3,9 +3,10 @@
 //! Results are written into uninitialised capacity ([`build`]), never zero-filled first
 //! when every element is written anyway. Keeping freed memory mapped for the next
 //! operation (instead of unmapping each dead vector and page-faulting fresh memory for
-//! the next result) is the allocator's job: the `nesl` binary runs on mimalloc, which
-//! does that; a buffer pool of our own in front of it made programs no faster and held
-//! up to a gigabyte of idle buffers.
+//! the next result), and reusing it for vectors of any size, is the allocator's job: the
+//! `nesl` binary serves large blocks from [`crate::region`] and the rest from mimalloc.
+//! (A pool of buffers per size in front of the allocator made programs no faster and
+//! held up to a gigabyte of idle buffers.)
 
 use super::data::Elem;
 use super::par::Par;
