@@ -429,7 +429,7 @@ mod tests {
             assert!(offsets.iter().all(|o| o % COLOUR_STEP == 0));
             let aligned = Layout::from_size_align(LARGE, PAGE).unwrap();
             let q = r.alloc(aligned);
-            assert!(r.owner(q).is_some() && q as usize % PAGE == 0, "a page-aligned block starts at its page");
+            assert!(r.owner(q).is_some() && (q as usize).is_multiple_of(PAGE), "a page-aligned block starts at its page");
             r.dealloc(q, aligned);
             for p in ps {
                 r.dealloc(p, layout(LARGE));
@@ -530,7 +530,7 @@ mod tests {
                     let size = LARGE + next(4 << 20) as usize;
                     let l = Layout::from_size_align(size, 8 << next(10)).unwrap();
                     let p = r.alloc(l);
-                    assert!(r.owner(p).is_some() && p as usize % l.align() == 0);
+                    assert!(r.owner(p).is_some() && (p as usize).is_multiple_of(l.align()));
                     let tag = (i % 251) as u8;
                     p.write_bytes(tag, size);
                     live.push((p, l, tag));
