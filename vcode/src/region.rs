@@ -16,7 +16,7 @@
 //! vector of any size, and the memory a run touches stays close to its live peak. Freed
 //! pages stay mapped while a form runs (no page fault when they are used again);
 //! [`Region::release`], called by the top level between forms, gives them back to the
-//! operating system. Smaller blocks, over-aligned ones, blocks that do not fit what is left
+//! operating system, all but [`KEPT`] bytes. Smaller blocks, over-aligned ones, blocks that do not fit what is left
 //! of the range, and every block where the range cannot be reserved, go to the wrapped
 //! allocator.
 
@@ -27,6 +27,11 @@ use std::sync::{Mutex, OnceLock};
 /// Blocks of this many bytes or more come from the range (mimalloc keeps blocks from 16 KiB
 /// up in pages per size class, which fragment across the many sizes of a vector program).
 pub const LARGE: usize = 16 << 10;
+
+/// Freed bytes that [`Region::release`] keeps mapped for the next form: the pages of a
+/// small program's vectors, so that its next form does not page-fault them in again (a dot
+/// product of 10,000 elements took 47 us against 18 us).
+pub const KEPT: usize = 64 << 20;
 
 /// Blocks are whole pages: sizes round up to this, and alignments up to it are met.
 const PAGE: usize = 4096;
@@ -233,25 +238,29 @@ impl Range {
     }
 
     /// Gives the pages of the free blocks and of the part above the top back to the
-    /// operating system (they read as zero when next used).
+    /// operating system (they read as zero when next used), but for the first `keep` bytes
+    /// of them (a multiple of [`PAGE`]), lowest first.
     #[cfg(unix)]
-    fn release(&self) {
+    fn release(&self, mut keep: usize) {
         let mut b = self.blocks();
         let discard = |offset: usize, len: usize| {
-            // SAFETY: pages of the range that no block in use covers.
-            unsafe { libc::madvise((self.base + offset) as *mut libc::c_void, len, libc::MADV_DONTNEED) };
+            if len > 0 {
+                // SAFETY: pages of the range that no block in use covers.
+                unsafe { libc::madvise((self.base + offset) as *mut libc::c_void, len, libc::MADV_DONTNEED) };
+            }
         };
         for (&offset, &len) in &b.by_offset {
-            discard(offset, len);
+            let kept = len.min(keep);
+            keep -= kept;
+            discard(offset + kept, len - kept);
         }
-        if b.touched > b.top {
-            discard(b.top, b.touched - b.top);
-        }
-        b.touched = b.top;
+        let kept = (b.touched.saturating_sub(b.top)).min(keep);
+        discard(b.top + kept, b.touched.saturating_sub(b.top + kept));
+        b.touched = b.top + kept;
     }
 
     #[cfg(not(unix))]
-    fn release(&self) {}
+    fn release(&self, _: usize) {}
 }
 
 impl<A> Region<A> {
@@ -284,11 +293,17 @@ impl<A> Region<A> {
         self.range.get()?.as_ref().filter(|r| r.owns(p))
     }
 
-    /// Gives the freed pages of the range back to the operating system (see the module
-    /// documentation). The wrapped allocator's own freed memory is its business.
+    /// Gives the freed pages of the range back to the operating system but for
+    /// [`KEPT`] bytes of them (see the module documentation). The wrapped allocator's own
+    /// freed memory is its business.
     pub fn release(&self) {
+        self.release_keeping(KEPT);
+    }
+
+    /// [`Region::release`], keeping `keep` bytes (rounded down to whole pages).
+    pub fn release_keeping(&self, keep: usize) {
         if let Some(Some(r)) = self.range.get() {
-            r.release();
+            r.release(keep / PAGE * PAGE);
         }
     }
 }
@@ -481,11 +496,37 @@ mod tests {
             assert!(std::slice::from_raw_parts(z, n - 5).iter().all(|&x| x == 0));
             z.write_bytes(0xCD, n - 5);
             r.dealloc(z, layout(n - 5));
-            r.release();
+            r.release_keeping(0);
             let z = r.alloc_zeroed(layout(n));
             assert!(std::slice::from_raw_parts(z, n).iter().all(|&x| x == 0));
             r.dealloc(z, layout(n));
             r.dealloc(keep, layout(LARGE));
+        }
+    }
+
+    #[test]
+    fn a_release_keeps_the_lowest_freed_pages_it_may_and_clears_the_rest() {
+        let r = Region::with_reservations(System, SMALL_RANGE);
+        unsafe {
+            let ps: Vec<_> = (0..4).map(|_| r.alloc(layout(mib(1)))).collect();
+            for &p in &ps {
+                p.write_bytes(0xAA, mib(1));
+            }
+            for k in [0, 2, 3] {
+                r.dealloc(ps[k], layout(mib(1)));
+            }
+            assert_eq!(usage(&r), (2 << 20, 1 << 20, 1), "the first block is free; the last two went back to the top");
+            r.release_keeping(3 << 19);
+            // Freed memory of this test's own mapping, read to see what the kernel kept.
+            let bytes = |k: usize, from: usize, to: usize| std::slice::from_raw_parts((page(ps[k]) + from) as *const u8, to - from);
+            let half = 1 << 19;
+            assert!(bytes(0, ps[0] as usize % PAGE, mib(1)).iter().all(|&x| x == 0xAA), "the free block is kept");
+            assert!(bytes(2, ps[2] as usize % PAGE, half).iter().all(|&x| x == 0xAA), "and half a block above the top");
+            assert!(bytes(2, half, 1 << 20).iter().all(|&x| x == 0), "the rest above the top is cleared");
+            assert!(bytes(3, 0, 1 << 20).iter().all(|&x| x == 0));
+            assert_eq!(r.range().unwrap().blocks().touched, 5 << 19, "above what is kept, the range reads as zero");
+            assert!(bytes(1, ps[1] as usize % PAGE, mib(1)).iter().all(|&x| x == 0xAA), "the block in use is untouched");
+            r.dealloc(ps[1], layout(mib(1)));
         }
     }
 
