@@ -16,9 +16,9 @@
 //! vector of any size, and the memory a run touches stays close to its live peak. Freed
 //! pages stay mapped while a form runs (no page fault when they are used again);
 //! [`Region::release`], called by the top level between forms, gives them back to the
-//! operating system, all but [`KEPT`] bytes. Smaller blocks, over-aligned ones, blocks that do not fit what is left
-//! of the range, and every block where the range cannot be reserved, go to the wrapped
-//! allocator.
+//! operating system, all but [`KEPT`] bytes. Smaller blocks, over-aligned ones, blocks
+//! that do not fit what is left of the range, and every block where the range cannot be
+//! reserved, go to the wrapped allocator.
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::collections::{BTreeMap, BTreeSet};
