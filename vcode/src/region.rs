@@ -131,6 +131,30 @@ impl Blocks {
         Some((offset, dirty))
     }
 
+    /// Grows the block of `len` bytes at `offset` to `new_len` bytes in place, from the free
+    /// block after it or from the top (within `limit`); false when neither has room.
+    fn grow(&mut self, offset: usize, len: usize, new_len: usize, limit: usize) -> bool {
+        let (end, more) = (offset + len, new_len - len);
+        if end == self.top {
+            if limit - self.top < more {
+                return false;
+            }
+            self.top += more;
+        } else {
+            match self.by_offset.get(&end) {
+                Some(&free) if free >= more => {
+                    self.remove(end, free);
+                    if free > more {
+                        self.insert(end + more, free - more);
+                    }
+                }
+                _ => return false,
+            }
+        }
+        self.touched = self.touched.max(offset + new_len);
+        true
+    }
+
     /// Frees the block of `len` bytes at `offset`, merging it with free neighbours, or
     /// into the top.
     fn give(&mut self, mut offset: usize, mut len: usize) {
@@ -347,18 +371,25 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Region<A> {
         let goes_here = self.range_for(new_layout).is_some();
         match here {
             None if !goes_here => return unsafe { self.inner.realloc(p, layout, new_size) },
-            Some(r) if goes_here && new_size <= layout.size() => {
-                // Shrinks in place, freeing the tail.
+            Some(r) if goes_here => {
+                // Shrinks in place, freeing the tail; grows in place where the pages after
+                // it are free.
                 let (offset, colour) = r.block_of(p);
                 let (old, new) = (block_len(colour, layout.size()), block_len(colour, new_size));
-                if new < old {
-                    r.blocks().give(offset + new, old - new);
+                let mut b = r.blocks();
+                if new <= old {
+                    if new < old {
+                        b.give(offset + new, old - new);
+                    }
+                    return p;
                 }
-                return p;
+                if b.grow(offset, old, new, r.len) {
+                    return p;
+                }
             }
             _ => {}
         }
-        // Moves between the range and the wrapped allocator, or grows.
+        // Moves between the range and the wrapped allocator, or to a bigger block.
         let q = unsafe { self.alloc(new_layout) };
         if !q.is_null() {
             // SAFETY: both blocks are live and distinct; the copy is within both.
@@ -552,8 +583,32 @@ mod tests {
         }
     }
 
-    /// Random allocations and frees: blocks never overlap (each keeps the byte it was
-    /// filled with), and freeing them all leaves the range empty.
+    #[test]
+    fn realloc_grows_in_place_into_free_pages_and_moves_when_it_must() {
+        let r = Region::with_reservations(System, SMALL_RANGE);
+        unsafe {
+            let a = r.alloc(layout(mib(1)));
+            a.write_bytes(1, mib(1));
+            let a2 = r.realloc(a, layout(mib(1)), mib(2));
+            assert_eq!(a2, a, "grown at the top");
+            assert_eq!(usage(&r), (2 << 20, 0, 0));
+            let b = r.alloc(layout(mib(1)));
+            let c = r.alloc(layout(mib(1)));
+            r.dealloc(b, layout(mib(1)));
+            let a3 = r.realloc(a2, layout(mib(2)), mib(2) + PAGE);
+            assert_eq!(a3, a, "grown into the free block after it");
+            assert_eq!(usage(&r), (4 << 20, (1 << 20) - PAGE, 1));
+            let a4 = r.realloc(a3, layout(mib(2) + PAGE), mib(4));
+            assert_ne!(page(a4), page(a), "no room after it: moved");
+            assert!(std::slice::from_raw_parts(a4, mib(1)).iter().all(|&x| x == 1), "with its contents");
+            r.dealloc(a4, layout(mib(4)));
+            r.dealloc(c, layout(mib(1)));
+            assert_eq!(usage(&r), (0, 0, 0));
+        }
+    }
+
+    /// Random allocations, reallocations and frees: blocks never overlap (each keeps the
+    /// byte it was filled with), and freeing them all leaves the range empty.
     #[test]
     fn random_blocks_never_overlap_and_all_merge_back() {
         let r = Region::with_reservations(System, &[256 << 20]);
@@ -575,6 +630,17 @@ mod tests {
                     let tag = (i % 251) as u8;
                     p.write_bytes(tag, size);
                     live.push((p, l, tag));
+                } else if next(4) == 0 {
+                    // Grown or shrunk, in place or moved: the common prefix keeps its tag.
+                    let k = next(live.len() as u64) as usize;
+                    let (p, l, tag) = live[k];
+                    let size = LARGE + next(4 << 20) as usize;
+                    let q = r.realloc(p, l, size);
+                    let l2 = Layout::from_size_align(size, l.align()).unwrap();
+                    assert!(r.owner(q).is_some() && (q as usize).is_multiple_of(l.align()));
+                    assert!(std::slice::from_raw_parts(q, l.size().min(size)).iter().all(|&x| x == tag));
+                    q.write_bytes(tag, size);
+                    live[k] = (q, l2, tag);
                 } else {
                     let (p, l, tag) = live.swap_remove(next(live.len() as u64) as usize);
                     let s = std::slice::from_raw_parts(p, l.size());
