@@ -18,7 +18,7 @@
 //! [`Region::release`], called by the top level between forms, gives them back to the
 //! operating system, all but [`KEPT`] bytes. Smaller blocks, over-aligned ones, blocks
 //! that do not fit what is left of the range, and every block where the range cannot be
-//! reserved, go to the wrapped allocator.
+//! reserved (or on a system other than Linux), go to the wrapped allocator.
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::collections::{BTreeMap, BTreeSet};
@@ -189,7 +189,7 @@ fn block_len(colour: usize, size: usize) -> usize {
 
 impl Range {
     /// Reserves the first of `sizes` the kernel grants.
-    #[cfg(unix)]
+    #[cfg(target_os = "linux")]
     fn reserve(sizes: &[usize]) -> Option<Range> {
         sizes.iter().find_map(|&len| {
             // SAFETY: a fresh anonymous mapping; no memory of this process is touched.
@@ -214,7 +214,7 @@ impl Range {
         })
     }
 
-    #[cfg(not(unix))]
+    #[cfg(not(target_os = "linux"))]
     fn reserve(_: &[usize]) -> Option<Range> {
         None
     }
@@ -264,7 +264,7 @@ impl Range {
     /// Gives the pages of the free blocks and of the part above the top back to the
     /// operating system (they read as zero when next used), but for the first `keep` bytes
     /// of them (a multiple of [`PAGE`]), lowest first.
-    #[cfg(unix)]
+    #[cfg(target_os = "linux")]
     fn release(&self, mut keep: usize) {
         let mut b = self.blocks();
         let discard = |offset: usize, len: usize| {
@@ -283,7 +283,7 @@ impl Range {
         b.touched = b.top + kept;
     }
 
-    #[cfg(not(unix))]
+    #[cfg(not(target_os = "linux"))]
     fn release(&self, _: usize) {}
 }
 
@@ -402,7 +402,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for Region<A> {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, target_os = "linux"))]
 mod tests {
     use super::*;
     use std::alloc::System;
