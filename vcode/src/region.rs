@@ -338,23 +338,17 @@ impl<A> Region<A> {
 // everything else is forwarded to `inner` and freed by it (`owner` tells them apart).
 unsafe impl<A: GlobalAlloc> GlobalAlloc for Region<A> {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if let Some(r) = self.range_for(layout) {
-            let p = r.alloc(layout, false);
-            if !p.is_null() {
-                return p;
-            }
+        match self.range_for(layout).map(|r| r.alloc(layout, false)) {
+            Some(p) if !p.is_null() => p,
+            _ => unsafe { self.inner.alloc(layout) },
         }
-        unsafe { self.inner.alloc(layout) }
     }
 
     unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        if let Some(r) = self.range_for(layout) {
-            let p = r.alloc(layout, true);
-            if !p.is_null() {
-                return p;
-            }
+        match self.range_for(layout).map(|r| r.alloc(layout, true)) {
+            Some(p) if !p.is_null() => p,
+            _ => unsafe { self.inner.alloc_zeroed(layout) },
         }
-        unsafe { self.inner.alloc_zeroed(layout) }
     }
 
     unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
