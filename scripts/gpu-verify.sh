@@ -14,7 +14,9 @@
 #
 # Usage: OUT=DIR scripts/gpu-verify.sh [NESL_BINARY] [CONFORMANCE_DIR]
 # Environment: BUDGET (seconds for the whole script, default 540), BENCH_ARGS (extra
-#   `nesl bench` arguments, default "--runs 3 --opt 0,2 --timeout 60"), SKIP_BENCH=1,
+#   `nesl bench` arguments, default "--runs 3 --opt 0,2 --timeout 60"), BENCH_PROGRAMS
+#   (default the six data-parallel ones), BENCH_BACKENDS (default cpu,cuda), SKIP_BENCH=1,
+#   SKIP_PEERS=1 (no hand-written CUDA peers), SKIP_STATS=1, SKIP_SANITIZER=1,
 #   SKIP_CPU=1 (no CPU comparison runs), SUITES="DIR..." (instead of the regression and
 #   conformance suites), NESL_CUDA_EMULATE=1 (check the script without a
 #   GPU: the CPU emulation of the kernels stands in for the GPU; slow, so use a large BUDGET).
@@ -162,7 +164,8 @@ if [ -d regression/vcode ]; then
         for f in regression/vcode/*.vcode regression/vcode/*.fcode; do
             [ -e "$f" ] && [ -e "${f%.*}.expected" ] || continue
             total=$((total + 1))
-            got=$(budgeted "$BIN" vcode --backend cuda --opt "$opt" "$f" 2>&1)
+            # Standard output against the transcript (warnings go to standard error).
+            got=$(budgeted "$BIN" vcode --backend cuda --opt "$opt" "$f" 2>>"$log.stderr")
             if [ "$got" == "$(cat "${f%.*}.expected")" ]; then
                 pass=$((pass + 1)); echo "PASS $f" >> "$log"
             else
@@ -229,10 +232,65 @@ fi
 } >> "$SUMMARY"
 [ "$rc" != skip ] && [ "$rc" != 0 ] && status=1
 
-# 4. The benchmarks, with the time that is left.
+# 4. The hand-written CUDA peers (bench/gpu-peers: CUB reduction and radix sort, a
+# Black-Scholes kernel, a segmented quickhull, a quadtree Barnes-Hut), when nvcc is here.
+if [ "${SKIP_PEERS:-0}" != 1 ] && [ -x bench/gpu-peers/run.sh ]; then
+    budgeted bench/gpu-peers/run.sh "$LOGS" -- --runs 5 >"$LOGS/gpu-peers.txt" 2>&1
+    rc=$?
+    {
+        echo
+        echo "## Hand-written CUDA peers (exit $rc)"
+        echo '```'
+        grep '^{' "$LOGS/gpu-peers.txt" || tail -n 20 "$LOGS/gpu-peers.txt"
+        echo '```'
+    } >> "$SUMMARY"
+fi
+
+# 5. Device counters of each benchmark at the paper's size (host round trips, launches).
+BENCH_PROGRAMS="${BENCH_PROGRAMS:-dotp,quicksort,blackscholes,quickhull,barneshut,smvm}"
+if [ "${SKIP_STATS:-0}" != 1 ] && [ -d bench/programs ]; then
+    {
+        echo
+        echo "## Device counters per benchmark (--backend cuda --opt 2, the paper's sizes; the whole program)"
+        echo
+        echo "| program | n | (ok, seconds) | kernel launches | host round trips | bytes to host | allocations |"
+        echo "|---|---:|---|---:|---:|---:|---:|"
+    } >> "$SUMMARY"
+    for p in ${BENCH_PROGRAMS//,/ }; do
+        case $p in
+            dotp|blackscholes) n=10000000 ;; quicksort) n=1000000 ;; quickhull) n=5000000 ;;
+            barneshut) n=75000 ;; smvm) n=1000000 ;; *) continue ;;
+        esac
+        sed "s/^n = [0-9]*;/n = $n;/" "bench/programs/$p.nesl" > "$LOGS/$p.nesl"
+        budgeted "$BIN" run --backend cuda --opt 2 --stats "$LOGS/$p.nesl" >"$LOGS/stats-$p.txt" 2>&1
+        field() { awk -v k="$1" 'index($0, k) == 1 { print $NF }' "$LOGS/stats-$p.txt" | tail -n1; }
+        res=$(grep -o '^(ok, seconds) = ([^)]*)' "$LOGS/stats-$p.txt" | sed 's/^(ok, seconds) = //')
+        echo "| $p | $n | ${res:-failed} | $(field 'kernel launches') | $(field 'host round trips') | $(field 'bytes to host') | $(field 'allocations') |" >> "$SUMMARY"
+    done
+fi
+
+# 6. compute-sanitizer (memcheck) over a few programs at small sizes.
+if [ "${SKIP_SANITIZER:-0}" != 1 ] && command -v compute-sanitizer >/dev/null 2>&1; then
+    echo >> "$SUMMARY"
+    echo "## compute-sanitizer --tool memcheck (--backend cuda --opt 2)" >> "$SUMMARY"
+    echo '```' >> "$SUMMARY"
+    for p in dotp quicksort blackscholes quickhull barneshut; do
+        [ -f "bench/programs/$p.nesl" ] || continue
+        sed "s/^n = [0-9]*;/n = 3000;/" "bench/programs/$p.nesl" > "$LOGS/san-$p.nesl"
+        budgeted compute-sanitizer --tool memcheck --error-exitcode 9 \
+            "$BIN" run --backend cuda --opt 2 "$LOGS/san-$p.nesl" >"$LOGS/sanitizer-$p.txt" 2>&1
+        rc=$?
+        echo "$p (n=3000): exit $rc, $(grep -E 'ERROR SUMMARY' "$LOGS/sanitizer-$p.txt" | tail -n1)" >> "$SUMMARY"
+        [ $rc -eq 9 ] && status=1
+    done
+    echo '```' >> "$SUMMARY"
+fi
+
+# 7. The benchmarks, with the time that is left.
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
     # shellcheck disable=SC2086
-    budgeted "$BIN" bench --backend cpu,cuda ${BENCH_ARGS:---runs 3 --opt 0,2 --timeout 60} --out "$LOGS/bench" \
+    budgeted "$BIN" bench --backend "${BENCH_BACKENDS:-cpu,cuda}" --programs "$BENCH_PROGRAMS" \
+        ${BENCH_ARGS:---runs 3 --opt 0,2 --timeout 60} --out "$LOGS/bench" \
         >"$LOGS/bench.txt" 2>&1
     rc=$?
     {

@@ -36,10 +36,9 @@ fn corpus_superops(dirs: &[std::path::PathBuf]) -> (usize, usize, Vec<superop::S
     let all = seen.borrow();
     let mut kernels: Vec<superop::SuperKernel> = Vec::new();
     for op in all.iter() {
-        for k in superop::kernel_sources(op).unwrap_or_else(|e| panic!("{op:?}: {e}")) {
-            if !kernels.iter().any(|x| x.name == k.name) {
-                kernels.push(k);
-            }
+        let k = superop::kernel_source(op).unwrap_or_else(|e| panic!("{op:?}: {e}"));
+        if !kernels.iter().any(|x| x.name == k.name) {
+            kernels.push(k);
         }
     }
     (programs, all.len(), kernels)

@@ -65,6 +65,8 @@ pub struct CudaCvl {
     deferred: bool,
     /// A kernel that may report an error ran since the mailbox was last read.
     pending: bool,
+    /// The generated kernels of the superoperators run so far.
+    memo: superop::KernelMemo,
 }
 
 /// Reads the [`DeviceStats`] of a [`CudaCvl`] (see [`CudaCvl::stats_probe`]).
@@ -149,6 +151,7 @@ impl CudaCvl {
             rng: 0,
             deferred,
             pending: false,
+            memo: Default::default(),
         })
     }
 
@@ -162,6 +165,7 @@ impl CudaCvl {
             rng: 0,
             deferred: false,
             pending: false,
+            memo: Default::default(),
         })
     }
 

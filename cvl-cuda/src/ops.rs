@@ -123,7 +123,7 @@ pub(crate) fn unop_kernel(op: UnOp, ty: VType) -> Option<(&'static str, VType)> 
 /// identity is the one results show (the reference's, as on the CPU): an empty segment's
 /// reduction, the first element of each segment of a scan. It is never combined with
 /// elements: the kernels use a true neutral element for that (`scan.cu`).
-fn monoid(op: ReduceOp, ty: VType) -> Result<(&'static str, usize, HostScalar), Trap> {
+pub(crate) fn monoid(op: ReduceOp, ty: VType) -> Result<(&'static str, usize, HostScalar), Trap> {
     use ReduceOp::*;
     use VType::{Bool as B, Float as F, Int as Z};
     Ok(match (op, ty) {
@@ -177,6 +177,34 @@ enum ScanMode {
     ReduceByKey = 2,
 }
 
+/// Where the elements a scan kernel loads come from.
+pub(crate) enum TileSrc {
+    /// A vector on the device (the library's `scan_tiles_X` / `scan_down_X`).
+    Vector(CUdeviceptr),
+    /// A folding superoperator's element-wise tree: its generated kernels, their operand
+    /// pointers (first) and error mailbox (last).
+    Fused { tiles: String, down: String, operands: Vec<Arg>, err: CUdeviceptr },
+}
+
+impl TileSrc {
+    /// The two per-tile kernels, for the operator of library suffix `suf`.
+    fn kernels(&self, suf: &str) -> (String, String) {
+        match self {
+            TileSrc::Vector(_) => (format!("scan_tiles_{suf}"), format!("scan_down_{suf}")),
+            TileSrc::Fused { tiles, down, .. } => (tiles.clone(), down.clone()),
+        }
+    }
+    /// A per-tile kernel's arguments: the source's, then `rest`, then (fused) the mailbox.
+    fn args(&self, rest: &[Arg]) -> Vec<Arg> {
+        match self {
+            TileSrc::Vector(p) => std::iter::once(P(*p)).chain(rest.iter().copied()).collect(),
+            TileSrc::Fused { operands, err, .. } => {
+                operands.iter().copied().chain(rest.iter().copied()).chain([P(*err)]).collect()
+            }
+        }
+    }
+}
+
 impl CudaCvl {
     /// The per-element segment index of `s` (device pointer), or 0 (null) for the
     /// single-segment fast path. Built on first use: mark segment starts, max-scan.
@@ -202,19 +230,20 @@ impl CudaCvl {
             s.0.m,
             &[P(s.lens()), P(s.offs()), I(s.0.m as i64), P(buf.ptr())],
         )?;
-        self.scan_raw("max_u", 4, buf.ptr(), 0, n, buf.ptr(), ScanMode::Inclusive)?;
+        self.scan_raw("max_u", 4, &TileSrc::Vector(buf.ptr()), 0, n, buf.ptr(), ScanMode::Inclusive)?;
         let p = buf.ptr();
         *s.0.seg.borrow_mut() = Some(buf);
         Ok(p)
     }
 
-    /// The three-phase tiled scan of `n` elements at `input` (keys: per-element segment
-    /// index or null) into `out`. `acc` is the accumulator size of the operator.
+    /// The three-phase tiled scan of the `n` elements of `src` (keys: per-element segment
+    /// index or null) into `out`. `suf` names the library's middle-phase kernels of the
+    /// operator, `acc` its accumulator size.
     fn scan_raw(
         &mut self,
         suf: &str,
         acc: usize,
-        input: CUdeviceptr,
+        src: &TileSrc,
         keys: CUdeviceptr,
         n: usize,
         out: CUdeviceptr,
@@ -226,34 +255,21 @@ impl CudaCvl {
         let ntiles = n.div_ceil(TILE);
         let blocks = u32::try_from(ntiles)
             .map_err(|_| Trap::new(TrapKind::Unsupported(format!("a scan of {n} elements"))))?;
-        let down = format!("scan_down_{suf}");
+        let (tiles, down) = src.kernels(suf);
+        let tail = |rest: &[Arg]| src.args(rest);
         if ntiles == 1 {
             return self.dev.launch_blocks(
                 &down,
                 1,
-                &[
-                    P(input),
-                    P(keys),
-                    I(n as i64),
-                    NULL,
-                    NULL,
-                    P(out),
-                    I32(mode as i32),
-                ],
+                &tail(&[P(keys), I(n as i64), NULL, NULL, P(out), I32(mode as i32)]),
             );
         }
         let agg_v = self.dev.alloc(ntiles * acc)?;
         let agg_k = self.dev.alloc(ntiles * 4)?;
         self.dev.launch_blocks(
-            &format!("scan_tiles_{suf}"),
+            &tiles,
             blocks,
-            &[
-                P(input),
-                P(keys),
-                I(n as i64),
-                P(agg_v.ptr()),
-                P(agg_k.ptr()),
-            ],
+            &tail(&[P(keys), I(n as i64), P(agg_v.ptr()), P(agg_k.ptr())]),
         )?;
         self.dev.launch_blocks(
             &format!("scan_aggs_{suf}"),
@@ -263,30 +279,29 @@ impl CudaCvl {
         self.dev.launch_blocks(
             &down,
             blocks,
-            &[
-                P(input),
+            &tail(&[
                 P(keys),
                 I(n as i64),
                 P(agg_v.ptr()),
                 P(agg_k.ptr()),
                 P(out),
                 I32(mode as i32),
-            ],
+            ]),
         )
     }
 
-    /// Unsegmented reduction of `n >= 1` elements into `out[0]`.
+    /// Unsegmented reduction of the `n >= 1` elements of `src` into `out[0]`.
     fn reduce_raw(
         &mut self,
         suf: &str,
         acc: usize,
-        input: CUdeviceptr,
+        src: &TileSrc,
         n: usize,
         out: CUdeviceptr,
     ) -> Result<(), Trap> {
         let ntiles = n.div_ceil(TILE);
         if ntiles == 1 {
-            return self.scan_raw(suf, acc, input, 0, n, out, ScanMode::ReduceByKey);
+            return self.scan_raw(suf, acc, src, 0, n, out, ScanMode::ReduceByKey);
         }
         let blocks = u32::try_from(ntiles).map_err(|_| {
             Trap::new(TrapKind::Unsupported(format!(
@@ -294,16 +309,65 @@ impl CudaCvl {
             )))
         })?;
         let agg_v = self.dev.alloc(ntiles * acc)?;
+        let (tiles, _) = src.kernels(suf);
         self.dev.launch_blocks(
-            &format!("scan_tiles_{suf}"),
+            &tiles,
             blocks,
-            &[P(input), NULL, I(n as i64), P(agg_v.ptr()), NULL],
+            &src.args(&[NULL, I(n as i64), P(agg_v.ptr()), NULL]),
         )?;
         self.dev.launch_blocks(
             &format!("reduce_aggs_{suf}"),
             1,
             &[P(agg_v.ptr()), I(ntiles as i64), P(out)],
         )
+    }
+
+    /// The reduction of `op` over each segment of `s` of the values of `src` (of type
+    /// `ty`), one per segment; empty segments get the operator's identity.
+    pub(crate) fn reduce_from(
+        &mut self,
+        op: ReduceOp,
+        ty: VType,
+        src: &TileSrc,
+        s: &CudaSegdes,
+    ) -> Result<CudaVector, Trap> {
+        let (suf, acc, id) = monoid(op, ty)?;
+        let (m, n) = (s.0.m, s.0.n);
+        let out = self.new_vec(ty, m)?;
+        if m == 0 {
+            return Ok(out);
+        }
+        if n == 0 || m > 1 {
+            // Empty segments keep the identity.
+            let (ty, bits) = scalar_bits(id);
+            self.fill_raw(ty, bits, out.ptr(), m)?;
+        }
+        if n == 0 {
+            return Ok(out);
+        }
+        if m == 1 {
+            self.reduce_raw(suf, acc, src, n, out.ptr())?;
+        } else {
+            let keys = self.seg_index(s)?;
+            self.scan_raw(suf, acc, src, keys, n, out.ptr(), ScanMode::ReduceByKey)?;
+        }
+        Ok(out)
+    }
+
+    /// The exclusive scan of `op` within each segment of `s` of the values of `src`.
+    pub(crate) fn scan_from(
+        &mut self,
+        op: ReduceOp,
+        ty: VType,
+        src: &TileSrc,
+        s: &CudaSegdes,
+    ) -> Result<CudaVector, Trap> {
+        let (suf, acc, _) = monoid(op, ty)?;
+        let n = s.0.n;
+        let out = self.new_vec(ty, n)?;
+        let keys = self.seg_index(s)?;
+        self.scan_raw(suf, acc, src, keys, n, out.ptr(), ScanMode::Exclusive)?;
+        Ok(out)
     }
 
     fn fill_raw(&mut self, ty: VType, bits: u64, ptr: CUdeviceptr, n: usize) -> Result<(), Trap> {
@@ -449,7 +513,7 @@ impl CudaCvl {
         self.scan_raw(
             "add_z",
             8,
-            hist,
+            &TileSrc::Vector(hist),
             0,
             256 * nblocks,
             hist,
@@ -587,7 +651,7 @@ impl Cvl for CudaCvl {
             }
             return Ok(self.segdes(1, l[0] as usize, lo));
         }
-        self.scan_raw("add_z", 8, lo.ptr(), 0, m, offs, ScanMode::Exclusive)?;
+        self.scan_raw("add_z", 8, &TileSrc::Vector(lo.ptr()), 0, m, offs, ScanMode::Exclusive)?;
         self.dev.launch_n(
             "mke_check",
             m,
@@ -745,37 +809,12 @@ impl Cvl for CudaCvl {
 
     fn scan(&mut self, op: ReduceOp, v: &CudaVector, s: &CudaSegdes) -> Result<CudaVector, Trap> {
         check::scan_reduce(true, v.sh(), s.sh())?;
-        let (suf, acc, _) = monoid(op, v.0.ty)?;
-        let n = s.0.n;
-        let out = self.new_vec(v.0.ty, n)?;
-        let keys = self.seg_index(s)?;
-        self.scan_raw(suf, acc, v.ptr(), keys, n, out.ptr(), ScanMode::Exclusive)?;
-        Ok(out)
+        self.scan_from(op, v.0.ty, &TileSrc::Vector(v.ptr()), s)
     }
 
     fn reduce(&mut self, op: ReduceOp, v: &CudaVector, s: &CudaSegdes) -> Result<CudaVector, Trap> {
         check::scan_reduce(false, v.sh(), s.sh())?;
-        let (suf, acc, id) = monoid(op, v.0.ty)?;
-        let (m, n) = (s.0.m, s.0.n);
-        let out = self.new_vec(v.0.ty, m)?;
-        if m == 0 {
-            return Ok(out);
-        }
-        if n == 0 || m > 1 {
-            // Empty segments keep the identity.
-            let (ty, bits) = scalar_bits(id);
-            self.fill_raw(ty, bits, out.ptr(), m)?;
-        }
-        if n == 0 {
-            return Ok(out);
-        }
-        if m == 1 {
-            self.reduce_raw(suf, acc, v.ptr(), n, out.ptr())?;
-        } else {
-            let keys = self.seg_index(s)?;
-            self.scan_raw(suf, acc, v.ptr(), keys, n, out.ptr(), ScanMode::ReduceByKey)?;
-        }
-        Ok(out)
+        self.reduce_from(op, v.0.ty, &TileSrc::Vector(v.ptr()), s)
     }
 
     fn permute(
@@ -995,7 +1034,7 @@ impl Cvl for CudaCvl {
         }
         // pos = inclusive +-scan of the flags: 1-based target of each kept element.
         let pos = self.dev.alloc(8 * n)?;
-        self.scan_raw("add_bz", 8, f.ptr(), 0, n, pos.ptr(), ScanMode::Inclusive)?;
+        self.scan_raw("add_bz", 8, &TileSrc::Vector(f.ptr()), 0, n, pos.ptr(), ScanMode::Inclusive)?;
         self.flush_pending()?;
         let mut total = [0i64; 1];
         self.dev.dtoh(&mut total, pos.ptr() + 8 * (n as u64 - 1))?;
@@ -1117,15 +1156,40 @@ impl Cvl for CudaCvl {
         args: &[Option<&CudaVector>],
         len: usize,
     ) -> Result<CudaVector, Trap> {
-        // A folding superoperator runs through `fused_fold` (its element-wise kernel, then
-        // the library's reduction or scan), never as a plain element-wise one.
+        // A folding superoperator runs through `fused_fold`, a guarded one through
+        // `fused_guarded`, never as a plain element-wise one.
         if op.fold.is_some() {
             return Err(Trap::ty("a folding superoperator is not element-wise"));
         }
-        // A guarded one runs through `fused_guarded` (the guard's reduction, then this).
         if op.guard.is_some() {
             return Err(Trap::ty("a superoperator with a guard pushes two results"));
         }
         self.run_superop(op, args, len)
+    }
+
+    fn fused_fold(
+        &mut self,
+        op: &vcode::fused::SuperOp,
+        args: &[Option<&CudaVector>],
+        seg: &CudaSegdes,
+        len: usize,
+    ) -> Result<CudaVector, Trap> {
+        if op.fold.is_none() {
+            return Err(Trap::ty("superoperator has no fold"));
+        }
+        self.run_fold(op, args, seg, len)
+    }
+
+    fn fused_guarded(
+        &mut self,
+        op: &vcode::fused::SuperOp,
+        args: &[Option<&CudaVector>],
+        seg: &CudaSegdes,
+        len: usize,
+    ) -> Result<(CudaVector, CudaVector), Trap> {
+        if op.guard.is_none() {
+            return Err(Trap::ty("superoperator has no guard"));
+        }
+        self.run_guarded(op, args, seg, len)
     }
 }

@@ -1,20 +1,36 @@
-//! Superoperators on CUDA: each FCODE superoperator becomes one generated kernel that
-//! reads every argument once and writes the result once, with no intermediate vectors.
+//! Superoperators on CUDA: each FCODE superoperator becomes one generated module that
+//! reads every argument once and writes only its results, with no intermediate vectors.
 //!
-//! [`kernel_source`] turns a [`SuperOp`] into CUDA C (one `extern "C"` kernel, compiled
-//! after the `kernels` crate's common header); `CudaCvl::fused` compiles it with NVRTC the
-//! first time it is seen (cached in memory and on disk by a hash of the text), loads it and
-//! launches it. The C expressions follow the element-wise kernels of `elementwise.cu`
-//! (wrapping integers, `--fmad=false`, the CPU's MAX/MIN and conversions).
+//! [`kernel_source`] is the one generator of superoperator kernels: the CUDA backend runs
+//! what it writes, and `nesl opt --emit-cuda` prints it ([`program_source`]). The tree is
+//! evaluated once per element with common subexpressions computed once (the optimiser's
+//! trees repeat shared subterms: Black-Scholes' `d1` appears dozens of times). By shape:
+//!
+//! * element-wise: `NAME(operands..., R* r, i64 n, i64* err)`, one result per element;
+//! * guarded (a second result, the `OR_REDUCE` of a boolean tree): `NAME(operands..., R* r,
+//!   b8* g, i64 n, i64* err)` writes the body and the guard's flag of every element in one
+//!   pass, the library's OR reduction then folds the flags per segment;
+//! * folding (a reduction or scan of the element-wise values): the library's scan
+//!   templates (`kernels::SCAN_TEMPLATES`) over a generated source functor, so the values
+//!   are computed as the tiles are loaded and never stored: `NAME_tiles` and `NAME_down`,
+//!   the two per-tile phases of `scan.cuh`; the middle phases are the library's own.
+//!
+//! `CudaCvl` compiles a module the first time it is seen (cached in memory and on disk by a
+//! hash of the text) and keeps the generated kernel of each table entry. The C expressions
+//! follow the element-wise kernels of `elementwise.cu` (wrapping integers, `--fmad=false`,
+//! the CPU's MAX/MIN and conversions).
 
-use vcode::cvl::{BinOp, UnOp};
-use vcode::fused::{Expr, SuperOp};
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use vcode::cvl::{BinOp, ReduceOp, UnOp};
+use vcode::fused::{Expr, FoldKind, SuperOp};
 use vcode::{HostScalar, Trap, Ty, VType};
 
 use crate::compile;
-use crate::device::Arg::{I, P};
-use crate::ops::{binop_kernel, unop_kernel};
-use crate::{CudaCvl, CudaVector, KernelLoader};
+use crate::device::Arg::{self, I, P};
+use crate::ops::{binop_kernel, monoid, unop_kernel};
+use crate::{CudaCvl, CudaSegdes, CudaVector, KernelLoader};
 
 fn cty(t: VType) -> &'static str {
     match t {
@@ -33,24 +49,65 @@ fn param_vtype(t: Ty) -> Option<VType> {
     }
 }
 
-/// A generated kernel: its name, its full CUDA C text (common header included), its result
-/// type and whether it may report an error (integer division).
+/// What a generated module computes (see the module documentation).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// One result per element.
+    Map,
+    /// One result per element and one guard flag per element.
+    Guarded,
+    /// A reduction or scan of the element-wise values with the library monoid `suffix`
+    /// (`add_d`, `ior_b`, ...: the scan kernels' suffix).
+    Fold {
+        /// Reduction or scan.
+        kind: FoldKind,
+        /// The combining operator.
+        op: ReduceOp,
+        /// The library scan kernels' suffix of the operator on the element type.
+        suffix: &'static str,
+    },
+}
+
+/// A generated superoperator module: its kernels' base name, its full CUDA C text (common
+/// header and scan templates included), its result type and whether it may report an
+/// error (integer division).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SuperKernel {
-    /// The `extern "C"` kernel name (`superop_<hash>`).
+    /// The base name (`superop_<hash>`): the kernel's name, or with `_tiles` / `_down` the
+    /// two kernels of a fold.
     pub name: String,
-    /// The complete compilable text.
+    /// The kernels alone (what [`program_source`] concatenates).
+    pub code: String,
+    /// The complete compilable module text.
     pub text: String,
-    /// Element type of the result.
+    /// Element type of the (body's) result.
     pub result: VType,
     /// True when the kernel may report a division by zero.
     pub may_trap: bool,
+    /// Which kernels the module has.
+    pub shape: Shape,
+}
+
+impl SuperKernel {
+    /// The kernels the module defines, by name.
+    pub fn kernel_names(&self) -> Vec<String> {
+        match self.shape {
+            Shape::Fold { .. } => vec![format!("{}_tiles", self.name), format!("{}_down", self.name)],
+            _ => vec![self.name.clone()],
+        }
+    }
 }
 
 struct Gen {
     body: String,
-    next: usize,
+    /// Temporaries so far (`t0`, `t1`, ...).
+    temps: usize,
+    /// Operations visited so far, repeated ones included: the number of the next one in
+    /// evaluation order (a division by zero reports it, as the CPU does).
+    ops: usize,
     may_trap: bool,
+    /// The temporary already holding each C expression (common subexpressions).
+    seen: HashMap<(VType, String), String>,
 }
 
 fn bad(msg: String) -> Trap {
@@ -58,11 +115,21 @@ fn bad(msg: String) -> Trap {
 }
 
 impl Gen {
+    fn new() -> Gen {
+        Gen { body: String::new(), temps: 0, ops: 0, may_trap: false, seen: HashMap::new() }
+    }
+
+    /// The temporary holding `expr` (of type `t`): a new one, or the one that already
+    /// holds the same expression. Counts one operation either way.
     fn temp(&mut self, t: VType, expr: String) -> (String, VType) {
-        let name = format!("t{}", self.next);
-        self.next += 1;
-        self.body
-            .push_str(&format!("        {} {name} = {expr};\n", cty(t)));
+        self.ops += 1;
+        if let Some(name) = self.seen.get(&(t, expr.clone())) {
+            return (name.clone(), t);
+        }
+        let name = format!("t{}", self.temps);
+        self.temps += 1;
+        self.body.push_str(&format!("        const {} {name} = {expr};\n", cty(t)));
+        self.seen.insert((t, expr), name.clone());
         (name, t)
     }
 
@@ -102,9 +169,9 @@ impl Gen {
                         ty.name()
                     ))
                 })?;
-                // This operation's number in evaluation order: the temporaries are
-                // numbered the same way (one per operation, after its operands).
-                let part = self.next;
+                // This operation's number in evaluation order (after its operands). A
+                // division's text holds it, so divisions are never shared.
+                let part = self.ops;
                 let c = binop_c(*op, *ty, &x, &y, part);
                 if matches!((op, ty), (BinOp::Div | BinOp::Mod, VType::Int)) {
                     self.may_trap = true;
@@ -203,60 +270,149 @@ fn unop_c(op: UnOp, ty: VType, x: &str) -> String {
     }
 }
 
-/// The kernels a superoperator runs: that of its tree ([`kernel_source`]), then, when it
-/// has a guard, that of the guard's tree.
-pub fn kernel_sources(op: &SuperOp) -> Result<Vec<SuperKernel>, Trap> {
-    let mut ks = vec![kernel_source(op)?];
-    if let Some(g) = op.guard_op() {
-        ks.push(kernel_source(&g.without_fold())?);
-    }
-    Ok(ks)
+/// The loads of every data operand at element `p`, the evaluation, and the C expressions
+/// of the body and (when present) the guard: one [`Gen`] for both, so they share their
+/// common subexpressions.
+struct Body {
+    params: Vec<Option<VType>>,
+    loads: String,
+    eval: String,
+    res: (String, VType),
+    guard: Option<String>,
+    may_trap: bool,
 }
 
-/// Generates the CUDA C kernel of a superoperator's element-wise tree (a fold, or a
-/// guard, runs through the library's reduction after a kernel of its own tree). The
-/// kernel takes one pointer per parameter (null for SEGDES parameters), the result
-/// pointer, the length and the error mailbox: `(const T0* a0, ..., R* r, i64 n, i64* err)`.
-pub fn kernel_source(op: &SuperOp) -> Result<SuperKernel, Trap> {
+fn gen_body(op: &SuperOp) -> Result<Body, Trap> {
     if op.params.is_empty() {
         return Err(bad("a superoperator needs at least one parameter".into()));
     }
-    let mut g = Gen {
-        body: String::new(),
-        next: 0,
-        may_trap: false,
-    };
-    let (res, rt) = g.expr(&op.body, &op.params)?;
-    let mut sig = String::new();
-    let mut loads = String::new();
-    for (i, t) in op.params.iter().enumerate() {
-        match param_vtype(*t) {
-            Some(vt) => {
-                sig.push_str(&format!("const {}* __restrict__ a{i}, ", cty(vt)));
-                loads.push_str(&format!("        {} x{i} = a{i}[p];\n", cty(vt)));
+    let mut g = Gen::new();
+    let res = g.expr(&op.body, &op.params)?;
+    let guard = match &op.guard {
+        Some(gd) => {
+            let (c, t) = g.expr(&gd.cond, &op.params)?;
+            if t != VType::Bool {
+                return Err(bad(format!("the guard is {}, expected BOOL", t.name())));
             }
-            None => sig.push_str(&format!("const void* a{i}, ")),
+            Some(c)
+        }
+        None => None,
+    };
+    let params: Vec<Option<VType>> = op.params.iter().map(|t| param_vtype(*t)).collect();
+    let mut loads = String::new();
+    for (i, t) in params.iter().enumerate() {
+        if let Some(vt) = t {
+            loads.push_str(&format!("        const {} x{i} = a{i}[p];\n", cty(*vt)));
         }
     }
-    let code = format!(
-        "(NAME)({sig}{rty}* __restrict__ r, i64 n, i64* err) {{\n    GRID_LOOP(p, n) {{\n{loads}{body}        r[p] = {res};\n    }}\n}}\n",
-        rty = cty(rt),
-        body = g.body
-    );
-    // 128 bits of SHA-256: distinct kernels never share a name.
-    let name = format!("superop_{}", &compile::digest(code.as_bytes())[..32]);
-    let mut text = compile::module_text("");
-    text.push_str("extern \"C\" __global__ void ");
-    text.push_str(&code.replacen("(NAME)", &name, 1));
-    Ok(SuperKernel {
-        name,
-        text,
-        result: rt,
-        may_trap: g.may_trap,
-    })
+    Ok(Body { params, loads, eval: g.body, res, guard, may_trap: g.may_trap })
 }
 
-/// Compiles a superoperator's kernel for `arch` (e.g. `sm_90`) with NVRTC, through the
+impl Body {
+    /// The operand parameters of a kernel: one pointer per parameter (`const void*` for
+    /// SEGDES ones, which are passed as null).
+    fn signature(&self) -> String {
+        self.params
+            .iter()
+            .enumerate()
+            .map(|(i, t)| match t {
+                Some(vt) => format!("const {}* __restrict__ a{i}, ", cty(*vt)),
+                None => format!("const void* a{i}, "),
+            })
+            .collect()
+    }
+}
+
+/// The library operator struct of a scan kernel suffix (`add_d` -> `OpAddD`, see
+/// `scan.cuh`).
+fn op_struct(suffix: &str) -> String {
+    let (name, ty) = suffix.split_once('_').unwrap_or((suffix, ""));
+    let mut cs = name.chars();
+    let first = cs.next().map(|c| c.to_ascii_uppercase()).into_iter();
+    format!("Op{}{}", first.chain(cs).collect::<String>(), ty.to_ascii_uppercase())
+}
+
+/// Generates the CUDA module of a superoperator (see the module documentation for the
+/// kernels of each shape and their parameters).
+pub fn kernel_source(op: &SuperOp) -> Result<SuperKernel, Trap> {
+    let b = gen_body(op)?;
+    let sig = b.signature();
+    let (res, rt) = (&b.res.0, b.res.1);
+    let rty = cty(rt);
+    let (code, shape) = match (&op.fold, &b.guard) {
+        (Some(_), Some(_)) => return Err(bad("a superoperator has both a fold and a guard".into())),
+        (None, None) => (
+            format!(
+                "extern \"C\" __global__ void (NAME)({sig}{rty}* __restrict__ r, i64 n, i64* err) {{\n    GRID_LOOP(p, n) {{\n{}{}        r[p] = {res};\n    }}\n}}\n",
+                b.loads, b.eval
+            ),
+            Shape::Map,
+        ),
+        (None, Some(gc)) => (
+            format!(
+                "extern \"C\" __global__ void (NAME)({sig}{rty}* __restrict__ r, b8* __restrict__ g, i64 n, i64* err) {{\n    GRID_LOOP(p, n) {{\n{}{}        r[p] = {res};\n        g[p] = {gc};\n    }}\n}}\n",
+                b.loads, b.eval
+            ),
+            Shape::Guarded,
+        ),
+        (Some(f), None) => {
+            if f.ty != rt {
+                return Err(bad(format!("the fold is on {}, the tree gives {}", f.ty.name(), rt.name())));
+            }
+            let (suffix, _, _) = monoid(f.op, f.ty)?;
+            let opn = op_struct(suffix);
+            let mut members = String::new();
+            let mut init = String::new();
+            for (i, t) in b.params.iter().enumerate() {
+                if let Some(vt) = t {
+                    members.push_str(&format!("    const {}* __restrict__ a{i};\n", cty(*vt)));
+                    init.push_str(&format!("a{i}, "));
+                }
+            }
+            let code = format!(
+                "struct (NAME)_src {{\n{members}    i64* err;\n    __device__ __forceinline__ {rty} operator()(i64 p) const {{\n{}{}        return {res};\n    }}\n}};\n\
+                 extern \"C\" __global__ void __launch_bounds__(BLOCK) (NAME)_tiles({sig}const u32* keys, i64 n, {opn}::T* agg_v, u32* agg_k, i64* err) {{\n    scan_tiles<{opn}>((NAME)_src{{{init}err}}, keys, n, agg_v, agg_k);\n}}\n\
+                 extern \"C\" __global__ void __launch_bounds__(BLOCK) (NAME)_down({sig}const u32* keys, i64 n, const {opn}::T* carry_v, const u32* carry_k, {opn}::Sout* out, int mode, i64* err) {{\n    scan_down<{opn}>((NAME)_src{{{init}err}}, keys, n, carry_v, carry_k, out, mode);\n}}\n",
+                b.loads, b.eval
+            );
+            (code, Shape::Fold { kind: f.kind, op: f.op, suffix })
+        }
+    };
+    // 128 bits of SHA-256: distinct kernels never share a name.
+    let name = format!("superop_{}", &compile::digest(code.as_bytes())[..32]);
+    let mut what = op.to_string();
+    if let Some((cut, _)) = what.char_indices().nth(160) {
+        what.truncate(cut);
+        what.push_str(" ...");
+    }
+    let code = format!("// SUPEROP {what}\n{}", code.replace("(NAME)", &name));
+    let text = compile::module_text(&format!("{}\n{code}", kernels::SCAN_TEMPLATES));
+    Ok(SuperKernel { name, code, text, result: rt, may_trap: b.may_trap, shape })
+}
+
+/// One compilable CUDA C text holding the kernels of a whole superoperator table (what
+/// `nesl opt --emit-cuda` writes): the common header and scan templates once, then each
+/// entry's kernels, the same text the CUDA backend compiles for it.
+pub fn program_source(ops: &[SuperOp]) -> Result<String, Trap> {
+    let mut out = String::from(
+        "// Superoperator kernels, as the CUDA backend generates and runs them (cvl-cuda's\n\
+         // superop module documents each shape's parameters). INT = i64 (wrapping),\n\
+         // FLOAT = double, BOOL = b8 (0 or 1). Compile with NVRTC, --fmad=false.\n\n",
+    );
+    out.push_str(&compile::module_text(kernels::SCAN_TEMPLATES));
+    let mut done: Vec<String> = Vec::new();
+    for (i, op) in ops.iter().enumerate() {
+        let k = kernel_source(op).map_err(|t| bad(format!("SUPEROP {i}: {t}")))?;
+        if done.contains(&k.name) {
+            continue;
+        }
+        out.push_str(&format!("\n// table entry {i}\n{}", k.code));
+        done.push(k.name);
+    }
+    Ok(out)
+}
+
+/// Compiles a superoperator's module for `arch` (e.g. `sm_90`) with NVRTC, through the
 /// caches; needs no GPU. Returns the CUBIN's size.
 pub fn compile_superop(op: &SuperOp, arch: &str) -> Result<usize, String> {
     let k = kernel_source(op).map_err(|e| e.to_string())?;
@@ -279,7 +435,10 @@ impl KernelLoader {
         let dev = &self.0;
         let mut kernels: Vec<SuperKernel> = Vec::new();
         for op in ops {
-            kernels.extend(kernel_sources(op)?);
+            let k = kernel_source(op)?;
+            if !kernels.iter().any(|x| x.name == k.name) {
+                kernels.push(k);
+            }
         }
         let arch = dev.arch().to_string();
         if !dev.is_gpu() {
@@ -311,24 +470,40 @@ impl KernelLoader {
     }
 }
 
+/// The generated module of each superoperator a library has run, by the address of the
+/// table entry (checked against the entry itself, so a table freed and another allocated
+/// in its place never reuses a wrong kernel).
+#[derive(Default)]
+pub(crate) struct KernelMemo(HashMap<usize, Vec<(SuperOp, Rc<SuperKernel>)>>);
+
 impl CudaCvl {
+    /// The loaded module of `op`: generated, compiled and loaded on first use.
+    fn superkernel(&mut self, op: &SuperOp) -> Result<Rc<SuperKernel>, Trap> {
+        let key = op as *const SuperOp as usize;
+        if let Some(v) = self.memo.0.get(&key) {
+            if let Some((_, k)) = v.iter().find(|(o, _)| o == op) {
+                return Ok(k.clone());
+            }
+        }
+        let k = Rc::new(kernel_source(op)?);
+        self.dev.load_module_text(&k.name, &k.text)?;
+        let v = self.memo.0.entry(key).or_default();
+        if v.len() >= 4 {
+            v.remove(0);
+        }
+        v.push((op.clone(), k.clone()));
+        Ok(k)
+    }
+
     /// Compiles a superoperator's kernel now (normally done on its first use), so that an
     /// FCODE program's kernels are all built when it is loaded.
     pub fn prepare_superop(&mut self, op: &SuperOp) -> Result<(), Trap> {
-        let k = kernel_source(op)?;
-        self.load_superkernel(&k)
+        self.superkernel(op).map(|_| ())
     }
 
-    fn load_superkernel(&mut self, k: &SuperKernel) -> Result<(), Trap> {
-        self.dev.load_module_text(&k.name, &k.text)
-    }
-
-    pub(crate) fn run_superop(
-        &mut self,
-        op: &SuperOp,
-        args: &[Option<&CudaVector>],
-        len: usize,
-    ) -> Result<CudaVector, Trap> {
+    /// The operand pointers of a launch, after checking each operand against its
+    /// parameter (type, and length `len`).
+    fn operand_args(op: &SuperOp, args: &[Option<&CudaVector>], len: usize) -> Result<Vec<Arg>, Trap> {
         if args.len() != op.params.len() {
             return Err(Trap::length(format!(
                 "superoperator takes {} operands, got {}",
@@ -336,7 +511,7 @@ impl CudaCvl {
                 args.len()
             )));
         }
-        let mut ptrs = Vec::with_capacity(args.len() + 3);
+        let mut ptrs = Vec::with_capacity(args.len() + 8);
         for (i, (a, t)) in args.iter().zip(&op.params).enumerate() {
             match (a, param_vtype(*t)) {
                 (Some(v), Some(vt)) => {
@@ -355,8 +530,7 @@ impl CudaCvl {
                     }
                     ptrs.push(P(v.0.buf.ptr()));
                 }
-                (None, None) => ptrs.push(P(0)),
-                (Some(_), None) => ptrs.push(P(0)),
+                (None, None) | (Some(_), None) => ptrs.push(P(0)),
                 (None, Some(_)) => {
                     return Err(Trap::ty(format!(
                         "superoperator operand ${i} is missing or a segment descriptor"
@@ -364,16 +538,89 @@ impl CudaCvl {
                 }
             }
         }
-        let k = kernel_source(op)?;
+        Ok(ptrs)
+    }
+
+    /// `FUSED` of an element-wise superoperator.
+    pub(crate) fn run_superop(
+        &mut self,
+        op: &SuperOp,
+        args: &[Option<&CudaVector>],
+        len: usize,
+    ) -> Result<CudaVector, Trap> {
+        let mut ptrs = Self::operand_args(op, args, len)?;
+        let k = self.superkernel(op)?;
+        if k.shape != Shape::Map {
+            return Err(Trap::ty("superoperator is not element-wise"));
+        }
         let out = self.new_vec(k.result, len)?;
         if len == 0 {
             return Ok(out);
         }
-        self.load_superkernel(&k)?;
         ptrs.push(P(out.0.buf.ptr()));
         ptrs.push(I(len as i64));
         ptrs.push(P(self.dev.mailbox()));
         self.dev.launch_n(&k.name, len, &ptrs)?;
+        if k.may_trap {
+            self.check()?;
+        }
+        Ok(out)
+    }
+
+    /// `FUSED` of a guarded superoperator: body and flags in one pass, then the flags'
+    /// OR per segment of `seg`.
+    pub(crate) fn run_guarded(
+        &mut self,
+        op: &SuperOp,
+        args: &[Option<&CudaVector>],
+        seg: &CudaSegdes,
+        len: usize,
+    ) -> Result<(CudaVector, CudaVector), Trap> {
+        let mut ptrs = Self::operand_args(op, args, len)?;
+        let k = self.superkernel(op)?;
+        if k.shape != Shape::Guarded {
+            return Err(Trap::ty("superoperator has no guard"));
+        }
+        let out = self.new_vec(k.result, len)?;
+        let flags = self.new_vec(VType::Bool, len)?;
+        if len > 0 {
+            ptrs.push(P(out.0.buf.ptr()));
+            ptrs.push(P(flags.0.buf.ptr()));
+            ptrs.push(I(len as i64));
+            ptrs.push(P(self.dev.mailbox()));
+            self.dev.launch_n(&k.name, len, &ptrs)?;
+            if k.may_trap {
+                self.check()?;
+            }
+        }
+        let any = vcode::Cvl::reduce(self, ReduceOp::Or, &flags, seg)?;
+        Ok((out, any))
+    }
+
+    /// `FUSED` of a folding superoperator: its values reduced or scanned over the segments
+    /// of `seg` as the scan kernels load them.
+    pub(crate) fn run_fold(
+        &mut self,
+        op: &SuperOp,
+        args: &[Option<&CudaVector>],
+        seg: &CudaSegdes,
+        len: usize,
+    ) -> Result<CudaVector, Trap> {
+        let ptrs = Self::operand_args(op, args, len)?;
+        let k = self.superkernel(op)?;
+        let Shape::Fold { kind, op: rop, .. } = k.shape else {
+            return Err(Trap::ty("superoperator has no fold"));
+        };
+        let src = crate::ops::TileSrc::Fused {
+            tiles: format!("{}_tiles", k.name),
+            down: format!("{}_down", k.name),
+            operands: ptrs,
+            err: self.dev.mailbox(),
+        };
+        let out = match kind {
+            FoldKind::Reduce => self.reduce_from(rop, k.result, &src, seg)?,
+            FoldKind::Scan => self.scan_from(rop, k.result, &src, seg)?,
+        };
         if k.may_trap {
             self.check()?;
         }

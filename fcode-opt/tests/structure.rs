@@ -4,7 +4,7 @@
 mod common;
 
 use common::{calls, elements, load, opt, run_text};
-use fcode_opt::{emit_cuda, optimize, optimize_report, OptError, OptOptions, PASSES};
+use fcode_opt::{optimize, optimize_report, OptError, OptOptions, PASSES};
 use std::path::Path;
 use vcode::{Imm, Opcode, Program};
 
@@ -168,29 +168,6 @@ fn malformed_input_is_an_error_with_a_place() {
     let p = vcode::parse("FUNC MAIN\n+ INT\nRET\n").expect("parses");
     let e = optimize(&p, 1, &OptOptions { verify: true, ..Default::default() }).expect_err("underflow");
     assert!(matches!(e, OptError::Verify { .. }), "{e}");
-}
-
-#[test]
-fn cuda_kernels_follow_the_convention() {
-    let q = opt(&fixture("muladd_cmu.vcode"), 2);
-    let cu = emit_cuda(&q);
-    assert!(!cu.contains("#include"));
-    assert!(cu.contains(
-        "extern \"C\" __global__ void fused_0(const long long* __restrict__ a0, const long long* __restrict__ a1, const long long* __restrict__ a2, long long* __restrict__ r, long long n, long long* err)"
-    ), "{cu}");
-    assert!(cu.contains("p += (long long)blockDim.x * gridDim.x"), "grid-stride loop\n{cu}");
-    for i in 0..3 {
-        assert_eq!(cu.matches(&format!("a{i}[p]")).count(), 1, "operand {i} read once\n{cu}");
-    }
-    assert_eq!(cu.matches("r[p] =").count(), 1, "result written once\n{cu}");
-    // Every superoperator of a bigger program gets a kernel; floats avoid contraction.
-    let q = opt(&fixture("bs_chain.vcode"), 2);
-    let cu = emit_cuda(&q);
-    for n in 0..q.superops.len() {
-        assert!(cu.contains(&format!("void fused_{n}(")), "kernel {n}");
-    }
-    assert!(cu.contains("__dmul_rn(") && cu.contains("exp(") && cu.contains("const double* __restrict__ a0"));
-    assert_eq!(cu.matches("__global__").count(), q.superops.len());
 }
 
 #[test]

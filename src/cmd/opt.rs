@@ -4,7 +4,7 @@
 //! superoperators. The output is checked with the VCODE verifier before it is written.
 //! Errors print `error: FILE:line:col: message` and exit with status 1.
 
-use fcode_opt::{emit_cuda, OptOptions};
+use fcode_opt::OptOptions;
 use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
@@ -86,7 +86,10 @@ pub fn main(file: &Path, output: Option<&Path>, cuda_out: Option<&Path>, flags: 
         None => std::io::stdout().lock().write_all(text.as_bytes())?,
     }
     if let Some(path) = cuda_out {
-        std::fs::write(path, emit_cuda(&out)).map_err(|e| nesl::Error::write(path, e))?;
+        // The CUDA backend's own generator: what it writes is what a GPU run compiles.
+        let cu = cvl_cuda::superop::program_source(&out.superops)
+            .map_err(|t| nesl::Error::Backend(format!("{}: --emit-cuda: {t}", file.display())))?;
+        std::fs::write(path, cu).map_err(|e| nesl::Error::write(path, e))?;
     }
     Ok(ExitCode::SUCCESS)
 }
