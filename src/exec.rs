@@ -215,6 +215,9 @@ impl<C: Cvl> Executor for VcodeExecutor<C> {
                     None => total.rows.push((kind.clone(), *calls, *elements)),
                 }
             }
+            for (kind, n) in &report.stats.round_trips {
+                total.record_round_trips(kind, *n);
+            }
         }
         Ok(match report.outcome {
             RunOutcome::Finished(values) => ExecResult::Finished(values),

@@ -49,6 +49,10 @@ pub struct RunStats {
     pub instructions: Option<u64>,
     /// The device's counters on a GPU backend; `null` on the CPU.
     pub device: Option<DeviceStats>,
+    /// `[kind, n]`: host round trips by the family of the VCODE instruction that caused
+    /// them (GPU backend; empty on the CPU).
+    #[serde(default)]
+    pub round_trips: Vec<(String, u64)>,
     /// Threads of the CPU vector library in that process.
     pub threads: usize,
     /// The process's peak resident memory (`VmHWM`) at the end of the run; `null` where
@@ -65,6 +69,7 @@ impl RunStats {
             total_calls: rows.iter().map(|r| r.1).sum(),
             total_elements: rows.iter().map(|r| r.2).sum(),
             instructions: None,
+            round_trips: Vec::new(),
             device: device.map(|(name, rows)| DeviceStats { name, counters: rows.into_iter().collect() }),
             threads,
             peak_rss_bytes: peak_rss_bytes(),

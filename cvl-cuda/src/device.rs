@@ -98,6 +98,10 @@ pub(crate) struct Device {
     max_grid: u32,
     name: String,
     arch: String,
+    /// Writes of known scalars not made yet `(address, bits, one byte?)`: made (by fill
+    /// kernels) just before the next device operation, dropped when their buffer is freed
+    /// first, so that serial code whose scalars never meet device work launches nothing.
+    writes: RefCell<Vec<(CUdeviceptr, u64, bool)>>,
 }
 
 /// Where kernels run and memory lives.
@@ -223,6 +227,7 @@ impl Device {
                 ..Pool::default()
             }),
             stats: RefCell::new(DeviceStats::default()),
+            writes: RefCell::new(Vec::new()),
             mailbox,
             max_grid: sh.sms * 32,
             name: sh.name.clone(),
@@ -244,6 +249,7 @@ impl Device {
                 ..Pool::default()
             }),
             stats: RefCell::new(DeviceStats::default()),
+            writes: RefCell::new(Vec::new()),
             mailbox,
             // Few blocks: each emulated thread is a fiber, grid-stride loops do the rest.
             max_grid: 4,
@@ -265,6 +271,11 @@ impl Device {
     }
     pub(crate) fn mailbox(&self) -> CUdeviceptr {
         self.mailbox
+    }
+
+    /// The host round trips so far (without copying the other counters).
+    pub(crate) fn round_trips(&self) -> u64 {
+        self.stats.borrow().host_round_trips
     }
 
     pub(crate) fn stats(&self) -> DeviceStats {
@@ -324,6 +335,30 @@ impl Device {
         if blocks == 0 {
             return Ok(());
         }
+        self.flush_writes()?;
+        self.launch_raw(name, blocks, args)
+    }
+
+    /// Writes `bits` (8 bytes, or one byte when `byte`) at `ptr` before the next device
+    /// operation, unless the buffer is freed first.
+    pub(crate) fn write_later(&self, ptr: CUdeviceptr, bits: u64, byte: bool) {
+        self.writes.borrow_mut().push((ptr, bits, byte));
+    }
+
+    /// Makes the deferred scalar writes, in order (one fill kernel each).
+    fn flush_writes(&self) -> Result<(), Trap> {
+        if self.writes.borrow().is_empty() {
+            return Ok(());
+        }
+        let writes = std::mem::take(&mut *self.writes.borrow_mut());
+        for (ptr, bits, byte) in writes {
+            let k = if byte { "dis_vu1" } else { "dis_vu8" };
+            self.launch_raw(k, 1, &[Arg::P(ptr), Arg::U(bits), Arg::I(1)])?;
+        }
+        Ok(())
+    }
+
+    fn launch_raw(&self, name: &str, blocks: u32, args: &[Arg]) -> Result<(), Trap> {
         let vals: Vec<u64> = args.iter().map(|a| a.bits()).collect();
         match &self.backend {
             Backend::Cuda(c) => {
@@ -446,6 +481,13 @@ impl Device {
     }
 
     fn release(&self, ptr: CUdeviceptr, class: usize) {
+        {
+            // A scalar write to a buffer nobody holds any more need not be made.
+            let mut w = self.writes.borrow_mut();
+            if !w.is_empty() {
+                w.retain(|x| x.0 < ptr || x.0 >= ptr + class as u64);
+            }
+        }
         let mut pool = self.pool.borrow_mut();
         if pool.cached + class <= pool.limit {
             pool.cached += class;
@@ -475,6 +517,7 @@ impl Device {
         if bytes == 0 {
             return Ok(());
         }
+        self.flush_writes()?;
         match &self.backend {
             Backend::Cuda(c) => {
                 c.ctx
@@ -501,6 +544,7 @@ impl Device {
         if bytes == 0 {
             return Ok(());
         }
+        self.flush_writes()?;
         match &self.backend {
             Backend::Cuda(c) => {
                 c.ctx
@@ -517,11 +561,12 @@ impl Device {
         Ok(())
     }
 
-    pub(crate) fn htod<T: Copy>(&self, dst: CUdeviceptr, src: &[T]) -> Result<(), Trap> {
+    pub(crate) fn htod<T: bytemuck::Pod>(&self, dst: CUdeviceptr, src: &[T]) -> Result<(), Trap> {
         let bytes = std::mem::size_of_val(src);
         if bytes == 0 {
             return Ok(());
         }
+        self.flush_writes()?;
         match &self.backend {
             Backend::Cuda(c) => {
                 c.ctx
@@ -542,18 +587,19 @@ impl Device {
     }
 
     /// Copies device memory into `dst`, waiting for all queued work: one host round trip.
-    pub(crate) fn dtoh<T: Copy>(&self, dst: &mut [T], src: CUdeviceptr) -> Result<(), Trap> {
+    pub(crate) fn dtoh<T: bytemuck::Pod>(&self, dst: &mut [T], src: CUdeviceptr) -> Result<(), Trap> {
         let bytes = std::mem::size_of_val(dst);
         if bytes == 0 {
             return Ok(());
         }
+        self.flush_writes()?;
         match &self.backend {
             Backend::Cuda(c) => {
                 c.ctx
                     .bind_to_thread()
                     .map_err(|e| drv("binding the context", e))?;
-                // SAFETY: `src` is a live buffer of at least `bytes` bytes and `T` is a plain
-                // integer or float type for which any bit pattern is valid.
+                // SAFETY: `src` is a live buffer of at least `bytes` bytes and `T` is `Pod`:
+                // any bit pattern the device holds is a valid `T` (no `bool`).
                 unsafe { dres::memcpy_dtoh_sync(dst, src) }
                     .map_err(|e| drv("copy to the host", e))?;
             }

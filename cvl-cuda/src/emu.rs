@@ -22,6 +22,9 @@ type LaunchFn = unsafe extern "C" fn(*const c_void, i32, *const u64, u32, u32) -
 /// Serialises launches: the emulation's scheduler state is global to each library.
 static LAUNCH: Mutex<()> = Mutex::new(());
 
+/// The most argument slots an emulated kernel may take (`EMU_MAX_ARGS` in emu.h).
+const EMU_MAX_ARGS: usize = 32;
+
 /// The loaded emulated modules of one library instance.
 pub(crate) struct EmuDev {
     libs: RefCell<Vec<(String, &'static libloading::Library)>>,
@@ -197,6 +200,12 @@ impl EmuDev {
         threads: u32,
         args: &[u64],
     ) -> Result<(), String> {
+        if args.len() > EMU_MAX_ARGS {
+            return Err(format!(
+                "emulated kernel `{name}` takes {} arguments; the emulation passes at most {EMU_MAX_ARGS}",
+                args.len()
+            ));
+        }
         let (f, launch) = self.symbol(name)?;
         let _guard = LAUNCH
             .lock()

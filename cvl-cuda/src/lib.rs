@@ -10,6 +10,8 @@
 //!   the interpreter needs (and printed results) come back, each transfer counted in
 //!   [`DeviceStats`];
 //! * a pool recycles device buffers by size class;
+//! * scalars the host knows stay on the host ([`scalar`]): serial code launches nothing and
+//!   its `IF`s read no flag back;
 //! * a segment descriptor is one device buffer of lengths then offsets, plus (built on
 //!   first use, and only for more than one segment) the segment index of every element;
 //!   one segment is the fast path everywhere (no per-element index at all);
@@ -21,6 +23,7 @@ pub mod compile;
 mod device;
 mod emu;
 mod ops;
+mod scalar;
 pub mod superop;
 
 use std::cell::RefCell;
@@ -67,6 +70,8 @@ pub struct CudaCvl {
     pending: bool,
     /// The generated kernels of the superoperators run so far.
     memo: superop::KernelMemo,
+    /// The CPU library (one thread) that computes scalars the host knows (see [`scalar`]).
+    host: vcode::CpuCvl,
 }
 
 /// Reads the [`DeviceStats`] of a [`CudaCvl`] (see [`CudaCvl::stats_probe`]).
@@ -109,6 +114,9 @@ struct VecData {
     buf: DevBuf,
     len: usize,
     ty: VType,
+    /// The value of a one-element vector whose value the host knows (a constant, a length,
+    /// or a scalar computed on the host from such values): see [`scalar`].
+    known: Option<vcode::HostScalar>,
 }
 
 /// Handle to a device segment descriptor (reference counted).
@@ -152,6 +160,7 @@ impl CudaCvl {
             deferred,
             pending: false,
             memo: Default::default(),
+            host: vcode::CpuCvl::with_threads(1),
         })
     }
 
@@ -166,6 +175,7 @@ impl CudaCvl {
             deferred: false,
             pending: false,
             memo: Default::default(),
+            host: vcode::CpuCvl::with_threads(1),
         })
     }
 
@@ -222,7 +232,7 @@ impl CudaCvl {
             .checked_mul(esize(ty))
             .ok_or_else(|| Trap::new(TrapKind::OutOfMemory(format!("{len} elements"))))?;
         let buf = self.dev.alloc(bytes)?;
-        Ok(CudaVector(Rc::new(VecData { buf, len, ty })))
+        Ok(CudaVector(Rc::new(VecData { buf, len, ty, known: None })))
     }
 
     /// After an operation whose kernels may report errors: read the mailbox now, or remember

@@ -370,6 +370,14 @@ impl CudaCvl {
         Ok(out)
     }
 
+    /// `n` copies of `value` on the device (a fill kernel), not known to the host.
+    pub(crate) fn fill_device(&mut self, value: HostScalar, n: usize) -> Result<CudaVector, Trap> {
+        let (ty, bits) = scalar_bits(value);
+        let out = self.new_vec(ty, n)?;
+        self.fill_raw(ty, bits, out.ptr(), n)?;
+        Ok(out)
+    }
+
     fn fill_raw(&mut self, ty: VType, bits: u64, ptr: CUdeviceptr, n: usize) -> Result<(), Trap> {
         if bits == 0 {
             return self.dev.memset(ptr, 0, n * esize(ty));
@@ -554,6 +562,9 @@ impl Cvl for CudaCvl {
     fn name(&self) -> &'static str {
         "cuda"
     }
+    fn round_trips(&self) -> u64 {
+        self.dev.round_trips()
+    }
     fn len(&self, v: &CudaVector) -> usize {
         v.0.len
     }
@@ -568,6 +579,15 @@ impl Cvl for CudaCvl {
     }
 
     fn from_host(&mut self, v: HostVector) -> Result<CudaVector, Trap> {
+        if v.len() == 1 {
+            // A scalar: written by a kernel (no synchronisation), and known to the host.
+            let x = match &v {
+                HostVector::Int(x) => HostScalar::Int(x[0]),
+                HostVector::Float(x) => HostScalar::Float(x[0]),
+                HostVector::Bool(x) => HostScalar::Bool(x[0]),
+            };
+            return self.scalar(x);
+        }
         let out = self.new_vec(v.vtype(), v.len())?;
         match &v {
             HostVector::Int(x) => self.dev.htod(out.ptr(), x)?,
@@ -582,6 +602,12 @@ impl Cvl for CudaCvl {
 
     fn to_host(&mut self, v: &CudaVector) -> Result<HostVector, Trap> {
         self.flush_pending()?;
+        match v.known() {
+            Some(HostScalar::Int(x)) => return Ok(HostVector::Int(vec![x])),
+            Some(HostScalar::Float(x)) => return Ok(HostVector::Float(vec![x])),
+            Some(HostScalar::Bool(x)) => return Ok(HostVector::Bool(vec![x])),
+            None => {}
+        }
         let n = v.0.len;
         Ok(match v.0.ty {
             VType::Int => {
@@ -608,6 +634,9 @@ impl Cvl for CudaCvl {
             return Err(Trap::index(i as i64, v.0.len));
         }
         self.flush_pending()?;
+        if let Some(HostScalar::Int(x)) = v.known() {
+            return Ok(x);
+        }
         let mut x = [0i64; 1];
         self.dev.dtoh(&mut x, v.ptr() + 8 * i as u64)?;
         Ok(x[0])
@@ -619,16 +648,19 @@ impl Cvl for CudaCvl {
             return Err(Trap::index(i as i64, v.0.len));
         }
         self.flush_pending()?;
+        if let Some(HostScalar::Bool(x)) = v.known() {
+            return Ok(x);
+        }
         let mut x = [0u8; 1];
         self.dev.dtoh(&mut x, v.ptr() + i as u64)?;
         Ok(x[0] != 0)
     }
 
     fn fill(&mut self, value: HostScalar, n: usize) -> Result<CudaVector, Trap> {
-        let (ty, bits) = scalar_bits(value);
-        let out = self.new_vec(ty, n)?;
-        self.fill_raw(ty, bits, out.ptr(), n)?;
-        Ok(out)
+        if n == 1 {
+            return self.scalar(value);
+        }
+        self.fill_device(value, n)
     }
 
     fn make_segdes(&mut self, lengths: &CudaVector) -> Result<CudaSegdes, Trap> {
@@ -637,6 +669,15 @@ impl Cvl for CudaCvl {
         let lo = self.dev.alloc(16 * m)?;
         if m == 0 {
             return Ok(self.segdes(0, 0, lo));
+        }
+        if let Some(HostScalar::Int(l)) = lengths.known() {
+            // One segment of a length the host knows: no device work until it is used.
+            if l < 0 {
+                return Err(Trap::new(TrapKind::NegativeLength(l)));
+            }
+            self.dev.write_later(lo.ptr(), l as u64, false);
+            self.dev.write_later(lo.ptr() + 8, 0, false);
+            return Ok(self.segdes(1, l as usize, lo));
         }
         self.dev.copy_dtod(lo.ptr(), lengths.ptr(), 8 * m)?;
         let offs = lo.ptr() + 8 * m as u64;
@@ -719,6 +760,9 @@ impl Cvl for CudaCvl {
         }
         let (k, rty, may_err) = binop_kernel(op, a.0.ty)
             .ok_or_else(|| unsupported(&format!("`{}`", binop_name(op)), a.0.ty))?;
+        if let Some(r) = self.binary_on_host(op, a, b) {
+            return r;
+        }
         let n = a.0.len;
         let out = self.new_vec(rty, n)?;
         self.dev.launch_n(
@@ -741,6 +785,9 @@ impl Cvl for CudaCvl {
     fn unary(&mut self, op: UnOp, a: &CudaVector) -> Result<CudaVector, Trap> {
         let (k, rty) = unop_kernel(op, a.0.ty)
             .ok_or_else(|| unsupported(&format!("`{}`", vcode::fused::unop_name(op)), a.0.ty))?;
+        if let Some(r) = self.unary_on_host(op, a) {
+            return r;
+        }
         let n = a.0.len;
         let out = self.new_vec(rty, n)?;
         self.dev
@@ -755,6 +802,9 @@ impl Cvl for CudaCvl {
         b: &CudaVector,
     ) -> Result<CudaVector, Trap> {
         check::select(f.sh(), a.sh(), b.sh())?;
+        if let Some(r) = self.select_on_host(f, a, b) {
+            return r;
+        }
         let k = match a.0.ty {
             VType::Int => "sel_wuz",
             VType::Float => "sel_wud",

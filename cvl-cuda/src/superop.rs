@@ -549,6 +549,9 @@ impl CudaCvl {
         len: usize,
     ) -> Result<CudaVector, Trap> {
         let mut ptrs = Self::operand_args(op, args, len)?;
+        if let Some(r) = self.fused_on_host(op, args, len) {
+            return r;
+        }
         let k = self.superkernel(op)?;
         if k.shape != Shape::Map {
             return Err(Trap::ty("superoperator is not element-wise"));

@@ -761,6 +761,51 @@ fn stats_count_launches_and_round_trips() {
     assert_eq!(g.vtype(&w), VType::Int);
 }
 
+/// Scalars the host knows (constants, lengths, and element-wise results of such) are
+/// computed on the host: no kernel launch, no round trip; their device copies are written
+/// only when device work comes, and not at all once dropped; traps are the CPU library's.
+#[test]
+fn known_scalars_stay_on_the_host() {
+    let Some(mut g) = gpu("known_scalars_stay_on_the_host") else {
+        return;
+    };
+    let before = g.device_stats();
+    let a = g.from_host(HostVector::Int(vec![5])).unwrap();
+    let b = g.fill(HostScalar::Int(3), 1).unwrap();
+    let c = g.binary(BinOp::Add, &a, &b).unwrap();
+    let f = g.binary(BinOp::Lt, &b, &c).unwrap();
+    let x = g.from_host(HostVector::Float(vec![2.25])).unwrap();
+    let r = g.unary(UnOp::Sqrt, &x).unwrap();
+    let s = g.select(&f, &c, &a).unwrap();
+    assert_eq!(g.get_int(&s, 0).unwrap(), 8);
+    assert!(g.get_bool(&f, 0).unwrap());
+    assert_eq!(g.to_host(&r).unwrap(), HostVector::Float(vec![1.5]));
+    let sum = SuperOp::parse("(INT INT) (* INT (+ INT $0 $1) (CONST INT 2))").unwrap();
+    let t = g.fused(&sum, &[Some(&a), Some(&b)], 1).unwrap();
+    assert_eq!(g.get_int(&t, 0).unwrap(), 16);
+    let seg = g.make_segdes(&c).unwrap();
+    assert_eq!(g.element_count(&seg), 8);
+    let zero = g.fill(HostScalar::Int(0), 1).unwrap();
+    let e = g.binary(BinOp::Div, &a, &zero).unwrap_err();
+    assert!(matches!(e.kind, TrapKind::DivisionByZero), "{e}");
+    let mid = g.device_stats();
+    assert_eq!(mid.host_round_trips, before.host_round_trips, "no round trip for known values");
+    assert_eq!(mid.kernel_launches, before.kernel_launches, "no kernel for known values");
+    // A dropped scalar's device copy is never written; a live one's is, before device work
+    // that reads it: 8 + (1 + 2 + 3) on the device.
+    drop((a, b, f, r, s, t, x, zero, seg));
+    let v = g.from_host(HostVector::Int(vec![1, 2, 3])).unwrap();
+    let one = g.segdes_from_host(&[3]).unwrap();
+    let six = g.reduce(ReduceOp::Add, &v, &one).unwrap();
+    let total = g.binary(BinOp::Add, &c, &six).unwrap();
+    assert_eq!(g.get_int(&total, 0).unwrap(), 14);
+    let after = g.device_stats();
+    let fills = after.launches_by_kernel.get("dis_vu8").copied().unwrap_or(0)
+        - before.launches_by_kernel.get("dis_vu8").copied().unwrap_or(0);
+    assert_eq!(fills, 1, "only the live scalar is written to the device");
+    assert_eq!(after.host_round_trips, mid.host_round_trips + 1, "one read of the device result");
+}
+
 /// More than 256 scan tiles: the carries of the tile aggregates are scanned in several
 /// chunks by one block (`scan_aggs`), which smaller sizes never reach.
 #[test]

@@ -155,52 +155,23 @@ static inline long long __double2ll_rd(double x) { return emu_sat(std::floor(x))
 static inline long long __double2ll_ru(double x) { return emu_sat(std::ceil(x)); }
 static inline long long __double2ll_rz(double x) { return emu_sat(std::trunc(x)); }
 
-typedef void (*emu_f1)(uint64_t);
-typedef void (*emu_f2)(uint64_t, uint64_t);
-typedef void (*emu_f3)(uint64_t, uint64_t, uint64_t);
-typedef void (*emu_f4)(uint64_t, uint64_t, uint64_t, uint64_t);
-typedef void (*emu_f5)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
-typedef void (*emu_f6)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
-typedef void (*emu_f7)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
-typedef void (*emu_f8)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
-                       uint64_t);
-typedef void (*emu_f9)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
-                       uint64_t, uint64_t);
-typedef void (*emu_f10)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
-                        uint64_t, uint64_t, uint64_t);
-typedef void (*emu_f11)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
-                        uint64_t, uint64_t, uint64_t, uint64_t);
-typedef void (*emu_f12)(uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t,
-                        uint64_t, uint64_t, uint64_t, uint64_t, uint64_t);
+// The most argument slots a kernel may take (superoperators take one per operand).
+#define EMU_MAX_ARGS 32
+#define EMU_A8 uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t, uint64_t
+typedef void (*emu_fmax)(EMU_A8, EMU_A8, EMU_A8, EMU_A8);
 
 // Every kernel argument is passed as a 64-bit integer slot: on x86-64 (System V) pointers,
 // 64-bit integers and `int`s all travel in integer slots, and an `int` parameter reads the
-// low half of its slot, so one call shape per arity serves every kernel.
+// low half of its slot. Every kernel is called with EMU_MAX_ARGS slots (the unused ones
+// zero): a System V callee reads only its own parameters and the caller pops the stack, so
+// one call shape serves every arity.
 static void emu_trampoline() {
-    const uint64_t* a = emu_s.args;
-    switch (emu_s.nargs) {
-        case 1: ((emu_f1)emu_s.fn)(a[0]); break;
-        case 2: ((emu_f2)emu_s.fn)(a[0], a[1]); break;
-        case 3: ((emu_f3)emu_s.fn)(a[0], a[1], a[2]); break;
-        case 4: ((emu_f4)emu_s.fn)(a[0], a[1], a[2], a[3]); break;
-        case 5: ((emu_f5)emu_s.fn)(a[0], a[1], a[2], a[3], a[4]); break;
-        case 6: ((emu_f6)emu_s.fn)(a[0], a[1], a[2], a[3], a[4], a[5]); break;
-        case 7: ((emu_f7)emu_s.fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6]); break;
-        case 8: ((emu_f8)emu_s.fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]); break;
-        case 9: ((emu_f9)emu_s.fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8]); break;
-        case 10:
-            ((emu_f10)emu_s.fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9]);
-            break;
-        case 11:
-            ((emu_f11)emu_s.fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
-                                a[10]);
-            break;
-        case 12:
-            ((emu_f12)emu_s.fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9],
-                                a[10], a[11]);
-            break;
-        default: fprintf(stderr, "emu: %d kernel arguments are not supported\n", emu_s.nargs); abort();
-    }
+    uint64_t a[EMU_MAX_ARGS] = {0};
+    for (int i = 0; i < emu_s.nargs && i < EMU_MAX_ARGS; i++) a[i] = emu_s.args[i];
+    ((emu_fmax)emu_s.fn)(a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10],
+                         a[11], a[12], a[13], a[14], a[15], a[16], a[17], a[18], a[19],
+                         a[20], a[21], a[22], a[23], a[24], a[25], a[26], a[27], a[28],
+                         a[29], a[30], a[31]);
     emu_s.cur->done = true;
     emu_s.live--;
     // A barrier that only this thread's exit was holding back opens now.
@@ -219,7 +190,7 @@ extern "C" int emu_launch(void* fn, int nargs, const uint64_t* args, unsigned bl
     static EmuFiber* fibers = 0;
     static char* stacks = 0;
     static unsigned have = 0;
-    if (threads > 1024) return -1;
+    if (threads > 1024 || nargs < 0 || nargs > EMU_MAX_ARGS) return -1;
     if (have < threads) {
         free(fibers);
         free(stacks);

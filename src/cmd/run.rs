@@ -27,6 +27,21 @@ pub fn print_stats(executor: &dyn Executor) {
     }
     if let Some((device, rows)) = executor.device_stats() {
         print_device_rows(&device, &rows);
+        if let Some(stats) = executor.stats() {
+            print_round_trips(&stats.round_trips);
+        }
+    }
+}
+
+/// The host round trips by the kind of instruction that caused them (stderr); the device's
+/// total also counts the reads of the results the top level prints.
+pub fn print_round_trips(rows: &[(String, u64)]) {
+    if rows.is_empty() {
+        return;
+    }
+    eprintln!("round trips by instruction kind (the total also counts printed results):");
+    for (kind, n) in rows {
+        eprintln!("  {kind:<14} {n:>12}");
     }
 }
 
@@ -65,6 +80,7 @@ pub fn write_stats_json(executor: &dyn Executor, path: &Path) -> anyhow::Result<
     let rows = executor.stats().map(|s| s.rows.as_slice()).unwrap_or(&[]);
     let mut stats = bench::stats::RunStats::new(rows, executor.device_stats(), vcode::cvl::cpu::threads::default_threads());
     stats.instructions = executor.stats().map(|s| s.instructions);
+    stats.round_trips = executor.stats().map(|s| s.round_trips.clone()).unwrap_or_default();
     let text = serde_json::to_string(&stats)?;
     std::fs::write(path, text + "\n").with_context(|| format!("cannot write {}", path.display()))
 }

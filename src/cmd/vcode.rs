@@ -42,6 +42,7 @@ pub fn main(file: &Path, check: bool, opts: &RunOpts) -> anyhow::Result<ExitCode
     super::install_display(opts, false, Path::new("."))?;
     let run = nesl::exec::run_once(&prog, library, opts.stats, &mut std::io::stderr());
     super::finish_display();
+    let trips = run.result.as_ref().map(|r| r.stats.round_trips.clone()).unwrap_or_default();
     let code = match run.result {
         Ok(rep) => {
             if opts.stats {
@@ -65,6 +66,7 @@ pub fn main(file: &Path, check: bool, opts: &RunOpts) -> anyhow::Result<ExitCode
     };
     if let Some((device, rows)) = &run.device {
         super::run::print_device_rows(device, rows);
+        super::run::print_round_trips(&trips);
     }
     Ok(code)
 }

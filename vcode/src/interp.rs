@@ -884,7 +884,14 @@ pub(crate) fn run<C: Cvl>(
             0
         };
         let depth = m.stack.len();
+        let trips = if opts.stats { m.cvl.round_trips() } else { 0 };
         let flow = m.step(d, p, out).map_err(|t| t.at_in(p, || site(pc)))?;
+        if opts.stats {
+            let n = m.cvl.round_trips().saturating_sub(trips);
+            if n > 0 {
+                m.stats.record_round_trips(d.exec.family(), n);
+            }
+        }
         if opts.stats && counted(d.exec) {
             let produced = (m.stack.len() + consumed).saturating_sub(depth);
             let cvl: &C = m.cvl;

@@ -87,6 +87,10 @@ pub struct OpStats {
     pub rows: Vec<(String, u64, u64)>,
     /// VCODE instructions executed (every kind, stack shuffles and control included).
     pub instructions: u64,
+    /// `(kind, round trips)`: the library's host round trips ([`Cvl::round_trips`]) by the
+    /// family of the instruction that caused them (`control` for an `IF` reading its flag),
+    /// in first-use order; kinds that caused none are absent.
+    pub round_trips: Vec<(String, u64)>,
 }
 
 impl OpStats {
@@ -97,6 +101,15 @@ impl OpStats {
             r.2 += elements;
         } else {
             self.rows.push((kind.to_string(), 1, elements));
+        }
+    }
+
+    /// Adds `n` host round trips caused by an instruction of family `kind`.
+    pub fn record_round_trips(&mut self, kind: &str, n: u64) {
+        if let Some(r) = self.round_trips.iter_mut().find(|r| r.0 == kind) {
+            r.1 += n;
+        } else {
+            self.round_trips.push((kind.to_string(), n));
         }
     }
 }
@@ -118,6 +131,13 @@ pub trait Cvl {
 
     /// A short name for messages and statistics (`"cpu"`, `"cuda"`).
     fn name(&self) -> &'static str;
+
+    /// Host round trips so far: the times the host waited for the device to hand a value
+    /// back (a GPU library's device-to-host reads). A library in host memory has none. The
+    /// interpreter's `--stats` attributes them to the instructions that caused them.
+    fn round_trips(&self) -> u64 {
+        0
+    }
 
     // ----- handle inspection (no data transfer) -----
 
