@@ -173,6 +173,39 @@ fn emulated_cuda_backend_runs_and_reports_device_counters() {
     assert!(stat(&err, "kernel launches").is_some(), "{err}");
 }
 
+/// Serial code on the CUDA backend stays on the host (no launch, no round trip), and
+/// `--stats` attributes the round trips of vector code to the instructions causing them.
+#[test]
+fn emulated_cuda_backend_keeps_serial_code_on_the_host() {
+    if !emulation() {
+        return;
+    }
+    let prog = scratch(
+        "serial.nesl",
+        "function loop(i, acc) = if i == 0 then acc else loop(i - 1, acc + i);\nloop(500, 0);\n",
+    );
+    let env = [("NESL_CUDA_EMULATE", "1")];
+    for opt in ["0", "2"] {
+        let out = nesl(&["run", "--backend", "cuda", "--stats", "--opt", opt, prog.to_str().unwrap()], &env);
+        let err = text(&out.stderr);
+        assert!(out.status.success(), "--opt {opt}: {err}");
+        assert!(text(&out.stdout).contains("125250"), "{}", text(&out.stdout));
+        assert_eq!(stat(&err, "kernel launches"), Some(0), "--opt {opt}: {err}");
+        assert_eq!(stat(&err, "host round trips"), Some(0), "--opt {opt}: {err}");
+    }
+    // A data-dependent `IF` over a vector reads its flag back: counted under `control`.
+    let prog = scratch(
+        "vector_if.nesl",
+        "function twice_big(v) = if sum(v) > 10 then {x * 2 : x in v} else v;\ntwice_big([1, 5, 9]);\n",
+    );
+    let out = nesl(&["run", "--backend", "cuda", "--stats", prog.to_str().unwrap()], &env);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(text(&out.stdout).contains("[2, 10, 18]"), "{}", text(&out.stdout));
+    assert!(err.contains("round trips by instruction kind"), "{err}");
+    assert!(stat(&err, "  control").is_some_and(|n| n > 0), "{err}");
+}
+
 #[test]
 fn emulated_cuda_backend_passes_a_regression_directory() {
     if !emulation() {
