@@ -62,8 +62,8 @@ fn corpus_superoperators_compile_for_sm_90() {
     if std::env::var_os("NESL_CORPUS_CONFORMANCE").is_some() {
         dirs.extend(regression::conformance_dir(root));
     }
-    for (name, src) in kernels::SOURCES {
-        compile::compile_cached(name, &compile::module_text(src), "sm_90")
+    for (name, src) in cvl_cuda::semantics::modules() {
+        compile::compile_cached(name, &compile::module_text(&src), "sm_90")
             .unwrap_or_else(|e| panic!("module {name}: {e}"));
     }
     let (programs, entries, kernels) = corpus_superops(&dirs);

@@ -328,11 +328,12 @@ fn c_chars_to_string(v: &[c_char]) -> String {
 /// caches), returning `(name, cubin size)` per module, or the first failure.
 pub fn compile_all_kernels(arch: &str) -> Result<Vec<(&'static str, usize)>, CompileError> {
     std::thread::scope(|sc| {
-        let jobs: Vec<_> = kernels::SOURCES
-            .iter()
+        let modules = crate::semantics::modules();
+        let jobs: Vec<_> = modules
+            .into_iter()
             .map(|(name, src)| {
                 sc.spawn(move || {
-                    compile_cubin(name, &module_text(src), arch).map(|b| (*name, b.len()))
+                    compile_cubin(name, &module_text(&src), arch).map(|b| (name, b.len()))
                 })
             })
             .collect();

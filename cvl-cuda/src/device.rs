@@ -185,8 +185,8 @@ fn open_shared() -> Result<Shared, CudaInitError> {
         .unwrap_or(16)
         .max(1) as u32;
     let mut modules = Vec::new();
-    for (mname, src) in kernels::SOURCES {
-        let (bin, _) = compile::compile_cached(mname, &compile::module_text(src), &arch)
+    for (mname, src) in crate::semantics::modules() {
+        let (bin, _) = compile::compile_cached(mname, &compile::module_text(&src), &arch)
             .map_err(|e| CudaInitError::Compile(e.to_string()))?;
         let module = ctx
             .load_module(Ptx::from_binary(bin.as_ref().clone()))

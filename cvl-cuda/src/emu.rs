@@ -128,11 +128,11 @@ impl EmuDev {
         let mods = MODULES
             .get_or_init(|| {
                 std::thread::scope(|sc| {
-                    let jobs: Vec<_> = kernels::SOURCES
-                        .iter()
+                    let jobs: Vec<_> = crate::semantics::modules()
+                        .into_iter()
                         .map(|(name, src)| {
                             sc.spawn(move || {
-                                compile_emu(name, &compile::module_text(src))
+                                compile_emu(name, &compile::module_text(&src))
                                     .map(|p| (name.to_string(), p))
                             })
                         })

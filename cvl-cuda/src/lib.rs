@@ -24,6 +24,7 @@ mod device;
 mod emu;
 mod ops;
 mod scalar;
+pub mod semantics;
 pub mod superop;
 
 use std::cell::RefCell;

@@ -45,78 +45,15 @@ fn binop_name(op: BinOp) -> &'static str {
     vcode::fused::binop_name(op)
 }
 
-/// Kernel, result type and whether it may report an error, for `op` on `ty` operands.
+/// Kernel, result type and whether it may report an error, for `op` on `ty` operands
+/// (the table of element-wise semantics).
 pub(crate) fn binop_kernel(op: BinOp, ty: VType) -> Option<(&'static str, VType, bool)> {
-    use BinOp::*;
-    use VType::{Bool as B, Float as F, Int as Z};
-    Some(match (op, ty) {
-        (Add, Z) => ("add_wuz", Z, false),
-        (Sub, Z) => ("sub_wuz", Z, false),
-        (Mul, Z) => ("mul_wuz", Z, false),
-        (Div, Z) => ("div_wuz", Z, true),
-        (Mod, Z) => ("mod_wuz", Z, true),
-        (Lt, Z) => ("les_wuz", B, false),
-        (Le, Z) => ("leq_wuz", B, false),
-        (Gt, Z) => ("grt_wuz", B, false),
-        (Ge, Z) => ("geq_wuz", B, false),
-        (Eq, Z) => ("eql_wuz", B, false),
-        (Ne, Z) => ("neq_wuz", B, false),
-        (Lshift, Z) => ("lsh_wuz", Z, false),
-        (Rshift, Z) => ("rsh_wuz", Z, false),
-        (And, Z) => ("and_wuz", Z, false),
-        (Or, Z) => ("ior_wuz", Z, false),
-        (Xor, Z) => ("xor_wuz", Z, false),
-        (Max, Z) => ("max_wuz", Z, false),
-        (Min, Z) => ("min_wuz", Z, false),
-        (Add, F) => ("add_wud", F, false),
-        (Sub, F) => ("sub_wud", F, false),
-        (Mul, F) => ("mul_wud", F, false),
-        (Div, F) => ("div_wud", F, false),
-        (Lt, F) => ("les_wud", B, false),
-        (Le, F) => ("leq_wud", B, false),
-        (Gt, F) => ("grt_wud", B, false),
-        (Ge, F) => ("geq_wud", B, false),
-        (Eq, F) => ("eql_wud", B, false),
-        (Ne, F) => ("neq_wud", B, false),
-        (Max, F) => ("max_wud", F, false),
-        (Min, F) => ("min_wud", F, false),
-        (And, B) => ("and_wub", B, false),
-        (Or, B) => ("ior_wub", B, false),
-        (Xor, B) => ("xor_wub", B, false),
-        (Eq, B) => ("eql_wub", B, false),
-        (Ne, B) => ("neq_wub", B, false),
-        _ => return None,
-    })
+    crate::semantics::binary(op, ty).map(|r| (r.kernel, r.result, r.may_trap))
 }
 
 /// Kernel and result type for unary `op` on `ty`.
 pub(crate) fn unop_kernel(op: UnOp, ty: VType) -> Option<(&'static str, VType)> {
-    use UnOp::*;
-    use VType::{Bool as B, Float as F, Int as Z};
-    Some(match (op, ty) {
-        (Not, Z) => ("not_wuz", Z),
-        (Not, B) => ("not_wub", B),
-        (Floor, F) => ("flr_wud", Z),
-        (Ceil, F) => ("cei_wud", Z),
-        (Trunc, F) => ("trn_wud", Z),
-        (Round, F) => ("rou_wud", Z),
-        (IToF, Z) => ("dbl_wuz", F),
-        (IToB, Z) => ("boo_wuz", B),
-        (BToI, B) => ("int_wub", Z),
-        (Log, F) => ("log_wud", F),
-        (Sqrt, F) => ("sqt_wud", F),
-        (Exp, F) => ("exp_wud", F),
-        (Sin, F) => ("sin_wud", F),
-        (Cos, F) => ("cos_wud", F),
-        (Tan, F) => ("tan_wud", F),
-        (Asin, F) => ("asn_wud", F),
-        (Acos, F) => ("acs_wud", F),
-        (Atan, F) => ("atn_wud", F),
-        (Sinh, F) => ("snh_wud", F),
-        (Cosh, F) => ("csh_wud", F),
-        (Tanh, F) => ("tnh_wud", F),
-        _ => return None,
-    })
+    crate::semantics::unary(op, ty).map(|r| (r.kernel, r.result))
 }
 
 /// The scan kernels' suffix, accumulator size in bytes and identity for `op` on `ty`. The

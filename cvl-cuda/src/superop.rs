@@ -23,22 +23,15 @@
 use std::collections::HashMap;
 use std::rc::Rc;
 
-use vcode::cvl::{BinOp, ReduceOp, UnOp};
+use vcode::cvl::ReduceOp;
 use vcode::fused::{Expr, FoldKind, SuperOp};
 use vcode::{HostScalar, Trap, Ty, VType};
 
 use crate::compile;
 use crate::device::Arg::{self, I, P};
-use crate::ops::{binop_kernel, monoid, unop_kernel};
+use crate::ops::monoid;
+use crate::semantics::{self, cty};
 use crate::{CudaCvl, CudaSegdes, CudaVector, KernelLoader};
-
-fn cty(t: VType) -> &'static str {
-    match t {
-        VType::Int => "i64",
-        VType::Float => "double",
-        VType::Bool => "b8",
-    }
-}
 
 fn param_vtype(t: Ty) -> Option<VType> {
     match t {
@@ -162,7 +155,7 @@ impl Gen {
                         ty2.name()
                     )));
                 }
-                let (_, rt, _) = binop_kernel(*op, *ty).ok_or_else(|| {
+                let row = semantics::binary(*op, *ty).ok_or_else(|| {
                     bad(format!(
                         "`{}` is not defined on {}",
                         vcode::fused::binop_name(*op),
@@ -171,12 +164,15 @@ impl Gen {
                 })?;
                 // This operation's number in evaluation order (after its operands). A
                 // division's text holds it, so divisions are never shared.
-                let part = self.ops;
-                let c = binop_c(*op, *ty, &x, &y, part);
-                if matches!((op, ty), (BinOp::Div | BinOp::Mod, VType::Int)) {
+                let part = self.ops.to_string();
+                // Operands of a commutative operation in one order, so that `a*b` and
+                // `b*a` are one subexpression.
+                let (x, y) = if row.commutative && y < x { (y, x) } else { (x, y) };
+                let c = semantics::expand(row.c, &x, &y, &part);
+                if row.may_trap {
                     self.may_trap = true;
                 }
-                self.temp(rt, c)
+                self.temp(row.result, c)
             }
             Expr::Unary { op, ty, a } => {
                 let (x, tx) = self.expr(a, params)?;
@@ -187,15 +183,14 @@ impl Gen {
                         ty.name()
                     )));
                 }
-                let (_, rt) = unop_kernel(*op, *ty).ok_or_else(|| {
+                let row = semantics::unary(*op, *ty).ok_or_else(|| {
                     bad(format!(
                         "`{}` is not defined on {}",
                         vcode::fused::unop_name(*op),
                         ty.name()
                     ))
                 })?;
-                let c = unop_c(*op, *ty, &x);
-                self.temp(rt, c)
+                self.temp(row.result, semantics::expand(row.c, &x, "", ""))
             }
             Expr::Select { ty, f, a, b } => {
                 let (cf, tf) = self.expr(f, params)?;
@@ -207,66 +202,6 @@ impl Gen {
                 self.temp(*ty, format!("{cf} ? {x} : {y}"))
             }
         })
-    }
-}
-
-/// The C expression of a binary operation; `part` is its number in the superoperator's
-/// evaluation order, which a division by zero reports (`sdiv`, `smod`).
-fn binop_c(op: BinOp, ty: VType, x: &str, y: &str, part: usize) -> String {
-    use BinOp::*;
-    match (op, ty) {
-        (Add, VType::Int) => format!("wadd({x}, {y})"),
-        (Sub, VType::Int) => format!("wsub({x}, {y})"),
-        (Mul, VType::Int) => format!("wmul({x}, {y})"),
-        (Div, VType::Int) => format!("sdiv({x}, {y}, err, p, {part})"),
-        (Mod, VType::Int) => format!("smod({x}, {y}, err, p, {part})"),
-        (Lshift, _) => format!("ishl({x}, {y})"),
-        (Rshift, _) => format!("ishr({x}, {y})"),
-        (Add, _) => format!("{x} + {y}"),
-        (Sub, _) => format!("{x} - {y}"),
-        (Mul, _) => format!("{x} * {y}"),
-        (Div, _) | (Mod, _) => format!("{x} / {y}"),
-        (Lt, _) => format!("(b8)({x} < {y})"),
-        (Le, _) => format!("(b8)({x} <= {y})"),
-        (Gt, _) => format!("(b8)({x} > {y})"),
-        (Ge, _) => format!("(b8)({x} >= {y})"),
-        (Eq, _) => format!("(b8)({x} == {y})"),
-        (Ne, _) => format!("(b8)({x} != {y})"),
-        (And, VType::Bool) => format!("(b8)({x} & {y})"),
-        (Or, VType::Bool) => format!("(b8)({x} | {y})"),
-        (Xor, VType::Bool) => format!("(b8)({x} ^ {y})"),
-        (And, _) => format!("{x} & {y}"),
-        (Or, _) => format!("{x} | {y}"),
-        (Xor, _) => format!("{x} ^ {y}"),
-        (Max, _) => format!("{y} > {x} ? {y} : {x}"),
-        (Min, _) => format!("{y} < {x} ? {y} : {x}"),
-    }
-}
-
-fn unop_c(op: UnOp, ty: VType, x: &str) -> String {
-    use UnOp::*;
-    match op {
-        Not if ty == VType::Bool => format!("(b8)({x} == 0)"),
-        Not => format!("~{x}"),
-        Floor => format!("__double2ll_rd({x})"),
-        Ceil => format!("__double2ll_ru({x})"),
-        Trunc => format!("__double2ll_rz({x})"),
-        Round => format!("__double2ll_rz({x} + 0.5)"),
-        IToF => format!("(double){x}"),
-        IToB => format!("(b8)({x} != 0)"),
-        BToI => format!("(i64)({x} != 0)"),
-        Log => format!("log({x})"),
-        Sqrt => format!("sqrt({x})"),
-        Exp => format!("exp({x})"),
-        Sin => format!("sin({x})"),
-        Cos => format!("cos({x})"),
-        Tan => format!("tan({x})"),
-        Asin => format!("asin({x})"),
-        Acos => format!("acos({x})"),
-        Atan => format!("atan({x})"),
-        Sinh => format!("sinh({x})"),
-        Cosh => format!("cosh({x})"),
-        Tanh => format!("tanh({x})"),
     }
 }
 

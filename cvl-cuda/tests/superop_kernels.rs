@@ -65,3 +65,41 @@ fn sample_superoperators_compile_for_sm_90() {
         assert!(size > 0);
     }
 }
+
+/// Folding and guarded superoperators: their kernels, the emitted table (`nesl opt
+/// --emit-cuda`'s text: what the backend compiles) as one compilable unit.
+const SHAPED: &[&str] = &[
+    "SUPEROP 6 (FLOAT FLOAT SEGDES) (+_REDUCE FLOAT (* FLOAT $0 $1) $2)",
+    "SUPEROP 7 (INT SEGDES) (MAX_SCAN INT (/ INT $0 (CONST INT 3)) $1)",
+    "SUPEROP 8 (FLOAT FLOAT SEGDES) (- FLOAT (SQRT FLOAT $0) (SQRT FLOAT $0)) (OR_REDUCE BOOL (< FLOAT $1 (CONST FLOAT 0.0)) $2)",
+];
+
+#[test]
+fn folding_and_guarded_shapes_and_the_emitted_table() {
+    let fold = superop::kernel_source(&parse(SHAPED[0])).expect("generates");
+    assert!(matches!(fold.shape, superop::Shape::Fold { .. }));
+    assert_eq!(fold.kernel_names(), vec![format!("{}_tiles", fold.name), format!("{}_down", fold.name)]);
+    assert!(fold.text.contains("scan_tiles<OpAddD>") && fold.text.contains("scan_down<OpAddD>"), "{}", fold.text);
+    let scan = superop::kernel_source(&parse(SHAPED[1])).expect("generates");
+    assert!(scan.may_trap && scan.text.contains("OpMaxZ"), "{}", scan.text);
+    let guarded = superop::kernel_source(&parse(SHAPED[2])).expect("generates");
+    assert_eq!(guarded.shape, superop::Shape::Guarded);
+    assert!(guarded.text.contains("b8* __restrict__ g") && guarded.text.contains("g[p] = "), "{}", guarded.text);
+    // The repeated `SQRT $0` is computed once.
+    assert_eq!(guarded.code.matches("sqrt(").count(), 1, "{}", guarded.code);
+    let ops: Vec<SuperOp> = SAMPLES.iter().chain(SHAPED).map(|s| parse(s)).collect();
+    let unit = superop::program_source(&ops).expect("emits");
+    for op in &ops {
+        let k = superop::kernel_source(op).unwrap();
+        for name in k.kernel_names() {
+            assert_eq!(unit.matches(&format!(" {name}(")).count(), 1, "{name} in\n{unit}");
+        }
+    }
+    if !compile::nvrtc_present() {
+        eprintln!("SKIPPED compiling the emitted table: {}", compile::CompileError::NoNvrtc);
+        return;
+    }
+    if let Err(e) = compile::compile_cubin("emitted", &unit, "sm_90") {
+        panic!("the emitted table does not compile: {e}\n{unit}");
+    }
+}

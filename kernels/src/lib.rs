@@ -8,7 +8,8 @@
 /// Shared definitions, prepended to every source before compilation.
 pub const COMMON: &str = include_str!("../cuda/common.cuh");
 
-/// Element-wise operators, SELECT, fills and RAND.
+/// SELECT, fills and RAND; `cvl-cuda` appends the operator kernels it generates from its
+/// table of element-wise semantics (`cvl_cuda::semantics::modules` is the full module list).
 pub const ELEMENTWISE: &str = include_str!("../cuda/elementwise.cu");
 
 /// The scan and reduction algorithm as templates over an element source: [`SCAN`] starts
