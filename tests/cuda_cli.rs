@@ -204,6 +204,13 @@ fn emulated_cuda_backend_keeps_serial_code_on_the_host() {
     assert!(text(&out.stdout).contains("[2, 10, 18]"), "{}", text(&out.stdout));
     assert!(err.contains("round trips by instruction kind"), "{err}");
     assert!(stat(&err, "  control").is_some_and(|n| n > 0), "{err}");
+    // `time` waits for the device at both ends (the timers' round trips count as `io`),
+    // so it measures finished kernels, not their launches.
+    let prog = scratch("timed.nesl", "(res, secs) = time({x * 2 : x in [1, 5, 9]});\nres;\n");
+    let out = nesl(&["run", "--backend", "cuda", "--stats", prog.to_str().unwrap()], &env);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(stat(&err, "  io").is_some_and(|n| n >= 2), "{err}");
 }
 
 #[test]

@@ -502,6 +502,9 @@ impl Cvl for CudaCvl {
     fn round_trips(&self) -> u64 {
         self.dev.round_trips()
     }
+    fn wait(&mut self) -> Result<(), Trap> {
+        self.synchronize()
+    }
     fn len(&self, v: &CudaVector) -> usize {
         v.0.len
     }

@@ -647,10 +647,13 @@ impl<C: Cvl> Machine<'_, C> {
             Exec::MakeSegdes => vec![Value::Seg(cvl.make_segdes(vec_at(s, 0)?)?)],
             Exec::Lengths => vec![Value::Vec(cvl.lengths(seg_at(s, 0)?)?)],
             Exec::StartTimer => {
+                // Work issued before the timer is not timed, work issued inside is.
+                cvl.wait()?;
                 self.timer = Instant::now();
                 Vec::new()
             }
             Exec::StopTimer => {
+                cvl.wait()?;
                 let t = self.timer.elapsed().as_secs_f64();
                 vec![Value::Vec(cvl.fill(H::Float(t), 1)?)]
             }

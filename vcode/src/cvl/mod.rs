@@ -139,6 +139,14 @@ pub trait Cvl {
         0
     }
 
+    /// Waits until every operation issued so far has finished (a GPU library's queued
+    /// kernels), reporting an error one of them left. `START_TIMER` and `STOP_TIMER` call
+    /// it, so that `time` measures finished work. A library that computes as it is called
+    /// has nothing to wait for.
+    fn wait(&mut self) -> Result<(), Trap> {
+        Ok(())
+    }
+
     // ----- handle inspection (no data transfer) -----
 
     /// Number of elements of `v`.
