@@ -88,12 +88,17 @@ fn size_class(bytes: usize) -> usize {
     bytes.div_ceil(q) * q
 }
 
+/// Error mailbox slots (32 bytes each): deferred checks use one each.
+pub(crate) const MAILBOX_SLOTS: usize = 64;
+const MAILBOX_BYTES: usize = 32 * MAILBOX_SLOTS;
+
 /// The device: its backend (a real GPU or the CPU emulation), pool, mailbox and counters.
 pub(crate) struct Device {
     backend: Backend,
     pool: RefCell<Pool>,
     stats: RefCell<DeviceStats>,
-    /// 4 long longs: error code, value, bound, and a scalar slot (see common.cuh).
+    /// [`MAILBOX_SLOTS`] slots of 4 long longs: error code, value, bound, and a scalar
+    /// slot (see common.cuh); one per operation whose check is deferred, plus the current.
     mailbox: CUdeviceptr,
     max_grid: u32,
     name: String,
@@ -212,9 +217,9 @@ impl Device {
         let stream = ctx.default_stream();
         let total = ctx.total_mem().unwrap_or(1 << 30);
         // SAFETY: a plain allocation of 32 bytes, freed in Drop.
-        let mailbox = unsafe { dres::malloc_sync(32) }.map_err(|e| init_err("allocating", e))?;
-        // SAFETY: the mailbox was just allocated with 32 bytes.
-        unsafe { dres::memset_d8_sync(mailbox, 0, 32) }.map_err(|e| init_err("memset", e))?;
+        let mailbox = unsafe { dres::malloc_sync(MAILBOX_BYTES) }.map_err(|e| init_err("allocating", e))?;
+        // SAFETY: the mailbox was just allocated with MAILBOX_BYTES bytes.
+        unsafe { dres::memset_d8_sync(mailbox, 0, MAILBOX_BYTES) }.map_err(|e| init_err("memset", e))?;
         Ok(Device {
             backend: Backend::Cuda(CudaDev {
                 ctx,
@@ -238,10 +243,10 @@ impl Device {
     /// The CPU emulation: every kernel module compiled as C++ (see `kernels/emu/emu.h`).
     pub(crate) fn open_emulated() -> Result<Device, CudaInitError> {
         let emu = crate::emu::EmuDev::open()?;
-        let mailbox = crate::emu::host_alloc(32)
+        let mailbox = crate::emu::host_alloc(MAILBOX_BYTES)
             .ok_or_else(|| CudaInitError::Driver("emulation: out of memory".into()))?;
-        // SAFETY: the mailbox was just allocated with 32 bytes.
-        unsafe { std::ptr::write_bytes(mailbox as *mut u8, 0, 32) };
+        // SAFETY: the mailbox was just allocated with MAILBOX_BYTES bytes.
+        unsafe { std::ptr::write_bytes(mailbox as *mut u8, 0, MAILBOX_BYTES) };
         Ok(Device {
             backend: Backend::Emu(emu),
             pool: RefCell::new(Pool {
@@ -622,7 +627,7 @@ impl Drop for Device {
             let _ = c.stream.synchronize();
         }
         self.trim_pool();
-        self.raw_free(self.mailbox, 32);
+        self.raw_free(self.mailbox, MAILBOX_BYTES);
     }
 }
 

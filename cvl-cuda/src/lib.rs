@@ -16,8 +16,9 @@
 //!   first use, and only for more than one segment) the segment index of every element;
 //!   one segment is the fast path everywhere (no per-element index at all);
 //! * device errors become traps: driver failures, out of memory, and bad indices or
-//!   division by zero detected inside kernels (reported through an error mailbox that is
-//!   read back after the operation, or at the next synchronisation in deferred mode).
+//!   division by zero detected inside kernels (reported through an error mailbox slot per
+//!   operation, read back with the next host read, `CALL` or `RET`, in the same round
+//!   trip; the trap names the operation that failed: [`vcode::Trap::deferred_at`]).
 
 pub mod compile;
 mod device;
@@ -67,8 +68,14 @@ pub struct CudaCvl {
     rng: u64,
     /// Check the error mailbox at the next synchronisation instead of after each operation.
     deferred: bool,
-    /// A kernel that may report an error ran since the mailbox was last read.
-    pending: bool,
+    /// The mailbox slot the next error-reporting kernel writes to: slots before it belong
+    /// to operations whose checks are deferred, one each, in order.
+    slot: usize,
+    /// The position (see [`vcode::Cvl::set_position`]) of the operation of each deferred
+    /// slot.
+    pending_at: Vec<u64>,
+    /// The position of the operation running now.
+    position: u64,
     /// The generated kernels of the superoperators run so far.
     memo: superop::KernelMemo,
     /// The CPU library (one thread) that computes scalars the host knows (see [`scalar`]).
@@ -142,13 +149,13 @@ impl CudaCvl {
     ///
     /// Environment: `NESL_CUDA_DISABLE` (any value) refuses to start;
     /// `NESL_CUDA_EMULATE=1` gives [`CudaCvl::new_emulated`] (kernels on the CPU, for tests);
-    /// `NESL_CUDA_DEFER_CHECKS=1` selects deferred error checks (see
-    /// [`CudaCvl::set_deferred_checks`]); `NESL_CUDA_CACHE` names the kernel cache directory.
+    /// `NESL_CUDA_DEFER_CHECKS=0` turns deferred error checks off (see
+    /// [`CudaCvl::set_deferred_checks`]; on by default); `NESL_CUDA_CACHE` names the kernel cache directory.
     pub fn new() -> Result<CudaCvl, CudaInitError> {
         if std::env::var_os("NESL_CUDA_DISABLE").is_some() {
             return Err(CudaInitError::Disabled);
         }
-        let deferred = std::env::var("NESL_CUDA_DEFER_CHECKS").is_ok_and(|v| v == "1");
+        let deferred = std::env::var("NESL_CUDA_DEFER_CHECKS").map_or(true, |v| v != "0");
         if std::env::var("NESL_CUDA_EMULATE").is_ok_and(|v| v == "1") {
             let mut c = Self::new_emulated()?;
             c.deferred = deferred;
@@ -159,7 +166,9 @@ impl CudaCvl {
             dev: Rc::new(dev),
             rng: 0,
             deferred,
-            pending: false,
+            slot: 0,
+            pending_at: Vec::new(),
+            position: 0,
             memo: Default::default(),
             host: vcode::CpuCvl::with_threads(1),
         })
@@ -174,7 +183,9 @@ impl CudaCvl {
             dev: Rc::new(dev),
             rng: 0,
             deferred: false,
-            pending: false,
+            slot: 0,
+            pending_at: Vec::new(),
+            position: 0,
             memo: Default::default(),
             host: vcode::CpuCvl::with_threads(1),
         })
@@ -214,9 +225,11 @@ impl CudaCvl {
     }
 
     /// With `true`, errors detected inside kernels (bad index, division by zero) are read
-    /// back at the next synchronisation (a scalar or result read) instead of right after
-    /// the operation: fewer host round trips, but the trap is reported at a later
-    /// instruction. The default is `false` (exact trap sites).
+    /// back at the next synchronisation (a scalar or result read, a call or return: see
+    /// [`vcode::Cvl::settle`]) instead of right after the operation, in the same round trip
+    /// as that read. Each deferred operation reports into a mailbox slot of its own and the
+    /// trap names it ([`Trap::deferred_at`](vcode::Trap)), so the site is exact either way.
+    /// On by default for [`CudaCvl::new`]; off for [`CudaCvl::new_emulated`] unless set.
     pub fn set_deferred_checks(&mut self, deferred: bool) {
         self.deferred = deferred;
     }
@@ -236,49 +249,76 @@ impl CudaCvl {
         Ok(CudaVector(Rc::new(VecData { buf, len, ty, known: None })))
     }
 
-    /// After an operation whose kernels may report errors: read the mailbox now, or remember
-    /// to read it at the next synchronisation.
+    /// The error mailbox slot of the next kernel that may report an error (4 `i64`s:
+    /// code, value, bound, and a scalar or superoperator key; see common.cuh).
+    fn err_slot(&self) -> cudarc::driver::sys::CUdeviceptr {
+        self.dev.mailbox() + 32 * self.slot as u64
+    }
+
+    /// After an operation whose kernels may report errors: read the mailbox now, or keep
+    /// the operation's slot (and position) for the next read.
     fn check(&mut self) -> Result<(), Trap> {
         if self.deferred {
-            self.pending = true;
+            self.pending_at.push(self.position);
+            self.slot += 1;
+            if self.slot + 1 >= device::MAILBOX_SLOTS {
+                self.read_mailbox()?;
+            }
             Ok(())
         } else {
             self.read_mailbox().map(|_| ())
         }
     }
 
-    /// Before a host read in deferred mode: report an error left by earlier operations.
+    /// Before a host read: report an error left by deferred operations.
     fn flush_pending(&mut self) -> Result<(), Trap> {
-        if self.pending {
-            // Reported at a later operation: which operation of a superoperator failed
-            // means nothing there.
-            self.read_mailbox().map_err(|mut t| {
-                t.part = None;
-                t
-            })?;
+        if !self.pending_at.is_empty() {
+            self.read_mailbox()?;
         }
         Ok(())
     }
 
-    /// Reads the 4-slot mailbox (one round trip); an error code becomes a trap and the
-    /// mailbox is cleared.
+    /// Reads the mailbox slots in use (one round trip, waiting for all queued work). The
+    /// first slot holding an error code, in operation order, becomes the trap (naming its
+    /// deferred operation's position); otherwise returns the current slot, whose last
+    /// value a kernel may have used for a scalar result. Every slot is free afterwards.
     fn read_mailbox(&mut self) -> Result<[i64; 4], Trap> {
-        let mut mb = [0i64; 4];
+        let used = self.slot + 1;
+        let mut mb = vec![0i64; 4 * used];
         self.dev.dtoh(&mut mb, self.dev.mailbox())?;
-        self.pending = false;
-        if mb[0] != 0 {
-            self.dev.memset(self.dev.mailbox(), 0, 32)?;
-            return Err(match mb[0] {
-                1 => Trap::index(mb[1], mb[2].max(0) as usize),
+        let pending = std::mem::take(&mut self.pending_at);
+        let current = self.slot;
+        self.slot = 0;
+        if let Some(k) = (0..used).find(|&k| mb[4 * k] != 0) {
+            self.dev.memset(self.dev.mailbox(), 0, 32 * used)?;
+            let e = &mb[4 * k..4 * k + 4];
+            let mut t = match e[0] {
+                1 => Trap::index(e[1], e[2].max(0) as usize),
                 // A superoperator's division leaves the key of its first failure in
                 // slot 3 (see `report_part` in the common header).
-                2 if mb[3] < 0 => Trap::new(TrapKind::DivisionByZero).in_part((mb[3] as u64 & 0xFFFF) as u32),
+                2 if e[3] < 0 => Trap::new(TrapKind::DivisionByZero).in_part((e[3] as u64 & 0xFFFF) as u32),
                 2 | 4 => Trap::new(TrapKind::DivisionByZero),
-                3 => Trap::new(TrapKind::NegativeLength(mb[1])),
+                3 => Trap::new(TrapKind::NegativeLength(e[1])),
                 c => Trap::backend(format!("unknown kernel error code {c}")),
-            });
+            };
+            if k < current {
+                t.deferred_at = pending.get(k).copied();
+            }
+            return Err(t);
         }
-        Ok(mb)
+        let c = &mb[4 * current..4 * current + 4];
+        Ok([c[0], c[1], c[2], c[3]])
+    }
+
+    /// Reads the 8 bytes at `src` (a scalar the host needs) in the same round trip as the
+    /// deferred checks: copied into the current mailbox slot first.
+    fn read_scalar(&mut self, src: cudarc::driver::sys::CUdeviceptr, bytes: usize) -> Result<u64, Trap> {
+        let at = self.err_slot() + 24;
+        if bytes < 8 {
+            self.dev.memset(at, 0, 8)?;
+        }
+        self.dev.copy_dtod(at, src, bytes)?;
+        Ok(self.read_mailbox()?[3] as u64)
     }
 }
 

@@ -362,7 +362,7 @@ impl CudaCvl {
         let seg_s = self.seg_index(ss)?;
         let win = self.dev.alloc(sd.0.n * 8)?;
         self.dev.memset(win.ptr(), 0xff, sd.0.n * 8)?;
-        let mb = self.dev.mailbox();
+        let mb = self.err_slot();
         self.dev.launch_n(
             "scatter_claim",
             n_s,
@@ -410,7 +410,7 @@ impl CudaCvl {
             return Ok(out);
         }
         let seg_d = self.seg_index(sd)?;
-        let mb = self.dev.mailbox();
+        let mb = self.err_slot();
         self.dev.launch_n(
             &format!("bck_pe{}", sfx(v.0.ty)),
             n_d,
@@ -486,9 +486,7 @@ impl CudaCvl {
         self.dev.memset(buf.ptr(), 0, 8)?;
         self.dev
             .launch_n("radix_diff", n, &[P(keys), I(n as i64), P(buf.ptr())])?;
-        let mut out = [0u64; 1];
-        self.dev.dtoh(&mut out, buf.ptr())?;
-        Ok(out[0])
+        self.read_scalar(buf.ptr(), 8)
     }
 }
 
@@ -504,6 +502,12 @@ impl Cvl for CudaCvl {
     }
     fn wait(&mut self) -> Result<(), Trap> {
         self.synchronize()
+    }
+    fn set_position(&mut self, pos: u64) {
+        self.position = pos;
+    }
+    fn settle(&mut self) -> Result<(), Trap> {
+        self.flush_pending()
     }
     fn len(&self, v: &CudaVector) -> usize {
         v.0.len
@@ -573,13 +577,10 @@ impl Cvl for CudaCvl {
         if i >= v.0.len {
             return Err(Trap::index(i as i64, v.0.len));
         }
-        self.flush_pending()?;
         if let Some(HostScalar::Int(x)) = v.known() {
             return Ok(x);
         }
-        let mut x = [0i64; 1];
-        self.dev.dtoh(&mut x, v.ptr() + 8 * i as u64)?;
-        Ok(x[0])
+        Ok(self.read_scalar(v.ptr() + 8 * i as u64, 8)? as i64)
     }
 
     fn get_bool(&mut self, v: &CudaVector, i: usize) -> Result<bool, Trap> {
@@ -587,13 +588,10 @@ impl Cvl for CudaCvl {
         if i >= v.0.len {
             return Err(Trap::index(i as i64, v.0.len));
         }
-        self.flush_pending()?;
         if let Some(HostScalar::Bool(x)) = v.known() {
             return Ok(x);
         }
-        let mut x = [0u8; 1];
-        self.dev.dtoh(&mut x, v.ptr() + i as u64)?;
-        Ok(x[0] != 0)
+        Ok(self.read_scalar(v.ptr() + i as u64, 1)? != 0)
     }
 
     fn fill(&mut self, value: HostScalar, n: usize) -> Result<CudaVector, Trap> {
@@ -624,19 +622,17 @@ impl Cvl for CudaCvl {
         if m == 1 {
             // The common case (a flat vector): no kernel, one read of the length.
             self.dev.memset(offs, 0, 8)?;
-            self.flush_pending()?;
-            let mut l = [0i64; 1];
-            self.dev.dtoh(&mut l, lengths.ptr())?;
-            if l[0] < 0 {
-                return Err(Trap::new(TrapKind::NegativeLength(l[0])));
+            let l = self.read_scalar(lengths.ptr(), 8)? as i64;
+            if l < 0 {
+                return Err(Trap::new(TrapKind::NegativeLength(l)));
             }
-            return Ok(self.segdes(1, l[0] as usize, lo));
+            return Ok(self.segdes(1, l as usize, lo));
         }
         self.scan_raw("add_z", 8, &TileSrc::Vector(lo.ptr()), 0, m, offs, ScanMode::Exclusive)?;
         self.dev.launch_n(
             "mke_check",
             m,
-            &[P(lo.ptr()), P(offs), I(m as i64), P(self.dev.mailbox())],
+            &[P(lo.ptr()), P(offs), I(m as i64), P(self.err_slot())],
         )?;
         // One round trip brings back the element count and any negative length.
         let mb = self.read_mailbox()?;
@@ -713,7 +709,7 @@ impl Cvl for CudaCvl {
                 P(b.ptr()),
                 P(out.ptr()),
                 I(n as i64),
-                P(self.dev.mailbox()),
+                P(self.err_slot()),
             ],
         )?;
         if may_err && n > 0 {
@@ -781,7 +777,7 @@ impl Cvl for CudaCvl {
                 P(out.ptr()),
                 I(n as i64),
                 U(self.rng),
-                P(self.dev.mailbox()),
+                P(self.err_slot()),
             ],
         )?;
         // A zero bound traps (DivisionByZero), as on the CPU.
@@ -832,7 +828,7 @@ impl Cvl for CudaCvl {
                 P(s.offs()),
                 I(n as i64),
                 P(out.ptr()),
-                P(self.dev.mailbox()),
+                P(self.err_slot()),
             ],
         )?;
         self.check()?;
@@ -972,7 +968,7 @@ impl Cvl for CudaCvl {
                 P(s.offs()),
                 I(m as i64),
                 P(out.ptr()),
-                P(self.dev.mailbox()),
+                P(self.err_slot()),
             ],
         )?;
         self.check()?;
@@ -1002,7 +998,7 @@ impl Cvl for CudaCvl {
                 P(s.lens()),
                 P(s.offs()),
                 I(m as i64),
-                P(self.dev.mailbox()),
+                P(self.err_slot()),
             ],
         )?;
         self.check()?;
@@ -1025,10 +1021,7 @@ impl Cvl for CudaCvl {
         // pos = inclusive +-scan of the flags: 1-based target of each kept element.
         let pos = self.dev.alloc(8 * n)?;
         self.scan_raw("add_bz", 8, &TileSrc::Vector(f.ptr()), 0, n, pos.ptr(), ScanMode::Inclusive)?;
-        self.flush_pending()?;
-        let mut total = [0i64; 1];
-        self.dev.dtoh(&mut total, pos.ptr() + 8 * (n as u64 - 1))?;
-        let total = total[0].max(0) as usize;
+        let total = (self.read_scalar(pos.ptr() + 8 * (n as u64 - 1), 8)? as i64).max(0) as usize;
         let out = self.new_vec(v.0.ty, total)?;
         self.dev.launch_n(
             &format!("pk2_le{}", sfx(v.0.ty)),

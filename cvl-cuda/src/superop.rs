@@ -497,7 +497,7 @@ impl CudaCvl {
         }
         ptrs.push(P(out.0.buf.ptr()));
         ptrs.push(I(len as i64));
-        ptrs.push(P(self.dev.mailbox()));
+        ptrs.push(P(self.err_slot()));
         self.dev.launch_n(&k.name, len, &ptrs)?;
         if k.may_trap {
             self.check()?;
@@ -525,7 +525,7 @@ impl CudaCvl {
             ptrs.push(P(out.0.buf.ptr()));
             ptrs.push(P(flags.0.buf.ptr()));
             ptrs.push(I(len as i64));
-            ptrs.push(P(self.dev.mailbox()));
+            ptrs.push(P(self.err_slot()));
             self.dev.launch_n(&k.name, len, &ptrs)?;
             if k.may_trap {
                 self.check()?;
@@ -553,7 +553,7 @@ impl CudaCvl {
             tiles: format!("{}_tiles", k.name),
             down: format!("{}_down", k.name),
             operands: ptrs,
-            err: self.dev.mailbox(),
+            err: self.err_slot(),
         };
         let out = match kind {
             FoldKind::Reduce => self.reduce_from(rop, k.result, &src, seg)?,

@@ -757,7 +757,8 @@ fn stats_count_launches_and_round_trips() {
     assert_eq!(after.kernel_launches, before.kernel_launches + 1);
     assert_eq!(after.host_round_trips, before.host_round_trips + 1);
     assert_eq!(after.bytes_to_device, before.bytes_to_device + 24);
-    assert_eq!(after.bytes_to_host, before.bytes_to_host + 8);
+    // The scalar comes back in the error mailbox's slot (32 bytes), with the checks.
+    assert_eq!(after.bytes_to_host, before.bytes_to_host + 32);
     assert_eq!(g.vtype(&w), VType::Int);
 }
 
@@ -862,6 +863,26 @@ fn deferred_checks_report_at_the_next_read() {
     assert_eq!(e.kind, TrapKind::IndexOutOfRange { index: 5, len: 3 });
     let ok = g.to_host(&v).unwrap();
     assert_eq!(ok, HostVector::Int(vec![1, 2, 3]));
+    // Several deferred checks: the first failing operation is named by its position, in
+    // the one round trip of the next read; a hundred good ones need two more at most.
+    let good = g.from_host(HostVector::Int(vec![2, 0, 1])).unwrap();
+    let trips = g.device_stats().host_round_trips;
+    for k in 0..100 {
+        g.set_position(k);
+        g.permute(&v, &good, &s).unwrap();
+    }
+    assert!(g.device_stats().host_round_trips <= trips + 2, "one read per full mailbox");
+    g.set_position(200);
+    g.permute(&v, &good, &s).unwrap();
+    g.set_position(201);
+    g.permute(&v, &bad, &s).unwrap();
+    g.set_position(202);
+    let w = g.permute(&v, &bad, &s).unwrap();
+    g.set_position(203);
+    let e = g.get_int(&w, 0).unwrap_err();
+    assert_eq!(e.kind, TrapKind::IndexOutOfRange { index: 5, len: 3 });
+    assert_eq!(e.deferred_at, Some(201), "the first failing operation");
+    assert_eq!(g.to_host(&v).unwrap(), HostVector::Int(vec![1, 2, 3]), "the mailbox is clear again");
 }
 
 /// One segment is the fast path: no per-element segment index is ever built for it.

@@ -402,8 +402,16 @@ impl<C: Cvl> Machine<'_, C> {
     }
 
     /// Runs one decoded instruction.
-    pub(crate) fn step(&mut self, d: &Decoded, prog: &Program, out: &mut dyn Write) -> Result<Flow, Trap> {
-        let r = self.step_one(d, prog, out);
+    /// `pc` is the instruction's position: a trap whose check was deferred names the
+    /// position of the instruction that raised it ([`Trap::raised_at`]).
+    pub(crate) fn step(&mut self, pc: usize, d: &Decoded, prog: &Program, out: &mut dyn Write) -> Result<Flow, Trap> {
+        self.cvl.set_position(pc as u64);
+        let r = if matches!(d.exec, Exec::Call | Exec::Ret | Exec::Exit) {
+            // Deferred errors are reported before the innermost call changes.
+            self.cvl.settle().and_then(|()| self.step_one(d, prog, out))
+        } else {
+            self.step_one(d, prog, out)
+        };
         if r.is_err() && !self.held.is_empty() {
             // A trap between a held write and its EXIT: the text is not lost.
             let text = std::mem::take(&mut self.held);
@@ -888,7 +896,10 @@ pub(crate) fn run<C: Cvl>(
         };
         let depth = m.stack.len();
         let trips = if opts.stats { m.cvl.round_trips() } else { 0 };
-        let flow = m.step(d, p, out).map_err(|t| t.at_in(p, || site(pc)))?;
+        let flow = m.step(pc, d, p, out).map_err(|t| {
+            let at = t.raised_at(pc);
+            t.at_in(p, || site(at))
+        })?;
         if opts.stats {
             let n = m.cvl.round_trips().saturating_sub(trips);
             if n > 0 {

@@ -177,7 +177,7 @@ impl<'a, C: Cvl> Stepper<'a, C> {
             return Err(Trap::new(TrapKind::Unsupported("ran past the end of the code".into())).at(|| site));
         };
         self.steps += 1;
-        let stepped = self.machine.step(&d, prog, out).and_then(|f| {
+        let stepped = self.machine.step(pc, &d, prog, out).and_then(|f| {
             // An interrupt made a vector operation skip work: its result is incomplete.
             if crate::interrupt::abandoned() {
                 Err(Trap::new(TrapKind::Interrupted))
@@ -189,7 +189,8 @@ impl<'a, C: Cvl> Stepper<'a, C> {
             Ok(f) => f,
             Err(t) => {
                 self.state = State::Trapped;
-                return Err(t.at_in(prog, || site_with_stack(prog, &self.code, pc, &self.calls)));
+                let at = t.raised_at(pc);
+                return Err(t.at_in(prog, || site_with_stack(prog, &self.code, at, &self.calls)));
             }
         };
         let event = match flow {

@@ -306,12 +306,16 @@ pub struct Trap {
     /// vector library; the interpreter turns it into the origin of that operation
     /// ([`crate::Program::part_origin`]) when it attaches the site.
     pub part: Option<u32>,
+    /// For a trap a vector library found after the instruction that caused it (a GPU
+    /// library's deferred checks): that instruction's position, as the interpreter gave
+    /// it to [`crate::Cvl::set_position`]. The interpreter names that instruction.
+    pub deferred_at: Option<u64>,
 }
 
 impl Trap {
     /// A trap with no site yet (what vector libraries return).
     pub fn new(kind: TrapKind) -> Self {
-        Trap { kind, site: None, part: None }
+        Trap { kind, site: None, part: None, deferred_at: None }
     }
     /// The same trap, raised by operation `part` of a superoperator (see [`Trap::part`]);
     /// an operation already named (by an inner evaluation) is kept.
@@ -344,6 +348,12 @@ impl Trap {
         }
         self
     }
+    /// The instruction a trap raised while running the instruction at `pc` belongs to:
+    /// `pc`, or the earlier one whose deferred check reported it.
+    pub fn raised_at(&self, pc: usize) -> usize {
+        self.deferred_at.map_or(pc, |p| p as usize)
+    }
+
     /// Attaches the site of the instruction that raised the trap, in program `p`, unless
     /// one is already there; when a superoperator's operation raised it ([`Trap::part`]),
     /// the site names that operation's origin instead of the `FUSED` instruction's.

@@ -147,6 +147,18 @@ pub trait Cvl {
         Ok(())
     }
 
+    /// The position of the instruction about to run (the interpreter's program counter),
+    /// which a library that checks errors later ([`Trap::deferred_at`]) records with each
+    /// deferred check.
+    fn set_position(&mut self, _pos: u64) {}
+
+    /// Reports an error a deferred check holds (one round trip when there is one). The
+    /// interpreter calls it at `CALL`, `RET` and `EXIT`, so a deferred error is reported
+    /// while the call that raised it is still the innermost one.
+    fn settle(&mut self) -> Result<(), Trap> {
+        Ok(())
+    }
+
     // ----- handle inspection (no data transfer) -----
 
     /// Number of elements of `v`.
