@@ -125,6 +125,10 @@ struct VecData {
     /// The value of a one-element vector whose value the host knows (a constant, a length,
     /// or a scalar computed on the host from such values): see [`scalar`].
     known: Option<vcode::HostScalar>,
+    /// For an `INT` vector whose elements the host knows to be `>= 0` with this sum (a
+    /// descriptor's `LENGTHS`, a permutation of such, a fill): `MAKE_SEGDES` of it reads
+    /// nothing back.
+    sum: Option<usize>,
 }
 
 /// Handle to a device segment descriptor (reference counted).
@@ -246,7 +250,7 @@ impl CudaCvl {
             .checked_mul(esize(ty))
             .ok_or_else(|| Trap::new(TrapKind::OutOfMemory(format!("{len} elements"))))?;
         let buf = self.dev.alloc(bytes)?;
-        Ok(CudaVector(Rc::new(VecData { buf, len, ty, known: None })))
+        Ok(CudaVector(Rc::new(VecData { buf, len, ty, known: None, sum: None })))
     }
 
     /// The error mailbox slot of the next kernel that may report an error (4 `i64`s:

@@ -598,7 +598,11 @@ impl Cvl for CudaCvl {
         if n == 1 {
             return self.scalar(value);
         }
-        self.fill_device(value, n)
+        let sum = match value {
+            HostScalar::Int(x) => usize::try_from(x).ok().and_then(|x| x.checked_mul(n)),
+            _ => None,
+        };
+        Ok(self.fill_device(value, n)?.with_sum(sum))
     }
 
     fn make_segdes(&mut self, lengths: &CudaVector) -> Result<CudaSegdes, Trap> {
@@ -619,6 +623,11 @@ impl Cvl for CudaCvl {
         }
         self.dev.copy_dtod(lo.ptr(), lengths.ptr(), 8 * m)?;
         let offs = lo.ptr() + 8 * m as u64;
+        if let Some(n) = lengths.known_sum() {
+            // Lengths the host knows to be valid, with their total: offsets only.
+            self.scan_raw("add_z", 8, &TileSrc::Vector(lo.ptr()), 0, m, offs, ScanMode::Exclusive)?;
+            return Ok(self.segdes(m, n, lo));
+        }
         if m == 1 {
             // The common case (a flat vector): no kernel, one read of the length.
             self.dev.memset(offs, 0, 8)?;
@@ -667,7 +676,7 @@ impl Cvl for CudaCvl {
     fn lengths(&mut self, s: &CudaSegdes) -> Result<CudaVector, Trap> {
         let out = self.new_vec(VType::Int, s.0.m)?;
         self.dev.copy_dtod(out.ptr(), s.lens(), 8 * s.0.m)?;
-        Ok(out)
+        Ok(out.with_sum(Some(s.0.n)))
     }
 
     fn segdes_to_host(&mut self, s: &CudaSegdes) -> Result<Vec<i64>, Trap> {

@@ -28,6 +28,22 @@ impl CudaVector {
     pub(crate) fn known(&self) -> Option<HostScalar> {
         self.0.known
     }
+
+    /// The sum of an `INT` vector the host knows to hold no negative element.
+    pub(crate) fn known_sum(&self) -> Option<usize> {
+        self.0.sum
+    }
+
+    /// This fresh vector, marked as holding no negative element and summing to `sum`.
+    pub(crate) fn with_sum(self, sum: Option<usize>) -> CudaVector {
+        if sum.is_none() || self.0.ty != VType::Int {
+            return self;
+        }
+        match Rc::try_unwrap(self.0) {
+            Ok(data) => CudaVector(Rc::new(VecData { sum, ..data })),
+            Err(shared) => CudaVector(shared),
+        }
+    }
 }
 
 fn host_vector(x: HostScalar) -> HostVector {
@@ -59,7 +75,11 @@ impl CudaCvl {
         };
         let buf = self.dev.alloc(if byte { 1 } else { 8 })?;
         self.dev.write_later(buf.ptr(), bits, byte);
-        Ok(CudaVector(Rc::new(VecData { buf, len: 1, ty, known: Some(value) })))
+        let sum = match value {
+            HostScalar::Int(x) => usize::try_from(x).ok(),
+            _ => None,
+        };
+        Ok(CudaVector(Rc::new(VecData { buf, len: 1, ty, known: Some(value), sum })))
     }
 
     /// Runs `f` on the CPU library over the known values of `operands` when every one is a

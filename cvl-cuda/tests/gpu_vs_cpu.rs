@@ -805,6 +805,18 @@ fn known_scalars_stay_on_the_host() {
         - before.launches_by_kernel.get("dis_vu8").copied().unwrap_or(0);
     assert_eq!(fills, 1, "only the live scalar is written to the device");
     assert_eq!(after.host_round_trips, mid.host_round_trips + 1, "one read of the device result");
+    // The lengths of a descriptor, and a fill of a known count, have a sum the host
+    // knows: a descriptor of them reads nothing back either.
+    let two = g.segdes_from_host(&[3, 5]).unwrap();
+    let lens = g.lengths(&two).unwrap();
+    let from_lens = g.make_segdes(&lens).unwrap();
+    assert_eq!(g.element_count(&from_lens), 8);
+    let fours = g.fill(HostScalar::Int(4), 3).unwrap();
+    let from_fill = g.make_segdes(&fours).unwrap();
+    assert_eq!(g.element_count(&from_fill), 12);
+    assert_eq!(g.segdes_to_host(&from_lens).unwrap(), vec![3, 5]);
+    assert_eq!(g.segdes_to_host(&from_fill).unwrap(), vec![4, 4, 4]);
+    assert_eq!(g.device_stats().host_round_trips, after.host_round_trips + 2, "only the two reads of the lengths");
 }
 
 /// More than 256 scan tiles: the carries of the tile aggregates are scanned in several
