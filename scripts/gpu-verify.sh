@@ -14,8 +14,9 @@
 #
 # Usage: OUT=DIR scripts/gpu-verify.sh [NESL_BINARY] [CONFORMANCE_DIR]
 # Environment: BUDGET (seconds for the whole script, default 540), BENCH_ARGS (extra
-#   `nesl bench` arguments, default "--runs 3 --opt 0,2 --timeout 60"), BENCH_PROGRAMS
-#   (default the six data-parallel ones), BENCH_BACKENDS (default cpu,cuda), SKIP_BENCH=1,
+#   `nesl bench` arguments, default "--runs 5 --opt 0,2 --threads-list 16 --timeout 60"),
+#   BENCH_PROGRAMS (default the six data-parallel ones), BENCH_BACKENDS (default cuda: the
+#   Rust peers still run beside it; `cpu,cuda` adds our CPU backend), SKIP_BENCH=1,
 #   SKIP_PEERS=1 (no hand-written CUDA peers), SKIP_STATS=1, SKIP_SANITIZER=1,
 #   SKIP_CPU=1 (no CPU comparison runs), SUITES="DIR..." (instead of the regression and
 #   conformance suites), NESL_CUDA_EMULATE=1 (check the script without a
@@ -289,8 +290,8 @@ fi
 # 7. The benchmarks, with the time that is left.
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
     # shellcheck disable=SC2086
-    budgeted "$BIN" bench --backend "${BENCH_BACKENDS:-cpu,cuda}" --programs "$BENCH_PROGRAMS" \
-        ${BENCH_ARGS:---runs 3 --opt 0,2 --timeout 60} --out "$LOGS/bench" \
+    budgeted "$BIN" bench --backend "${BENCH_BACKENDS:-cuda}" --programs "$BENCH_PROGRAMS" \
+        ${BENCH_ARGS:---runs 5 --opt 0,2 --threads-list 16 --timeout 60} --out "$LOGS/bench" \
         >"$LOGS/bench.txt" 2>&1
     rc=$?
     {
