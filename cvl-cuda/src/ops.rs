@@ -809,7 +809,9 @@ impl Cvl for CudaCvl {
 
     fn reduce(&mut self, op: ReduceOp, v: &CudaVector, s: &CudaSegdes) -> Result<CudaVector, Trap> {
         check::scan_reduce(false, v.sh(), s.sh())?;
-        self.reduce_from(op, v.0.ty, &TileSrc::Vector(v.ptr()), s)
+        let r = self.reduce_from(op, v.0.ty, &TileSrc::Vector(v.ptr()), s)?;
+        // Per-segment sums of non-negative elements: non-negative, with the same total.
+        Ok(if op == ReduceOp::Add { r.with_sum(v.known_sum()) } else { r })
     }
 
     fn permute(
@@ -914,6 +916,10 @@ impl Cvl for CudaCvl {
     fn dist(&mut self, x: &CudaVector, s: &CudaSegdes) -> Result<CudaVector, Trap> {
         check::dist(x.sh(), s.sh())?;
         let n = s.0.n;
+        if let (Some(value), 1) = (x.known(), s.0.m) {
+            // One known value over one segment: a fill (whose sum the host knows).
+            return self.fill(value, n);
+        }
         let out = self.new_vec(x.0.ty, n)?;
         if n == 0 {
             return Ok(out);

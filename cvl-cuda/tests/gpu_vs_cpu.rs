@@ -814,6 +814,15 @@ fn known_scalars_stay_on_the_host() {
     let fours = g.fill(HostScalar::Int(4), 3).unwrap();
     let from_fill = g.make_segdes(&fours).unwrap();
     assert_eq!(g.element_count(&from_fill), 12);
+    // Per-segment sums of such lengths, and a known value spread over one segment, too.
+    let pairs = g.segdes_from_host(&[2]).unwrap();
+    let total = g.reduce(ReduceOp::Add, &lens, &pairs).unwrap();
+    let from_total = g.make_segdes(&total).unwrap();
+    assert_eq!(g.element_count(&from_total), 8);
+    let seven = g.fill(HostScalar::Int(7), 1).unwrap();
+    let spread = g.dist(&seven, &pairs).unwrap();
+    let from_spread = g.make_segdes(&spread).unwrap();
+    assert_eq!(g.element_count(&from_spread), 14);
     assert_eq!(g.segdes_to_host(&from_lens).unwrap(), vec![3, 5]);
     assert_eq!(g.segdes_to_host(&from_fill).unwrap(), vec![4, 4, 4]);
     assert_eq!(g.device_stats().host_round_trips, after.host_round_trips + 2, "only the two reads of the lengths");
