@@ -168,6 +168,19 @@ __device__ void thread_aggregate(const typename OP::T* sv, const u32* sk, u32& k
     }
 }
 
+// The first steps of both per-tile phases: this block's tile loaded into (sv, sk), each
+// thread's run aggregated, and the block-wide exclusive scan of those (see block_scan).
+template <class OP, class SRC>
+__device__ void scan_tile(const SRC& in, const u32* keys, i64 n, i64 base,
+                          typename OP::T* sv, u32* sk, bool& has, u32& pk,
+                          typename OP::T& pv, u32& tk, typename OP::T& tv) {
+    load_tile<OP, SRC>(in, keys, n, base, sv, sk);
+    u32 k;
+    typename OP::T v;
+    thread_aggregate<OP>(sv, sk, k, v);
+    block_scan<OP>(k, v, has, pk, pv, tk, tv);
+}
+
 template <class OP, class SRC>
 __device__ void scan_tiles(const SRC& in, const u32* keys, i64 n,
                            typename OP::T* agg_v, u32* agg_k) {
@@ -175,14 +188,10 @@ __device__ void scan_tiles(const SRC& in, const u32* keys, i64 n,
     __shared__ T sv[TILE];
     __shared__ u32 sk[TILE];
     i64 base = (i64)blockIdx.x * TILE;
-    load_tile<OP, SRC>(in, keys, n, base, sv, sk);
-    u32 k;
-    T v;
-    thread_aggregate<OP>(sv, sk, k, v);
     bool has;
     u32 pk, tk;
     T pv, tv;
-    block_scan<OP>(k, v, has, pk, pv, tk, tv);
+    scan_tile<OP, SRC>(in, keys, n, base, sv, sk, has, pk, pv, tk, tv);
     if (threadIdx.x == 0) {
         agg_v[blockIdx.x] = tv;
         if (agg_k) agg_k[blockIdx.x] = tk;
@@ -234,14 +243,10 @@ __device__ void scan_down(const SRC& in, const u32* keys, i64 n,
     __shared__ T sv[TILE];
     __shared__ u32 sk[TILE];
     i64 base = (i64)blockIdx.x * TILE;
-    load_tile<OP, SRC>(in, keys, n, base, sv, sk);
-    u32 k;
-    T v;
-    thread_aggregate<OP>(sv, sk, k, v);
     bool has;
     u32 pk, tk;
     T pv, tv;
-    block_scan<OP>(k, v, has, pk, pv, tk, tv);
+    scan_tile<OP, SRC>(in, keys, n, base, sv, sk, has, pk, pv, tk, tv);
     if (blockIdx.x > 0 && carry_v) {
         u32 ck = carry_k ? carry_k[blockIdx.x] : 0u;
         T cv = carry_v[blockIdx.x];
