@@ -216,7 +216,7 @@ impl Device {
             .map_err(|e| init_err("binding the context", e))?;
         let stream = ctx.default_stream();
         let total = ctx.total_mem().unwrap_or(1 << 30);
-        // SAFETY: a plain allocation of 32 bytes, freed in Drop.
+        // SAFETY: a plain allocation of MAILBOX_BYTES bytes, freed in Drop.
         let mailbox = unsafe { dres::malloc_sync(MAILBOX_BYTES) }.map_err(|e| init_err("allocating", e))?;
         // SAFETY: the mailbox was just allocated with MAILBOX_BYTES bytes.
         unsafe { dres::memset_d8_sync(mailbox, 0, MAILBOX_BYTES) }.map_err(|e| init_err("memset", e))?;
