@@ -45,17 +45,6 @@ fn binop_name(op: BinOp) -> &'static str {
     vcode::fused::binop_name(op)
 }
 
-/// Kernel, result type and whether it may report an error, for `op` on `ty` operands
-/// (the table of element-wise semantics).
-pub(crate) fn binop_kernel(op: BinOp, ty: VType) -> Option<(&'static str, VType, bool)> {
-    crate::semantics::binary(op, ty).map(|r| (r.kernel, r.result, r.may_trap))
-}
-
-/// Kernel and result type for unary `op` on `ty`.
-pub(crate) fn unop_kernel(op: UnOp, ty: VType) -> Option<(&'static str, VType)> {
-    crate::semantics::unary(op, ty).map(|r| (r.kernel, r.result))
-}
-
 /// The scan kernels' suffix, accumulator size in bytes and identity for `op` on `ty`. The
 /// identity is the one results show (the reference's, as on the CPU): an empty segment's
 /// reduction, the first element of each segment of a scan. It is never combined with
@@ -82,7 +71,7 @@ pub(crate) fn monoid(op: ReduceOp, ty: VType) -> Result<(&'static str, usize, Ho
     })
 }
 
-fn scalar_bits(v: HostScalar) -> (VType, u64) {
+pub(crate) fn scalar_bits(v: HostScalar) -> (VType, u64) {
     match v {
         HostScalar::Int(x) => (VType::Int, x as u64),
         HostScalar::Float(x) => (VType::Float, x.to_bits()),
@@ -523,13 +512,8 @@ impl Cvl for CudaCvl {
     }
 
     fn from_host(&mut self, v: HostVector) -> Result<CudaVector, Trap> {
-        if v.len() == 1 {
-            // A scalar: written by a kernel (no synchronisation), and known to the host.
-            let x = match &v {
-                HostVector::Int(x) => HostScalar::Int(x[0]),
-                HostVector::Float(x) => HostScalar::Float(x[0]),
-                HostVector::Bool(x) => HostScalar::Bool(x[0]),
-            };
+        if let Some(x) = crate::scalar::only_element(&v) {
+            // A scalar: known to the host, written to the device only when needed.
             return self.scalar(x);
         }
         let out = self.new_vec(v.vtype(), v.len())?;
@@ -703,15 +687,15 @@ impl Cvl for CudaCvl {
                 b.0.ty.name()
             )));
         }
-        let (k, rty, may_err) = binop_kernel(op, a.0.ty)
+        let row = crate::semantics::binary(op, a.0.ty)
             .ok_or_else(|| unsupported(&format!("`{}`", binop_name(op)), a.0.ty))?;
         if let Some(r) = self.binary_on_host(op, a, b) {
             return r;
         }
         let n = a.0.len;
-        let out = self.new_vec(rty, n)?;
+        let out = self.new_vec(row.result, n)?;
         self.dev.launch_n(
-            k,
+            row.kernel,
             n,
             &[
                 P(a.ptr()),
@@ -721,22 +705,22 @@ impl Cvl for CudaCvl {
                 P(self.err_slot()),
             ],
         )?;
-        if may_err && n > 0 {
+        if row.may_trap && n > 0 {
             self.check()?;
         }
         Ok(out)
     }
 
     fn unary(&mut self, op: UnOp, a: &CudaVector) -> Result<CudaVector, Trap> {
-        let (k, rty) = unop_kernel(op, a.0.ty)
+        let row = crate::semantics::unary(op, a.0.ty)
             .ok_or_else(|| unsupported(&format!("`{}`", vcode::fused::unop_name(op)), a.0.ty))?;
         if let Some(r) = self.unary_on_host(op, a) {
             return r;
         }
         let n = a.0.len;
-        let out = self.new_vec(rty, n)?;
+        let out = self.new_vec(row.result, n)?;
         self.dev
-            .launch_n(k, n, &[P(a.ptr()), P(out.ptr()), I(n as i64)])?;
+            .launch_n(row.kernel, n, &[P(a.ptr()), P(out.ptr()), I(n as i64)])?;
         Ok(out)
     }
 

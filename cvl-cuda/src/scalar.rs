@@ -54,7 +54,8 @@ fn host_vector(x: HostScalar) -> HostVector {
     }
 }
 
-fn first(v: HostVector) -> Option<HostScalar> {
+/// The element of a one-element host vector.
+pub(crate) fn only_element(v: &HostVector) -> Option<HostScalar> {
     match v {
         HostVector::Int(x) if x.len() == 1 => Some(HostScalar::Int(x[0])),
         HostVector::Float(x) if x.len() == 1 => Some(HostScalar::Float(x[0])),
@@ -68,12 +69,9 @@ impl CudaCvl {
     /// written (by a fill kernel, queued behind earlier work) only when some device
     /// operation comes before the vector is dropped.
     pub(crate) fn scalar(&mut self, value: HostScalar) -> Result<CudaVector, Trap> {
-        let (ty, bits, byte) = match value {
-            HostScalar::Int(x) => (VType::Int, x as u64, false),
-            HostScalar::Float(x) => (VType::Float, x.to_bits(), false),
-            HostScalar::Bool(x) => (VType::Bool, u64::from(x), true),
-        };
-        let buf = self.dev.alloc(if byte { 1 } else { 8 })?;
+        let (ty, bits) = crate::ops::scalar_bits(value);
+        let byte = ty == VType::Bool;
+        let buf = self.dev.alloc(crate::esize(ty))?;
         self.dev.write_later(buf.ptr(), bits, byte);
         let sum = match value {
             HostScalar::Int(x) => usize::try_from(x).ok(),
@@ -98,7 +96,7 @@ impl CudaCvl {
                 .collect::<Result<Vec<_>, Trap>>()?;
             let r = f(&mut cvl.host, &vs)?;
             let h = cvl.host.to_host(&r)?;
-            match first(h) {
+            match only_element(&h) {
                 Some(x) => cvl.scalar(x),
                 None => Err(Trap::ty("a scalar operation gave other than one element")),
             }
