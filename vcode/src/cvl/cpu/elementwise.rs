@@ -45,6 +45,34 @@ fn map2<A: Copy, R: Copy>(a: V<A>, b: V<A>, out: &mut [MaybeUninit<R>], f: impl 
     }
 }
 
+/// `out[i] = f(a[i], b[i], c[i])`, one loop per kind of operand.
+#[inline(always)]
+fn map3<A: Copy, R: Copy>(a: V<A>, b: V<A>, c: V<A>, out: &mut [MaybeUninit<R>], f: impl Fn(A, A, A) -> R) {
+    let n = out.len();
+    match (a, b, c) {
+        (V::S(a), V::S(b), V::S(c)) => {
+            let (a, b, c) = (&a[..n], &b[..n], &c[..n]);
+            for i in 0..n {
+                out[i].write(f(a[i], b[i], c[i]));
+            }
+        }
+        (V::S(a), V::S(b), V::K(z)) => map2(V::S(a), V::S(b), out, |x, y| f(x, y, z)),
+        (V::S(a), V::K(y), c) => map2(V::S(a), c, out, |x, z| f(x, y, z)),
+        (V::K(x), b, c) => map2(b, c, out, |y, z| f(x, y, z)),
+    }
+}
+
+/// Which sum a product feeds in a multiply-add step ([`mul_add_kernel`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) enum MulAdd {
+    /// `a * b + c` (also `c + a * b`: the sum is commutative, bit for bit).
+    Add,
+    /// `a * b - c`.
+    Sub,
+    /// `c - a * b`.
+    SubFrom,
+}
+
 #[inline(always)]
 fn compare<T: Elem>(op: BinOp, a: V<T>, b: V<T>, out: &mut [MaybeUninit<bool>], ordered: bool) -> bool {
     match op {
@@ -204,6 +232,32 @@ dispatch! {
 dispatch! {
     /// `out = f ? a : b` element-wise, without branches.
     pub(super) fn select_kernel / select_avx2 (f: Val, a: Val, b: Val, out: Out) = select_body
+}
+
+dispatch! {
+    /// `out = a * b + c` (or `a * b - c`, `c - a * b`) element-wise for `INT` (wrapping)
+    /// and `FLOAT`: a product and the sum it alone feeds, as one step of a superoperator.
+    /// Each operation rounds as the separate `*` and `+` do (never a fused multiply-add),
+    /// so the values are bit-identical to theirs.
+    pub(super) fn mul_add_kernel / mul_add_avx2 (form: MulAdd, a: Val, b: Val, c: Val, out: Out) = mul_add_body
+}
+
+#[inline(always)]
+fn mul_add_body(form: MulAdd, a: Val, b: Val, c: Val, out: Out) -> Result<(), Trap> {
+    match (a, b, c, out) {
+        (Val::Float(a), Val::Float(b), Val::Float(c), Out::Float(o)) => match form {
+            MulAdd::Add => map3(a, b, c, o, |x: f64, y, z| x * y + z),
+            MulAdd::Sub => map3(a, b, c, o, |x: f64, y, z| x * y - z),
+            MulAdd::SubFrom => map3(a, b, c, o, |x: f64, y, z| z - x * y),
+        },
+        (Val::Int(a), Val::Int(b), Val::Int(c), Out::Int(o)) => match form {
+            MulAdd::Add => map3(a, b, c, o, |x: i64, y, z| x.wrapping_mul(y).wrapping_add(z)),
+            MulAdd::Sub => map3(a, b, c, o, |x: i64, y, z| x.wrapping_mul(y).wrapping_sub(z)),
+            MulAdd::SubFrom => map3(a, b, c, o, |x: i64, y, z| z.wrapping_sub(x.wrapping_mul(y))),
+        },
+        (a, ..) => return Err(unsupported("a multiply-add", a.vtype())),
+    }
+    Ok(())
 }
 
 #[inline(always)]

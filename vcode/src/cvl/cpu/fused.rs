@@ -5,7 +5,7 @@
 //! or over an operand whose only handle the caller gave up.
 
 use super::data::{view_as, write_data, Data, Elem, Out, Slice, Val, V};
-use super::elementwise::{binary_kernel, select_kernel, unary_kernel};
+use super::elementwise::{binary_kernel, mul_add_kernel, select_kernel, unary_kernel, MulAdd};
 use super::par::{cut, split_mut, Chunk, Par, BLOCK};
 use super::scan::{block_offsets, fold_lanes, scan_in_place};
 use super::seg::Seg;
@@ -159,6 +159,8 @@ pub(super) enum Step {
     Bin(BinOp, Src, Src),
     Un(UnOp, Src),
     Sel(Src, Src, Src),
+    /// A product `a * b` and the sum it alone feeds ([`MulAdd`]), in one step.
+    MulAdd(MulAdd, Src, Src, Src),
 }
 
 /// A step of a compiled program: its operation, its result type, the register it
@@ -214,6 +216,7 @@ enum Key {
     Bin(BinOp, KeySrc, KeySrc),
     Un(UnOp, KeySrc),
     Sel(KeySrc, KeySrc, KeySrc),
+    MulAdd(MulAdd, KeySrc, KeySrc, KeySrc),
 }
 
 fn key(step: Step) -> Key {
@@ -221,6 +224,7 @@ fn key(step: Step) -> Key {
         Step::Bin(op, a, b) => Key::Bin(op, key_src(a), key_src(b)),
         Step::Un(op, a) => Key::Un(op, key_src(a)),
         Step::Sel(f, a, b) => Key::Sel(key_src(f), key_src(a), key_src(b)),
+        Step::MulAdd(m, a, b, c) => Key::MulAdd(m, key_src(a), key_src(b), key_src(c)),
     }
 }
 
@@ -228,7 +232,7 @@ fn operands(step: &Step) -> impl Iterator<Item = Src> {
     let (a, b, c) = match *step {
         Step::Bin(_, a, b) => (Some(a), Some(b), None),
         Step::Un(_, a) => (Some(a), None, None),
-        Step::Sel(f, a, b) => (Some(f), Some(a), Some(b)),
+        Step::Sel(f, a, b) | Step::MulAdd(_, f, a, b) => (Some(f), Some(a), Some(b)),
     };
     [a, b, c].into_iter().flatten()
 }
@@ -289,6 +293,78 @@ impl Ssa {
     }
 }
 
+impl Ssa {
+    /// Makes every `INT` or `FLOAT` sum (`+`, `-`) of a product read only there one
+    /// [`Step::MulAdd`] (a polynomial by Horner's rule is then one step per degree), and
+    /// drops the products; `root` and `guard` follow the renumbered steps. Products and
+    /// sums never trap, so no trap loses the operation it would name.
+    fn fuse_mul_adds(&mut self, root: Src, guard: Option<Src>) -> (Src, Option<Src>) {
+        let n = self.steps.len();
+        let mut uses = vec![0usize; n];
+        for s in [Some(root), guard].into_iter().flatten().chain(self.steps.iter().flat_map(|(s, _)| operands(s))) {
+            if let Src::Reg(v) = s {
+                uses[v] += 1;
+            }
+        }
+        let product = |v: Src, rt: VType, steps: &[(Step, VType)]| match v {
+            Src::Reg(m) if uses[m] == 1 && matches!(rt, VType::Int | VType::Float) => match steps[m] {
+                (Step::Bin(BinOp::Mul, a, b), t) if t == rt => Some((m, a, b)),
+                _ => None,
+            },
+            _ => None,
+        };
+        let mut dead = vec![false; n];
+        for i in 0..n {
+            let (step, rt) = self.steps[i];
+            let Step::Bin(op @ (BinOp::Add | BinOp::Sub), x, y) = step else { continue };
+            let fused = match (product(x, rt, &self.steps), product(y, rt, &self.steps)) {
+                (Some((m, a, b)), _) => Some((m, Step::MulAdd(if op == BinOp::Add { MulAdd::Add } else { MulAdd::Sub }, a, b, y))),
+                (None, Some((m, a, b))) => Some((m, Step::MulAdd(if op == BinOp::Add { MulAdd::Add } else { MulAdd::SubFrom }, a, b, x))),
+                _ => None,
+            };
+            if let Some((m, s)) = fused {
+                self.steps[i].0 = s;
+                dead[m] = true;
+            }
+        }
+        if !dead.contains(&true) {
+            return (root, guard);
+        }
+        let mut new_of = vec![usize::MAX; n];
+        let mut steps = Vec::with_capacity(n);
+        let mut parts = Vec::with_capacity(n);
+        for (i, ((s, t), &p)) in self.steps.iter().zip(&self.parts).enumerate() {
+            if !dead[i] {
+                new_of[i] = steps.len();
+                steps.push((map_srcs(*s, |x| renumber(x, &new_of)), *t));
+                parts.push(p);
+            }
+        }
+        self.steps = steps;
+        self.parts = parts;
+        self.seen.clear();
+        (renumber(root, &new_of), guard.map(|g| renumber(g, &new_of)))
+    }
+}
+
+/// `s` with register `v` read as register `new_of[v]`.
+fn renumber(s: Src, new_of: &[usize]) -> Src {
+    match s {
+        Src::Reg(v) => Src::Reg(new_of[v]),
+        s => s,
+    }
+}
+
+/// `step` with every operand mapped by `f`.
+fn map_srcs(step: Step, f: impl Fn(Src) -> Src) -> Step {
+    match step {
+        Step::Bin(op, a, b) => Step::Bin(op, f(a), f(b)),
+        Step::Un(op, a) => Step::Un(op, f(a)),
+        Step::Sel(c, a, b) => Step::Sel(f(c), f(a), f(b)),
+        Step::MulAdd(m, a, b, c) => Step::MulAdd(m, f(a), f(b), f(c)),
+    }
+}
+
 impl Prog {
     /// Compiles a checked superoperator (with its guard, if any: the guard's tree first,
     /// then the body, sharing the steps they have in common).
@@ -300,7 +376,8 @@ impl Prog {
             Some(g) => Some(ssa.add(&g.cond)?.0),
             None => None,
         };
-        let (mut root, _) = ssa.add(&op.body)?;
+        let (root, _) = ssa.add(&op.body)?;
+        let (mut root, guard) = ssa.fuse_mul_adds(root, guard);
         let nargs = op.params.len();
         let may_trap = ssa.steps.iter().any(|(s, rt)| matches!(s, Step::Bin(BinOp::Div | BinOp::Mod, ..)) && *rt == VType::Int);
         if guard.is_some() && (root != Src::Reg(ssa.steps.len().wrapping_sub(1)) || guard == Some(root)) {
@@ -344,7 +421,7 @@ impl Prog {
             let step = match s {
                 Step::Bin(op, a, b) => Step::Bin(op, rename(a, &reg_of), rename(b, &reg_of)),
                 Step::Un(op, a) => Step::Un(op, rename(a, &reg_of)),
-                Step::Sel(f, a, b) => Step::Sel(rename(f, &reg_of), rename(a, &reg_of), rename(b, &reg_of)),
+                s => map_srcs(s, |x| rename(x, &reg_of)),
             };
             let dst = if i + 1 == n {
                 0
@@ -404,6 +481,7 @@ fn exec(step: Step, args: &[Val], regs: &[Data], out: Out) -> Result<(), Trap> {
         Step::Bin(op, a, b) => binary_kernel(op, operand(a, args, regs), operand(b, args, regs), out),
         Step::Un(op, a) => unary_kernel(op, operand(a, args, regs), out),
         Step::Sel(f, a, b) => select_kernel(operand(f, args, regs), operand(a, args, regs), operand(b, args, regs), out),
+        Step::MulAdd(m, a, b, c) => mul_add_kernel(m, operand(a, args, regs), operand(b, args, regs), operand(c, args, regs), out),
     }
 }
 
@@ -723,19 +801,53 @@ mod tests {
     }
 
     #[test]
+    fn products_fuse_into_the_sums_they_alone_feed() {
+        // Horner's rule, with every form of sum: c + x*k, x*k + c, x*k - c, c - x*k.
+        let poly = "(- FLOAT (CONST FLOAT 1.0) (* FLOAT $0 (- FLOAT (* FLOAT $0 (+ FLOAT (CONST FLOAT -0.35) (* FLOAT $0 (+ FLOAT (* FLOAT $0 $1) (CONST FLOAT 1.75))))) $1)))";
+        let op = SuperOp::parse(&format!("(FLOAT FLOAT) {poly}")).expect("parses");
+        let p = Prog::compile(&op).expect("compiles");
+        assert_eq!(p.code.len(), 4, "four multiply-adds: {p:?}");
+        assert!(p.code.iter().all(|i| matches!(i.step, Step::MulAdd(..))), "{p:?}");
+        // A product read twice stays a step of its own.
+        let twice = SuperOp::parse("(FLOAT FLOAT) (+ FLOAT (* FLOAT $0 $1) (* FLOAT (* FLOAT $0 $1) $1))").expect("parses");
+        let q = Prog::compile(&twice).expect("compiles");
+        assert_eq!(q.code.len(), 2, "$0*$1 once, then ($0*$1)*$1 + $0*$1 fused: {q:?}");
+        let n = 3 * CHUNK + 5;
+        let xs: Vec<f64> = (0..n).map(|i| (i as f64 - 1500.0) / 700.0).collect();
+        let ys: Vec<f64> = xs.iter().map(|x| 0.3 - x / 3.0).collect();
+        let want: Vec<f64> = xs.iter().zip(&ys).map(|(&x, &y)| 1.0 - x * (x * (-0.35 + x * (x * y + 1.75)) - y)).collect();
+        for threads in [1, 2] {
+            let out = eval(&Par::new(threads), &p, &[Slice::Float(&xs), Slice::Float(&ys)], n).expect("runs");
+            let Data::Float(got) = out else { panic!("not FLOAT") };
+            assert!(got.iter().zip(&want).all(|(a, b)| a.to_bits() == b.to_bits()), "bit-identical to separate * and +");
+            let out = eval(&Par::new(threads), &q, &[Slice::Float(&xs), Slice::Float(&ys)], n).expect("runs");
+            let want: Vec<f64> = xs.iter().zip(&ys).map(|(&x, &y)| x * y + x * y * y).collect();
+            assert_eq!(out, Data::Float(want));
+        }
+        // INT wraps as `*` and `+` do.
+        let op = SuperOp::parse("(INT INT) (- FLOAT (* INT $0 $1) (CONST INT 7))".replace("FLOAT", "INT").as_str()).expect("parses");
+        let p = Prog::compile(&op).expect("compiles");
+        assert_eq!(p.code.len(), 1, "{p:?}");
+        let a: Vec<i64> = (0..n as i64).map(|i| i.wrapping_mul(0x1234_5678_9abc)).collect();
+        let b: Vec<i64> = (0..n as i64).map(|i| i64::MAX - i).collect();
+        let out = eval(&Par::new(2), &p, &[Slice::Int(&a), Slice::Int(&b)], n).expect("runs");
+        assert_eq!(out, Data::Int(a.iter().zip(&b).map(|(x, y)| x.wrapping_mul(*y).wrapping_sub(7)).collect()));
+    }
+
+    #[test]
     fn identical_subexpressions_share_a_register() {
         // t = exp($0) * $1 appears three times; with its constant 2.0 once each.
         let t = "(* FLOAT (EXP FLOAT $0) $1)";
         let op = SuperOp::parse(&format!("(FLOAT FLOAT) (- FLOAT (* FLOAT {t} (CONST FLOAT 2.0)) (* FLOAT {t} {t}))")).expect("parses");
         let p = Prog::compile(&op).expect("compiles");
-        // EXP, *, * by 2.0, t * t, - : five steps, not nine (constants are operands).
-        assert_eq!(p.code.len(), 5, "{p:?}");
-        // Registers are reused once read for the last time: exp($0), then t, then t * 2.0
-        // and t * t live at once.
-        assert_eq!(p.registers, 3, "{p:?}");
-        // 0.0 and -0.0 are different constants.
+        // EXP, *, t * t, then t * 2.0 - (t * t) as one multiply-add: four steps, not
+        // nine (constants are operands).
+        assert_eq!(p.code.len(), 4, "{p:?}");
+        // Registers are reused once read for the last time: exp($0), then t and t * t.
+        assert_eq!(p.registers, 2, "{p:?}");
+        // 0.0 and -0.0 are different constants: two products, one of them fused.
         let op = SuperOp::parse("(FLOAT) (+ FLOAT (* FLOAT $0 (CONST FLOAT 0.0)) (* FLOAT $0 (CONST FLOAT -0.0)))").expect("parses");
-        assert_eq!(Prog::compile(&op).expect("compiles").code.len(), 3);
+        assert_eq!(Prog::compile(&op).expect("compiles").code.len(), 2);
         let xs: Vec<f64> = (0..3 * CHUNK + 5).map(|i| i as f64 / 1000.0).collect();
         let ys: Vec<f64> = xs.iter().map(|x| 1.5 - x).collect();
         let op = SuperOp::parse(&format!("(FLOAT FLOAT) (- FLOAT (* FLOAT {t} (CONST FLOAT 2.0)) (* FLOAT {t} {t}))")).expect("parses");

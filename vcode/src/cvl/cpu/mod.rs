@@ -839,7 +839,8 @@ fn fused_args<'a>(op: &SuperOp, args: &[Option<&'a CpuVector>], len: usize) -> R
                 slices.push(v.operand());
             }
             // A segment descriptor operand only gave the length; never read.
-            None => slices.push(Operand::Elems(Slice::Int(&[]))),
+            None if op.params[i] == crate::op::Ty::Segdes => slices.push(Operand::Elems(Slice::Int(&[]))),
+            None => return Err(Trap::ty(format!("superoperator operand ${i} is missing"))),
         }
     }
     Ok((Prog::compile(op)?, slices))
