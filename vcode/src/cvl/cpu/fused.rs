@@ -299,6 +299,9 @@ impl Ssa {
     /// drops the products; `root` and `guard` follow the renumbered steps. Products and
     /// sums never trap, so no trap loses the operation it would name.
     fn fuse_mul_adds(&mut self, root: Src, guard: Option<Src>) -> (Src, Option<Src>) {
+        if !self.steps.iter().any(|(s, _)| matches!(s, Step::Bin(BinOp::Mul, ..))) {
+            return (root, guard);
+        }
         let n = self.steps.len();
         let mut uses = vec![0usize; n];
         for s in [Some(root), guard].into_iter().flatten().chain(self.steps.iter().flat_map(|(s, _)| operands(s))) {
