@@ -828,7 +828,7 @@ mod tests {
             assert_eq!(out, Data::Float(want));
         }
         // INT wraps as `*` and `+` do.
-        let op = SuperOp::parse("(INT INT) (- FLOAT (* INT $0 $1) (CONST INT 7))".replace("FLOAT", "INT").as_str()).expect("parses");
+        let op = SuperOp::parse("(INT INT) (- INT (* INT $0 $1) (CONST INT 7))").expect("parses");
         let p = Prog::compile(&op).expect("compiles");
         assert_eq!(p.code.len(), 1, "{p:?}");
         let a: Vec<i64> = (0..n as i64).map(|i| i.wrapping_mul(0x1234_5678_9abc)).collect();
