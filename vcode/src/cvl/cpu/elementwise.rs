@@ -65,7 +65,9 @@ fn map3<A: Copy, R: Copy>(a: V<A>, b: V<A>, c: V<A>, out: &mut [MaybeUninit<R>],
 /// Which sum a product feeds in a multiply-add step ([`mul_add_kernel`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) enum MulAdd {
-    /// `a * b + c` (also `c + a * b`: the sum is commutative, bit for bit).
+    /// `a * b + c` (also `c + a * b`: IEEE addition is commutative, so the value is the
+    /// same; only which NaN payload a sum of two NaNs keeps may differ, and NESL never
+    /// shows one).
     Add,
     /// `a * b - c`.
     Sub,
