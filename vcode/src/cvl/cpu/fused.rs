@@ -291,9 +291,7 @@ impl Ssa {
         self.seen.insert(k, self.steps.len() - 1);
         Ok((Src::Reg(self.steps.len() - 1), rt))
     }
-}
 
-impl Ssa {
     /// Makes every `INT` or `FLOAT` sum (`+`, `-`) of a product read only there one
     /// [`Step::MulAdd`] (a polynomial by Horner's rule is then one step per degree), and
     /// drops the products; `root` and `guard` follow the renumbered steps. Products and
@@ -339,22 +337,14 @@ impl Ssa {
         for (i, ((s, t), &p)) in self.steps.iter().zip(&self.parts).enumerate() {
             if !dead[i] {
                 new_of[i] = steps.len();
-                steps.push((map_srcs(*s, |x| renumber(x, &new_of)), *t));
+                steps.push((map_srcs(*s, |x| rename(x, &new_of)), *t));
                 parts.push(p);
             }
         }
         self.steps = steps;
         self.parts = parts;
         self.seen.clear();
-        (renumber(root, &new_of), guard.map(|g| renumber(g, &new_of)))
-    }
-}
-
-/// `s` with register `v` read as register `new_of[v]`.
-fn renumber(s: Src, new_of: &[usize]) -> Src {
-    match s {
-        Src::Reg(v) => Src::Reg(new_of[v]),
-        s => s,
+        (rename(root, &new_of), guard.map(|g| rename(g, &new_of)))
     }
 }
 
@@ -421,11 +411,7 @@ impl Prog {
         let mut free: Vec<usize> = Vec::new();
         let mut code = Vec::with_capacity(n);
         for (i, (s, t)) in steps.into_iter().enumerate() {
-            let step = match s {
-                Step::Bin(op, a, b) => Step::Bin(op, rename(a, &reg_of), rename(b, &reg_of)),
-                Step::Un(op, a) => Step::Un(op, rename(a, &reg_of)),
-                s => map_srcs(s, |x| rename(x, &reg_of)),
-            };
+            let step = map_srcs(s, |x| rename(x, &reg_of));
             let dst = if i + 1 == n {
                 0
             } else {
