@@ -36,6 +36,31 @@ pub trait Executor {
         value.to_host().ok_or_else(|| Error::Backend("this executor keeps no values between runs".into()))
     }
 
+    /// The first `n` elements of a value (its first `n` lengths, for a segment
+    /// descriptor) on the host: what the top level prints of a result is copied, not
+    /// the whole of it.
+    fn fetch_prefix(&mut self, value: &Const, n: usize) -> Result<HostValue> {
+        let mut h = self.fetch(value)?;
+        h.truncate(n);
+        Ok(h)
+    }
+
+    /// How many elements a value has (segments, for a segment descriptor) and, for a
+    /// segment descriptor, its element count.
+    fn shape(&mut self, value: &Const) -> Result<(usize, Option<usize>)> {
+        Ok(match self.fetch(value)? {
+            HostValue::Int(v) => (v.len(), None),
+            HostValue::Float(v) => (v.len(), None),
+            HostValue::Bool(v) => (v.len(), None),
+            HostValue::Segdes(l) => (l.len(), Some(l.iter().map(|&x| x.max(0) as usize).sum())),
+        })
+    }
+
+    /// True when a value is a `FLOAT` vector holding a NaN or an infinity.
+    fn any_non_finite(&mut self, value: &Const) -> Result<bool> {
+        Ok(matches!(self.fetch(value)?, HostValue::Float(v) if v.iter().any(|x| !x.is_finite())))
+    }
+
     /// Puts a host value where this executor keeps values between runs; the constant
     /// that later programs hold to use it (the host value itself by default).
     fn keep(&mut self, value: HostValue) -> Result<Const> {
@@ -228,7 +253,19 @@ impl<C: Cvl> Executor for VcodeExecutor<C> {
     fn fetch(&mut self, value: &Const) -> Result<HostValue> {
         self.residents
             .to_host(&mut self.cvl, value)
-            .map_err(|t| Error::Backend(format!("cannot copy a value out of the vector library: {}", t.kind)))
+            .map_err(copy_out)
+    }
+
+    fn fetch_prefix(&mut self, value: &Const, n: usize) -> Result<HostValue> {
+        self.residents.to_host_prefix(&mut self.cvl, value, n).map_err(copy_out)
+    }
+
+    fn shape(&mut self, value: &Const) -> Result<(usize, Option<usize>)> {
+        self.residents.shape(&mut self.cvl, value).map_err(copy_out)
+    }
+
+    fn any_non_finite(&mut self, value: &Const) -> Result<bool> {
+        self.residents.any_non_finite(&mut self.cvl, value).map_err(copy_out)
     }
 
     fn keep(&mut self, value: HostValue) -> Result<Const> {
@@ -240,6 +277,11 @@ impl<C: Cvl> Executor for VcodeExecutor<C> {
     fn stats(&self) -> Option<&OpStats> {
         self.stats.as_ref()
     }
+}
+
+/// A value that could not be read out of the vector library.
+fn copy_out(t: vcode::Trap) -> Error {
+    Error::Backend(format!("cannot copy a value out of the vector library: {}", t.kind))
 }
 
 /// Compiled NESL code on the CUDA vector library: the VCODE interpreter (through the
@@ -288,6 +330,18 @@ impl Executor for CudaExecutor {
 
     fn fetch(&mut self, value: &Const) -> Result<HostValue> {
         self.inner.fetch(value)
+    }
+
+    fn fetch_prefix(&mut self, value: &Const, n: usize) -> Result<HostValue> {
+        self.inner.fetch_prefix(value, n)
+    }
+
+    fn shape(&mut self, value: &Const) -> Result<(usize, Option<usize>)> {
+        self.inner.shape(value)
+    }
+
+    fn any_non_finite(&mut self, value: &Const) -> Result<bool> {
+        self.inner.any_non_finite(value)
     }
 
     fn keep(&mut self, value: HostValue) -> Result<Const> {

@@ -529,14 +529,18 @@ impl Cvl for CudaCvl {
     }
 
     fn to_host(&mut self, v: &CudaVector) -> Result<HostVector, Trap> {
+        self.to_host_prefix(v, usize::MAX)
+    }
+
+    fn to_host_prefix(&mut self, v: &CudaVector, n: usize) -> Result<HostVector, Trap> {
         self.flush_pending()?;
         match v.known() {
-            Some(HostScalar::Int(x)) => return Ok(HostVector::Int(vec![x])),
-            Some(HostScalar::Float(x)) => return Ok(HostVector::Float(vec![x])),
-            Some(HostScalar::Bool(x)) => return Ok(HostVector::Bool(vec![x])),
+            Some(HostScalar::Int(x)) => return Ok(HostVector::Int(vec![x; n.min(1)])),
+            Some(HostScalar::Float(x)) => return Ok(HostVector::Float(vec![x; n.min(1)])),
+            Some(HostScalar::Bool(x)) => return Ok(HostVector::Bool(vec![x; n.min(1)])),
             None => {}
         }
-        let n = v.0.len;
+        let n = v.0.len.min(n);
         Ok(match v.0.ty {
             VType::Int => {
                 let mut x = vec![0i64; n];
@@ -664,8 +668,12 @@ impl Cvl for CudaCvl {
     }
 
     fn segdes_to_host(&mut self, s: &CudaSegdes) -> Result<Vec<i64>, Trap> {
+        self.segdes_to_host_prefix(s, usize::MAX)
+    }
+
+    fn segdes_to_host_prefix(&mut self, s: &CudaSegdes, n: usize) -> Result<Vec<i64>, Trap> {
         self.flush_pending()?;
-        let mut x = vec![0i64; s.0.m];
+        let mut x = vec![0i64; s.0.m.min(n)];
         self.dev.dtoh(&mut x, s.lens())?;
         Ok(x)
     }

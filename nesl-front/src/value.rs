@@ -69,99 +69,168 @@ pub fn format_float(x: f64) -> String {
     }
 }
 
-/// A value of some type read from flat slots, as columns: `len()` values side by side.
+/// A value of some type read from flat slots, as columns: the leading values that are
+/// printed, side by side.
 #[derive(Debug)]
-enum View<'a> {
-    Int(&'a [i64]),
-    Char(&'a [i64]),
-    Float(&'a [f64]),
-    Bool(&'a [bool]),
-    Pair(Box<View<'a>>, Box<View<'a>>),
-    Data(String, Box<View<'a>>),
-    /// Sequences: value `i` holds elements `starts[i]..starts[i + 1]` of `elems`.
-    Seq { starts: Vec<usize>, elems: Box<View<'a>> },
+enum View {
+    Int(Vec<i64>),
+    Char(Vec<i64>),
+    Float(Vec<f64>),
+    Bool(Vec<bool>),
+    Pair(Box<View>, Box<View>),
+    Data(String, Box<View>),
+    /// Sequences: value `i` holds elements `starts[i]..starts[i + 1]` of `elems`, of which
+    /// the first ones printed are read.
+    Seq { starts: Vec<usize>, elems: Box<View> },
     /// Function values (no slots).
     Fun,
 }
 
-/// Reads `count` values of type `ty` from `slots[*pos..]`, advancing `pos`.
-fn read<'a>(
-    ty: &Type,
-    slots: &'a [HostValue],
-    pos: &mut usize,
-    count: usize,
-    data: DatatypeFields<'_>,
-) -> Result<View<'a>, String> {
-    let mut next = |what: &str| -> Result<&'a HostValue, String> {
-        let slot = slots
-            .get(*pos)
-            .ok_or_else(|| format!("the result has too few stack slots (a {what} is missing)"))?;
-        *pos += 1;
-        Ok(slot)
-    };
-    let check_len = |n: usize, what: &str| -> Result<(), String> {
-        if n == count {
-            Ok(())
-        } else {
-            Err(format!("a {what} vector of the result has {n} elements where {count} were expected"))
+/// Where a value's slots are read from: their sizes, and the leading elements of each
+/// that are printed. The top level reads them from the vector library, so that printing
+/// a result of ten million elements copies the hundred it shows; [`format_value`] from
+/// host copies.
+pub trait SlotSource {
+    /// Number of slots.
+    fn slots(&self) -> usize;
+    /// Elements of slot `i` (segments, for a segment descriptor) and, for a segment
+    /// descriptor, its element count (the sum of its lengths).
+    fn shape(&mut self, i: usize) -> Result<(usize, Option<usize>), String>;
+    /// The first `n` elements of slot `i` (the first `n` lengths of a segment descriptor;
+    /// all of them when it has fewer).
+    fn prefix(&mut self, i: usize, n: usize) -> Result<HostValue, String>;
+    /// True when slot `i`, a `FLOAT` vector, holds a NaN or an infinity anywhere.
+    fn non_finite(&mut self, i: usize) -> Result<bool, String>;
+}
+
+/// Host copies of every slot, as a [`SlotSource`].
+struct HostSlots<'a>(&'a [HostValue]);
+
+impl SlotSource for HostSlots<'_> {
+    fn slots(&self) -> usize {
+        self.0.len()
+    }
+    fn shape(&mut self, i: usize) -> Result<(usize, Option<usize>), String> {
+        Ok(match &self.0[i] {
+            HostValue::Int(v) => (v.len(), None),
+            HostValue::Float(v) => (v.len(), None),
+            HostValue::Bool(v) => (v.len(), None),
+            HostValue::Segdes(l) => {
+                let mut total = 0usize;
+                for &x in l {
+                    let x = usize::try_from(x).map_err(|_| format!("negative segment length {x} in the result"))?;
+                    total = total.checked_add(x).ok_or("segment lengths overflow")?;
+                }
+                (l.len(), Some(total))
+            }
+        })
+    }
+    fn prefix(&mut self, i: usize, n: usize) -> Result<HostValue, String> {
+        Ok(match &self.0[i] {
+            HostValue::Int(v) => HostValue::Int(v[..n.min(v.len())].to_vec()),
+            HostValue::Float(v) => HostValue::Float(v[..n.min(v.len())].to_vec()),
+            HostValue::Bool(v) => HostValue::Bool(v[..n.min(v.len())].to_vec()),
+            HostValue::Segdes(v) => HostValue::Segdes(v[..n.min(v.len())].to_vec()),
+        })
+    }
+    fn non_finite(&mut self, i: usize) -> Result<bool, String> {
+        Ok(matches!(&self.0[i], HostValue::Float(v) if v.iter().any(|x| !x.is_finite())))
+    }
+}
+
+/// Reads values of the flat layout from a [`SlotSource`], slot after slot.
+struct Reader<'s, 'd> {
+    src: &'s mut dyn SlotSource,
+    pos: usize,
+    data: DatatypeFields<'d>,
+    /// Elements printed per sequence.
+    limit: Option<usize>,
+    /// Some float of the value is NaN or infinite (printed or not).
+    non_finite: bool,
+}
+
+impl Reader<'_, '_> {
+    /// The next slot's index and size, checked against the `count` values it must hold.
+    fn next(&mut self, what: &str, count: usize) -> Result<(usize, Option<usize>), String> {
+        let i = self.pos;
+        if i >= self.src.slots() {
+            return Err(format!("the result has too few stack slots (a {what} is missing)"));
         }
-    };
-    Ok(match ty {
-        Type::Int | Type::Char => match next("INT")? {
-            HostValue::Int(v) => {
-                check_len(v.len(), "INT")?;
-                if *ty == Type::Int {
-                    View::Int(v)
-                } else {
-                    View::Char(v)
+        self.pos += 1;
+        let (n, total) = self.src.shape(i)?;
+        if n != count {
+            return Err(format!("a {what} vector of the result has {n} elements where {count} were expected"));
+        }
+        Ok((i, total))
+    }
+
+    /// Reads `count` values of type `ty`, of which the first `shown` are printed (and
+    /// so copied).
+    fn read(&mut self, ty: &Type, count: usize, shown: usize) -> Result<View, String> {
+        Ok(match ty {
+            Type::Int | Type::Char => {
+                let (i, _) = self.next("INT", count)?;
+                match self.src.prefix(i, shown)? {
+                    HostValue::Int(v) if *ty == Type::Int => View::Int(v),
+                    HostValue::Int(v) => View::Char(v),
+                    other => return Err(mismatch("INT", &other)),
                 }
             }
-            other => return Err(mismatch("INT", other)),
-        },
-        Type::Float => match next("FLOAT")? {
-            HostValue::Float(v) => {
-                check_len(v.len(), "FLOAT")?;
-                View::Float(v)
+            Type::Float => {
+                let (i, _) = self.next("FLOAT", count)?;
+                match self.src.prefix(i, shown)? {
+                    HostValue::Float(v) => {
+                        self.non_finite = self.non_finite || self.src.non_finite(i)?;
+                        View::Float(v)
+                    }
+                    other => return Err(mismatch("FLOAT", &other)),
+                }
             }
-            other => return Err(mismatch("FLOAT", other)),
-        },
-        Type::Bool => match next("BOOL")? {
-            HostValue::Bool(v) => {
-                check_len(v.len(), "BOOL")?;
-                View::Bool(v)
+            Type::Bool => {
+                let (i, _) = self.next("BOOL", count)?;
+                match self.src.prefix(i, shown)? {
+                    HostValue::Bool(v) => View::Bool(v),
+                    other => return Err(mismatch("BOOL", &other)),
+                }
             }
-            other => return Err(mismatch("BOOL", other)),
-        },
-        Type::Pair(a, b) => {
-            let a = read(a, slots, pos, count, data)?;
-            let b = read(b, slots, pos, count, data)?;
-            View::Pair(Box::new(a), Box::new(b))
-        }
-        Type::Data(name, args) => {
-            let fields = data(name, args).ok_or_else(|| format!("unknown datatype `{name}`"))?;
-            let v = read(&fields, slots, pos, count, data)?;
-            View::Data(name.clone(), Box::new(v))
-        }
-        Type::Seq(elem) => {
-            let lengths = match next("SEGDES")? {
-                HostValue::Segdes(l) => l,
-                other => return Err(mismatch("SEGDES", other)),
-            };
-            check_len(lengths.len(), "SEGDES")?;
-            let mut starts = Vec::with_capacity(lengths.len() + 1);
-            let mut total = 0usize;
-            starts.push(0);
-            for &l in lengths {
-                let l = usize::try_from(l).map_err(|_| format!("negative segment length {l} in the result"))?;
-                total = total.checked_add(l).ok_or("segment lengths overflow")?;
-                starts.push(total);
+            Type::Pair(a, b) => {
+                let a = self.read(a, count, shown)?;
+                let b = self.read(b, count, shown)?;
+                View::Pair(Box::new(a), Box::new(b))
             }
-            let elems = read(elem, slots, pos, total, data)?;
-            View::Seq { starts, elems: Box::new(elems) }
-        }
-        Type::Fun(..) => View::Fun,
-        Type::Var(_) => return Err("the result's type still has type variables".into()),
-    })
+            Type::Data(name, args) => {
+                let fields = (self.data)(name, args).ok_or_else(|| format!("unknown datatype `{name}`"))?;
+                let v = self.read(&fields, count, shown)?;
+                View::Data(name.clone(), Box::new(v))
+            }
+            Type::Seq(elem) => {
+                let (i, total) = self.next("SEGDES", count)?;
+                let lengths = match self.src.prefix(i, shown)? {
+                    HostValue::Segdes(l) => l,
+                    other => return Err(mismatch("SEGDES", &other)),
+                };
+                let mut starts = Vec::with_capacity(lengths.len() + 1);
+                let mut end = 0usize;
+                starts.push(0);
+                for &l in &lengths {
+                    let l = usize::try_from(l).map_err(|_| format!("negative segment length {l} in the result"))?;
+                    end = end.checked_add(l).ok_or("segment lengths overflow")?;
+                    starts.push(end);
+                }
+                // Elements of the shown sequences up to the last one printed: strings
+                // print whole, other sequences their first `limit` elements.
+                let inner = match lengths.last() {
+                    Some(&l) if **elem != Type::Char => starts[starts.len() - 2] + self.limit.map_or(l as usize, |n| (l as usize).min(n)),
+                    _ => end,
+                };
+                let total = total.ok_or("a SEGDES slot of the result has no element count")?;
+                let elems = self.read(elem, total, inner)?;
+                View::Seq { starts, elems: Box::new(elems) }
+            }
+            Type::Fun(..) => View::Fun,
+            Type::Var(_) => return Err("the result's type still has type variables".into()),
+        })
+    }
 }
 
 fn mismatch(wanted: &str, got: &HostValue) -> String {
@@ -174,18 +243,7 @@ fn mismatch(wanted: &str, got: &HostValue) -> String {
     format!("expected a {wanted} slot in the result, found a {got} slot")
 }
 
-impl View<'_> {
-    /// True when any float of any value is NaN or infinite.
-    fn has_non_finite(&self) -> bool {
-        match self {
-            View::Float(v) => v.iter().any(|x| !x.is_finite()),
-            View::Pair(a, b) => a.has_non_finite() || b.has_non_finite(),
-            View::Data(_, v) => v.has_non_finite(),
-            View::Seq { elems, .. } => elems.has_non_finite(),
-            View::Int(_) | View::Char(_) | View::Bool(_) | View::Fun => false,
-        }
-    }
-
+impl View {
     /// Appends value `i` to `out`.
     fn print(&self, i: usize, limit: Option<usize>, out: &mut String) {
         match self {
@@ -271,15 +329,27 @@ pub fn format_value(
     data: DatatypeFields<'_>,
     print_length: Option<usize>,
 ) -> Result<String, String> {
-    let mut pos = 0;
-    let view = read(ty, slots, &mut pos, 1, data)?;
-    if pos != slots.len() {
+    format_value_from(ty, &mut HostSlots(slots), data, print_length)
+}
+
+/// [`format_value`] of the slots of `src`, reading from each only the leading elements
+/// printed (and checking every float for a NaN or infinity where it is).
+pub fn format_value_from(
+    ty: &Type,
+    src: &mut dyn SlotSource,
+    data: DatatypeFields<'_>,
+    print_length: Option<usize>,
+) -> Result<String, String> {
+    let mut r = Reader { src, pos: 0, data, limit: print_length, non_finite: false };
+    let view = r.read(ty, 1, 1)?;
+    if r.pos != r.src.slots() {
         return Err(format!(
-            "the result has {} stack slots where its type needs {pos}",
-            slots.len()
+            "the result has {} stack slots where its type needs {}",
+            r.src.slots(),
+            r.pos
         ));
     }
-    if view.has_non_finite() {
+    if r.non_finite {
         return Err("the result contains a NaN or infinite float".into());
     }
     let mut out = String::new();
@@ -504,5 +574,72 @@ mod tests {
         assert!(show(&seq(Type::Int), &[seg(&[-1]), int(&[])]).starts_with("error"));
         assert!(show(&Type::Float, &[float(&[f64::NAN])]).starts_with("error"));
         assert!(show(&seq(Type::Float), &[seg(&[2]), float(&[1.0, f64::INFINITY])]).starts_with("error"));
+        // A NaN past the elements printed is still found.
+        let mut v = vec![1.0; 500];
+        v[400] = f64::NAN;
+        let got = format_value(&seq(Type::Float), &[seg(&[500]), float(&v)], &no_data, Some(3));
+        assert_eq!(got, Err("the result contains a NaN or infinite float".to_string()));
+    }
+
+    /// Host slots that record the largest prefix read from each.
+    struct Counting<'a> {
+        host: HostSlots<'a>,
+        read: Vec<usize>,
+    }
+
+    impl SlotSource for Counting<'_> {
+        fn slots(&self) -> usize {
+            self.host.slots()
+        }
+        fn shape(&mut self, i: usize) -> Result<(usize, Option<usize>), String> {
+            self.host.shape(i)
+        }
+        fn prefix(&mut self, i: usize, n: usize) -> Result<HostValue, String> {
+            let v = self.host.prefix(i, n)?;
+            let got = match &v {
+                HostValue::Int(x) | HostValue::Segdes(x) => x.len(),
+                HostValue::Float(x) => x.len(),
+                HostValue::Bool(x) => x.len(),
+            };
+            self.read[i] = self.read[i].max(got);
+            Ok(v)
+        }
+        fn non_finite(&mut self, i: usize) -> Result<bool, String> {
+            self.host.non_finite(i)
+        }
+    }
+
+    /// Formats with `limit`, returning the text and how many elements of each slot
+    /// were read.
+    fn read_counts(ty: &Type, slots: &[HostValue], limit: Option<usize>) -> (String, Vec<usize>) {
+        let mut src = Counting { host: HostSlots(slots), read: vec![0; slots.len()] };
+        let text = format_value_from(ty, &mut src, &no_data, limit).expect("formats");
+        (text, src.read)
+    }
+
+    #[test]
+    fn only_the_printed_elements_are_read() {
+        // 10,000 integers: the first three are read.
+        let v: Vec<i64> = (0..10_000).collect();
+        let (text, read) = read_counts(&seq(Type::Int), &[seg(&[10_000]), int(&v)], Some(3));
+        assert_eq!(text, "[0, 1, 2,...]");
+        assert_eq!(read, vec![1, 3]);
+        // 1,000 rows of 5 pairs: 2 rows' lengths, and the elements up to the second
+        // row's second (5 + 2), of both columns.
+        let t = seq(seq(pair(Type::Int, Type::Float)));
+        let n = 5_000;
+        let slots = [seg(&[1_000]), seg(&vec![5; 1_000]), int(&(0..n).collect::<Vec<_>>()), float(&vec![0.5; n as usize])];
+        let (text, read) = read_counts(&t, &slots, Some(2));
+        assert_eq!(text, "[[(0, 0.5), (1, 0.5),...], [(5, 0.5), (6, 0.5),...],...]");
+        assert_eq!(read, vec![1, 2, 7, 7]);
+        // Strings print whole: the last shown one's characters are all read.
+        let t = seq(seq(Type::Char));
+        let slots = [seg(&[3]), seg(&[2, 4, 1]), int(&[97, 98, 99, 100, 101, 102, 103])];
+        let (text, read) = read_counts(&t, &slots, Some(2));
+        assert_eq!(text, "[\"ab\", \"cdef\",...]");
+        assert_eq!(read, vec![1, 2, 6]);
+        // With no limit, everything.
+        let (_, read) = read_counts(&t, &slots, None);
+        assert_eq!(read, vec![1, 3, 7]);
     }
 }

@@ -28,7 +28,7 @@ use nesl_front::diag::{DiagKind, Diagnostic};
 use nesl_front::flatten::{compile_expr, CompileOptions, GlobalValue, Globals};
 use nesl_front::parser::parse_items;
 use nesl_front::ty::Type;
-use nesl_front::value::{format_value, slot_count};
+use nesl_front::value::{format_value_from, slot_count, SlotSource};
 use output::Transcript;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -529,13 +529,10 @@ impl TopLevel {
     /// a run-time error when the value cannot be printed (NaN or infinity, inconsistent
     /// slots).
     fn print_value(&mut self, t: &mut Out<'_>, lhs: &str, ty: &Type, slots: &[vcode::Const]) -> io::Result<bool> {
-        let host: Result<Vec<HostValue>, Error> = slots.iter().map(|c| self.executor.fetch(c)).collect();
-        let host = match host {
-            Ok(h) => h,
-            Err(e) => return Self::runtime_error(t, &e.to_string()),
-        };
-        let data = |name: &str, args: &[Type]| self.datatype_fields(name, args);
-        match format_value(ty, &host, &data, self.settings.print_length) {
+        let session = &self.session;
+        let fields = |name: &str, args: &[Type]| datatype_fields(session, name, args);
+        let mut src = ExecutorSlots { executor: &mut *self.executor, slots };
+        match format_value_from(ty, &mut src, &fields, self.settings.print_length) {
             Ok(text) => Self::result_line(t, lhs, &text, &format_type(ty)),
             Err(msg) => Self::runtime_error(t, &msg),
         }
@@ -543,9 +540,7 @@ impl TopLevel {
 
     /// The field tuple of datatype `name` with its parameters replaced by `args`.
     fn datatype_fields(&self, name: &str, args: &[Type]) -> Option<Type> {
-        let info = self.session.datatypes.get(name)?;
-        let subst: Vec<(u32, &Type)> = info.params.iter().map(|v| v.id).zip(args.iter()).collect();
-        Some(substitute(&info.fields, &subst))
+        datatype_fields(&self.session, name, args)
     }
 
     /// Splits the slots of a binding's value along its pattern into one global value per
@@ -838,5 +833,34 @@ fn substitute(ty: &Type, subst: &[(u32, &Type)]) -> Type {
         Type::Fun(a, b) => Type::fun(substitute(a, subst), substitute(b, subst)),
         Type::Data(n, args) => Type::Data(n.clone(), args.iter().map(|a| substitute(a, subst)).collect()),
         Type::Int | Type::Bool | Type::Float | Type::Char => ty.clone(),
+    }
+}
+
+/// The field tuple of datatype `name` with its parameters replaced by `args`.
+fn datatype_fields(session: &Session, name: &str, args: &[Type]) -> Option<Type> {
+    let info = session.datatypes.get(name)?;
+    let subst: Vec<(u32, &Type)> = info.params.iter().map(|v| v.id).zip(args.iter()).collect();
+    Some(substitute(&info.fields, &subst))
+}
+
+/// The slots of a result as the executor keeps them, read for printing: only the elements
+/// printed are copied out of the vector library.
+struct ExecutorSlots<'a> {
+    executor: &'a mut dyn Executor,
+    slots: &'a [vcode::Const],
+}
+
+impl SlotSource for ExecutorSlots<'_> {
+    fn slots(&self) -> usize {
+        self.slots.len()
+    }
+    fn shape(&mut self, i: usize) -> Result<(usize, Option<usize>), String> {
+        self.executor.shape(&self.slots[i]).map_err(|e| e.to_string())
+    }
+    fn prefix(&mut self, i: usize, n: usize) -> Result<HostValue, String> {
+        self.executor.fetch_prefix(&self.slots[i], n).map_err(|e| e.to_string())
+    }
+    fn non_finite(&mut self, i: usize) -> Result<bool, String> {
+        self.executor.any_non_finite(&self.slots[i]).map_err(|e| e.to_string())
     }
 }

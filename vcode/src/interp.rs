@@ -240,11 +240,7 @@ fn seg_at<C: Cvl>(s: &[Value<C>], i: usize) -> Result<&C::Segdes, Trap> {
 
 pub(crate) fn to_host_value<C: Cvl>(cvl: &mut C, v: &Value<C>) -> Result<HostValue, Trap> {
     Ok(match v {
-        Value::Vec(x) => match cvl.to_host(x)? {
-            HostVector::Int(a) => HostValue::Int(a),
-            HostVector::Float(a) => HostValue::Float(a),
-            HostVector::Bool(a) => HostValue::Bool(a),
-        },
+        Value::Vec(x) => cvl.to_host(x)?.into(),
         Value::Seg(s) => HostValue::Segdes(cvl.segdes_to_host(s)?),
         Value::Pair(_) => {
             return Err(Trap::new(TrapKind::Unprintable("a PAIR slot has no text form".into())))

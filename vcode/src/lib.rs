@@ -105,6 +105,27 @@ pub enum HostValue {
     Segdes(Vec<i64>),
 }
 
+impl From<cvl::HostVector> for HostValue {
+    fn from(v: cvl::HostVector) -> HostValue {
+        match v {
+            cvl::HostVector::Int(a) => HostValue::Int(a),
+            cvl::HostVector::Float(a) => HostValue::Float(a),
+            cvl::HostVector::Bool(a) => HostValue::Bool(a),
+        }
+    }
+}
+
+impl HostValue {
+    /// Keeps the first `n` elements (lengths, for a segment descriptor).
+    pub fn truncate(&mut self, n: usize) {
+        match self {
+            HostValue::Int(v) | HostValue::Segdes(v) => v.truncate(n),
+            HostValue::Float(v) => v.truncate(n),
+            HostValue::Bool(v) => v.truncate(n),
+        }
+    }
+}
+
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq)]
 pub enum RunOutcome<T = HostValue> {

@@ -135,6 +135,52 @@ impl<C: Cvl> Residents<C> {
         }
     }
 
+    /// The first `n` elements of `c` on the host (the first `n` lengths of a segment
+    /// descriptor; all of them when it has fewer): what the top level prints of a value
+    /// is copied, not the whole of it.
+    pub fn to_host_prefix(&self, cvl: &mut C, c: &Const, n: usize) -> Result<HostValue, Trap> {
+        let Const::Resident(r) = c else {
+            let mut h = self.to_host(cvl, c)?;
+            h.truncate(n);
+            return Ok(h);
+        };
+        Ok(match self.get(r)? {
+            Value::Vec(x) => cvl.to_host_prefix(x, n)?.into(),
+            Value::Seg(s) => HostValue::Segdes(cvl.segdes_to_host_prefix(s, n)?),
+            Value::Pair(_) => return Err(Trap::new(TrapKind::Unprintable("a PAIR slot has no text form".into()))),
+        })
+    }
+
+    /// How many elements `c` has (segments, for a segment descriptor) and, for a
+    /// segment descriptor, its element count; nothing is copied out of the library.
+    pub fn shape(&self, cvl: &mut C, c: &Const) -> Result<(usize, Option<usize>), Trap> {
+        let Const::Resident(r) = c else {
+            return Ok(match self.to_host(cvl, c)? {
+                HostValue::Int(v) => (v.len(), None),
+                HostValue::Float(v) => (v.len(), None),
+                HostValue::Bool(v) => (v.len(), None),
+                HostValue::Segdes(l) => (l.len(), Some(l.iter().map(|&x| x.max(0) as usize).sum())),
+            });
+        };
+        Ok(match self.get(r)? {
+            Value::Vec(x) => (cvl.len(x), None),
+            Value::Seg(s) => (cvl.segment_count(s), Some(cvl.element_count(s))),
+            Value::Pair(_) => return Err(Trap::new(TrapKind::Unprintable("a PAIR slot has no text form".into()))),
+        })
+    }
+
+    /// True when `c` is a `FLOAT` vector holding a NaN or an infinity (checked where it
+    /// is kept).
+    pub fn any_non_finite(&self, cvl: &mut C, c: &Const) -> Result<bool, Trap> {
+        match c {
+            Const::Resident(r) => match self.get(r)? {
+                Value::Vec(x) => cvl.any_non_finite(x),
+                _ => Ok(false),
+            },
+            _ => Ok(matches!(self.to_host(cvl, c)?, HostValue::Float(v) if v.iter().any(|x| !x.is_finite()))),
+        }
+    }
+
     /// Keeps a host value in the library; the handle to it.
     pub fn insert_host(&mut self, cvl: &mut C, v: HostValue) -> Result<Const, Trap> {
         let value = crate::interp::from_host(cvl, v)?;

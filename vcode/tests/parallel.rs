@@ -1025,3 +1025,51 @@ fn a_long_scatter_in_parallel_keeps_the_last_writer() {
         assert!(format!("{:?}", e.kind).contains("200000"), "{threads} threads: {:?}", e.kind);
     }
 }
+
+/// The top level copies only the printed prefix of a result: `to_host_prefix` gives the
+/// first elements of `to_host`, of stored vectors and of a `DIST` or `INDEX` kept
+/// unwritten (which it leaves unwritten), and `any_non_finite` finds a NaN of a `DIST`
+/// only where a segment holds it.
+#[test]
+fn prefixes_read_like_whole_copies() {
+    let lens = [3000i64, 0, 2500, 1];
+    let n: usize = lens.iter().map(|&l| l as usize).sum();
+    for threads in [1, 2] {
+        let mut c = CpuCvl::with_threads(threads);
+        let s = c.segdes_from_host(&lens).unwrap();
+        let per_f = c.from_host(HostVector::Float(vec![1.5, f64::NAN, -2.0, 4.0])).unwrap();
+        let dist_f = c.dist(&per_f, &s).unwrap();
+        let starts = c.from_host(HostVector::Int(vec![7, 0, -3, 9])).unwrap();
+        let strides = c.from_host(HostVector::Int(vec![2, 1, -1, 5])).unwrap();
+        let index = c.index(&starts, &strides, &s).unwrap();
+        assert!(!dist_f.is_written_out() && !index.is_written_out(), "both kept unwritten");
+        // The NaN is the value of the empty segment: no element holds it.
+        assert!(!c.any_non_finite(&dist_f).unwrap());
+        let stored = c.from_host(HostVector::Int((0..n as i64).map(|x| x * 3).collect())).unwrap();
+        for k in [0, 1, 7, 2999, 3000, 3001, n - 1, n, n + 5] {
+            for v in [&dist_f, &index, &stored] {
+                let got = c.to_host_prefix(v, k).unwrap();
+                let mut whole = match v {
+                    v if std::ptr::eq(v, &stored) => c.to_host(v).unwrap(),
+                    _ => {
+                        // A whole copy of a lazy vector writes it out: take it from a twin.
+                        let twin = if std::ptr::eq(v, &dist_f) { c.dist(&per_f, &s).unwrap() } else { c.index(&starts, &strides, &s).unwrap() };
+                        c.to_host(&twin).unwrap()
+                    }
+                };
+                whole.truncate(k);
+                assert_eq!(format!("{got:?}"), format!("{whole:?}"), "prefix of {k} on {threads} threads");
+            }
+        }
+        assert!(!dist_f.is_written_out() && !index.is_written_out(), "prefixes leave them unwritten");
+        let segs = c.segdes_to_host_prefix(&s, 2).unwrap();
+        assert_eq!(segs, vec![3000, 0]);
+        let per_bad = c.from_host(HostVector::Float(vec![1.5, 0.0, f64::INFINITY, 4.0])).unwrap();
+        let bad = c.dist(&per_bad, &s).unwrap();
+        assert!(c.any_non_finite(&bad).unwrap());
+        let mut fl = vec![0.25; n];
+        fl[n - 1] = f64::NAN;
+        let stored_bad = c.from_host(HostVector::Float(fl)).unwrap();
+        assert!(c.any_non_finite(&stored_bad).unwrap());
+    }
+}

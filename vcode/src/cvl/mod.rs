@@ -68,6 +68,14 @@ impl HostVector {
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
+    /// Keeps the first `n` elements.
+    pub fn truncate(&mut self, n: usize) {
+        match self {
+            HostVector::Int(v) => v.truncate(n),
+            HostVector::Float(v) => v.truncate(n),
+            HostVector::Bool(v) => v.truncate(n),
+        }
+    }
     /// The element type.
     pub fn vtype(&self) -> VType {
         match self {
@@ -176,6 +184,20 @@ pub trait Cvl {
     fn from_host(&mut self, v: HostVector) -> Result<Self::Vector, Trap>;
     /// Copies a whole vector back to the host (final stack, `WRITE`).
     fn to_host(&mut self, v: &Self::Vector) -> Result<HostVector, Trap>;
+    /// Copies the first `n` elements of `v` back to the host (all of them when it has
+    /// fewer): the part of a result the top level prints.
+    fn to_host_prefix(&mut self, v: &Self::Vector, n: usize) -> Result<HostVector, Trap> {
+        let mut h = self.to_host(v)?;
+        h.truncate(n);
+        Ok(h)
+    }
+    /// True when `v` is a `FLOAT` vector holding a NaN or an infinity.
+    fn any_non_finite(&mut self, v: &Self::Vector) -> Result<bool, Trap> {
+        Ok(match self.to_host(v)? {
+            HostVector::Float(x) => x.iter().any(|x| !x.is_finite()),
+            _ => false,
+        })
+    }
     /// Reads one integer element (an `IF` flag is read with [`Cvl::get_bool`]); used for
     /// the scalars that control flow and I/O need. Traps when `i` is out of range or the
     /// vector is not `INT`.
@@ -195,6 +217,12 @@ pub trait Cvl {
     fn lengths(&mut self, s: &Self::Segdes) -> Result<Self::Vector, Trap>;
     /// The lengths copied to the host (final stack, `WRITE SEGDES`).
     fn segdes_to_host(&mut self, s: &Self::Segdes) -> Result<Vec<i64>, Trap>;
+    /// The first `n` lengths copied to the host (all of them when there are fewer).
+    fn segdes_to_host_prefix(&mut self, s: &Self::Segdes, n: usize) -> Result<Vec<i64>, Trap> {
+        let mut h = self.segdes_to_host(s)?;
+        h.truncate(n);
+        Ok(h)
+    }
 
     // ----- element-wise -----
 

@@ -138,6 +138,11 @@ macro_rules! same_type_op {
     }};
 }
 
+/// True when some element of `x` is a NaN or an infinity (in parallel by blocks).
+pub(super) fn any_non_finite(par: &Par, x: &[f64]) -> bool {
+    par.map_blocks(x.len(), |lo, hi| x[lo..hi].iter().fold(false, |z, &v| z | !v.is_finite())).contains(&true)
+}
+
 /// Integer `/` and `%` trap on a zero divisor (checked before any element is written).
 pub(super) fn check_divisors(par: &Par, op: BinOp, b: &[i64]) -> Result<(), Trap> {
     if matches!(op, BinOp::Div | BinOp::Mod)

@@ -100,6 +100,35 @@ impl Lazy {
             Form::Index(b, k) => Data::Int(permute::index(p, int_slice(b), int_slice(k), &self.seg)?),
         })
     }
+    /// Its first `n` elements (`n` at most its length), written alone: the part of a
+    /// result the top level prints.
+    fn prefix(&self, n: usize) -> Result<Data, Trap> {
+        // `(segment, elements of it)` up to `n` elements.
+        let mut pieces = Vec::new();
+        let mut left = n;
+        for (k, &l) in self.seg.lens().iter().enumerate() {
+            if left == 0 {
+                break;
+            }
+            let c = (l as usize).min(left);
+            if c > 0 {
+                pieces.push((k, c));
+                left -= c;
+            }
+        }
+        Ok(match &self.form {
+            Form::Dist(vals) => each!(&**vals, |v| Ok::<_, Trap>(pieces.iter().flat_map(|&(k, c)| std::iter::repeat_n(v[k], c)).collect())),
+            Form::Index(b, k) => {
+                let (b, k) = (int_slice(b), int_slice(k));
+                Data::Int(
+                    pieces
+                        .iter()
+                        .flat_map(|&(s, c)| (0..c as i64).map(move |j| b[s].wrapping_add(j.wrapping_mul(k[s]))))
+                        .collect(),
+                )
+            }
+        })
+    }
     /// The `INDEX` this is, while not written out: `(start, stride, segments)`.
     fn index(&self) -> Option<permute::Progressions<'_>> {
         match (&self.form, self.forced.get()) {
@@ -401,6 +430,39 @@ impl Cvl for CpuCvl {
             Data::Float(x) => HostVector::Float(x.clone()),
             Data::Bool(x) => HostVector::Bool(x.clone()),
         })
+    }
+    fn to_host_prefix(&mut self, v: &CpuVector, n: usize) -> Result<HostVector, Trap> {
+        // A `DIST` or `INDEX` not written out stays so: its prefix is written alone.
+        let n = n.min(v.len());
+        let cut;
+        let d = match &v.0 {
+            Rep::Lazy(l) if l.forced.get().is_none() => {
+                cut = l.prefix(n)?;
+                &cut
+            }
+            _ => v.data()?,
+        };
+        Ok(match d {
+            Data::Int(x) => HostVector::Int(x[..n].to_vec()),
+            Data::Float(x) => HostVector::Float(x[..n].to_vec()),
+            Data::Bool(x) => HostVector::Bool(x[..n].to_vec()),
+        })
+    }
+    fn any_non_finite(&mut self, v: &CpuVector) -> Result<bool, Trap> {
+        if let Rep::Lazy(l) = &v.0 {
+            if let (Form::Dist(vals), None) = (&l.form, l.forced.get()) {
+                // Every element is one of the values (of a segment that is not empty).
+                return Ok(matches!(&**vals, Data::Float(x) if x.iter().zip(l.seg.lens()).any(|(x, &n)| n > 0 && !x.is_finite())));
+            }
+        }
+        Ok(match v.data()? {
+            Data::Float(x) => elementwise::any_non_finite(&self.par, x),
+            _ => false,
+        })
+    }
+    fn segdes_to_host_prefix(&mut self, s: &CpuSegdes, n: usize) -> Result<Vec<i64>, Trap> {
+        let l = s.0.lens();
+        Ok(l[..n.min(l.len())].to_vec())
     }
     fn get_int(&mut self, v: &CpuVector, i: usize) -> Result<i64, Trap> {
         let x = ints(v.data()?, "the scalar")?;
