@@ -329,6 +329,55 @@ fn a_million_one_element_segments() {
     }
 }
 
+/// `DIST`, `INDEX` and `PACK` write segments of up to 8 elements with fixed-width stores
+/// (and count their flags from one load): many segments of 0 to 12 elements, mixed, in
+/// one chunk and in many, against serial references.
+#[test]
+fn many_short_segments_of_mixed_lengths() {
+    for (seed, m) in [(1u64, 1usize), (2, 7), (3, 50), (4, 100_000)] {
+        let mut r = Rng(seed);
+        let lens: Vec<i64> = (0..m).map(|_| r.below(13) as i64).collect();
+        let n: usize = lens.iter().map(|&l| l as usize).sum();
+        let per: Vec<i64> = (0..m).map(|_| r.below(1000) as i64 - 500).collect();
+        let strides: Vec<i64> = (0..m).map(|_| r.below(7) as i64 - 3).collect();
+        let vals: Vec<i64> = (0..n).map(|_| r.below(1 << 20) as i64).collect();
+        let flags: Vec<bool> = (0..n).map(|_| r.below(3) != 0).collect();
+        let mut dist = Vec::new();
+        let mut index = Vec::new();
+        let mut kept = Vec::new();
+        let mut counts = Vec::new();
+        let mut e = 0;
+        for (k, &l) in lens.iter().enumerate() {
+            let mut c = 0;
+            for t in 0..l {
+                dist.push(per[k]);
+                index.push(per[k] + t * strides[k]);
+                if flags[e] {
+                    kept.push(vals[e]);
+                    c += 1;
+                }
+                e += 1;
+            }
+            counts.push(c);
+        }
+        for threads in [1, 2] {
+            let mut c = CpuCvl::with_threads(threads);
+            let s = c.segdes_from_host(&lens).unwrap();
+            let pv = c.from_host(HostVector::Int(per.clone())).unwrap();
+            let sv = c.from_host(HostVector::Int(strides.clone())).unwrap();
+            let d = c.dist(&pv, &s).unwrap();
+            assert_eq!(c.to_host(&d).unwrap(), HostVector::Int(dist.clone()), "DIST, {m} segments");
+            let i = c.index(&pv, &sv, &s).unwrap();
+            assert_eq!(c.to_host(&i).unwrap(), HostVector::Int(index.clone()), "INDEX, {m} segments");
+            let v = c.from_host(HostVector::Int(vals.clone())).unwrap();
+            let f = c.from_host(HostVector::Bool(flags.clone())).unwrap();
+            let (p, ps) = c.pack(&v, &f, &s).unwrap();
+            assert_eq!(c.to_host(&p).unwrap(), HostVector::Int(kept.clone()), "PACK, {m} segments");
+            assert_eq!(c.segdes_to_host(&ps).unwrap(), counts, "PACK lengths, {m} segments");
+        }
+    }
+}
+
 #[test]
 fn a_bad_index_is_the_same_trap_at_every_thread_count() {
     let k = case(5, 30);

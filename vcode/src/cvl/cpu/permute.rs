@@ -12,6 +12,7 @@ use super::par::{chunks, split_mut, Chunk, Par, BLOCK, GRAIN};
 use super::mem::build;
 use super::seg::Seg;
 use crate::trap::Trap;
+use std::mem::MaybeUninit;
 
 /// Checks that every (flagged) index of one segment is in `0..len`; the first bad one is
 /// the trap.
@@ -229,6 +230,26 @@ pub(super) fn gather<T: Elem>(par: &Par, v: &[T], i: &[i64], f: Option<&[bool]>,
     })
 }
 
+/// Segments of at most this many elements are written by [`short_segment`].
+const SHORT: usize = 8;
+
+/// Writes a segment of `l <= SHORT` elements at `out[pos..]`, element `t` being `at(t)`,
+/// as [`SHORT`] stores whatever `l` is (no loop whose trip count varies from one segment
+/// to the next, whose exit mispredicts when segments are short and of mixed lengths):
+/// the stores past the segment land on the next segments' places, which are written
+/// after it. False, writing nothing, when the segment is longer or fewer than [`SHORT`]
+/// places are left; the caller then writes it element by element.
+#[inline(always)]
+fn short_segment<T: Copy>(out: &mut [MaybeUninit<T>], pos: usize, l: usize, at: impl Fn(usize) -> T) -> bool {
+    if l > SHORT || pos + SHORT > out.len() {
+        return false;
+    }
+    for (t, o) in out[pos..pos + SHORT].iter_mut().enumerate() {
+        o.write(at(t));
+    }
+    true
+}
+
 /// `DIST`: segment `k` is `x[k]` repeated.
 pub(super) fn dist<T: Elem>(par: &Par, x: &[T], s: &Seg) -> Result<Vec<T>, Trap> {
     build(s.total(), |out| {
@@ -236,13 +257,15 @@ pub(super) fn dist<T: Elem>(par: &Par, x: &[T], s: &Seg) -> Result<Vec<T>, Trap>
         let parts = split_mut(out, cs.iter().map(|c| c.e1 - c.e0));
         par.each(s.total() + s.m(), cs.into_iter().zip(parts).collect(), |(c, part)| {
             if let Some(lens) = c.whole(s) {
-                let mut rest = &mut part[..];
+                let mut pos = 0;
                 for (&l, &y) in lens.iter().zip(&x[c.s0..c.s1]) {
-                    let (seg, tail) = std::mem::take(&mut rest).split_at_mut(l as usize);
-                    for o in seg {
-                        o.write(y);
+                    let l = l as usize;
+                    if !short_segment(part, pos, l, |_| y) {
+                        for o in &mut part[pos..pos + l] {
+                            o.write(y);
+                        }
                     }
-                    rest = tail;
+                    pos += l;
                 }
                 return;
             }
@@ -264,15 +287,17 @@ pub(super) fn index(par: &Par, b: &[i64], st: &[i64], s: &Seg) -> Result<Vec<i64
         let parts = split_mut(out, cs.iter().map(|c| c.e1 - c.e0));
         par.each(s.total() + s.m(), cs.into_iter().zip(parts).collect(), |(c, part)| {
             if let Some(lens) = c.whole(s) {
-                let mut rest = &mut part[..];
+                let mut pos = 0;
                 for ((&l, &b0), &k0) in lens.iter().zip(&b[c.s0..c.s1]).zip(&st[c.s0..c.s1]) {
-                    let (seg, tail) = std::mem::take(&mut rest).split_at_mut(l as usize);
-                    let mut x = b0;
-                    for o in seg {
-                        o.write(x);
-                        x = x.wrapping_add(k0);
+                    let l = l as usize;
+                    if !short_segment(part, pos, l, |t| b0.wrapping_add((t as i64).wrapping_mul(k0))) {
+                        let mut x = b0;
+                        for o in &mut part[pos..pos + l] {
+                            o.write(x);
+                            x = x.wrapping_add(k0);
+                        }
                     }
-                    rest = tail;
+                    pos += l;
                 }
                 return;
             }
