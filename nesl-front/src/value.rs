@@ -3,10 +3,10 @@
 //! A value arrives as its type plus the VCODE stack slots that hold it, in the flat
 //! layout of `vcode.md` section 3 (scalars are vectors of length 1, a sequence is a
 //! segment descriptor followed by the slots of its elements "one level up"). The
-//! slots are first read into a columnar [`View`] that borrows the host vectors (no
-//! per-element allocation, so a result with ten million elements costs a scan of its
-//! segment lengths and no more), then at most `print_length` elements of each
-//! sequence are printed.
+//! slots are read through a [`SlotSource`] into a columnar [`View`] holding only the
+//! leading elements of each slot that are printed (at most `print_length` of each
+//! sequence), so that a result of ten million elements costs copies of about a hundred
+//! (and a check of its floats for NaN where they are kept).
 //!
 //! Printing rules: integers in decimal; `T`/`F`; characters as `` `a ``; floats as
 //! Common Lisp prints them after the 15-significant-digit VCODE text round trip
