@@ -48,12 +48,7 @@ pub trait Executor {
     /// How many elements a value has (segments, for a segment descriptor) and, for a
     /// segment descriptor, its element count.
     fn shape(&mut self, value: &Const) -> Result<(usize, Option<usize>)> {
-        Ok(match self.fetch(value)? {
-            HostValue::Int(v) => (v.len(), None),
-            HostValue::Float(v) => (v.len(), None),
-            HostValue::Bool(v) => (v.len(), None),
-            HostValue::Segdes(l) => (l.len(), Some(l.iter().map(|&x| x.max(0) as usize).sum())),
-        })
+        Ok(self.fetch(value)?.shape())
     }
 
     /// True when a value is a `FLOAT` vector holding a NaN or an infinity.

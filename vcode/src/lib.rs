@@ -116,6 +116,16 @@ impl From<cvl::HostVector> for HostValue {
 }
 
 impl HostValue {
+    /// Its element count (segments, for a segment descriptor) and, for a segment
+    /// descriptor, the sum of its lengths (negative ones counted as 0).
+    pub fn shape(&self) -> (usize, Option<usize>) {
+        match self {
+            HostValue::Int(v) => (v.len(), None),
+            HostValue::Float(v) => (v.len(), None),
+            HostValue::Bool(v) => (v.len(), None),
+            HostValue::Segdes(l) => (l.len(), Some(l.iter().map(|&x| x.max(0) as usize).sum())),
+        }
+    }
     /// Keeps the first `n` elements (lengths, for a segment descriptor).
     pub fn truncate(&mut self, n: usize) {
         match self {

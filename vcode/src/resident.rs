@@ -155,12 +155,7 @@ impl<C: Cvl> Residents<C> {
     /// segment descriptor, its element count; nothing is copied out of the library.
     pub fn shape(&self, cvl: &mut C, c: &Const) -> Result<(usize, Option<usize>), Trap> {
         let Const::Resident(r) = c else {
-            return Ok(match self.to_host(cvl, c)? {
-                HostValue::Int(v) => (v.len(), None),
-                HostValue::Float(v) => (v.len(), None),
-                HostValue::Bool(v) => (v.len(), None),
-                HostValue::Segdes(l) => (l.len(), Some(l.iter().map(|&x| x.max(0) as usize).sum())),
-            });
+            return Ok(self.to_host(cvl, c)?.shape());
         };
         Ok(match self.get(r)? {
             Value::Vec(x) => (cvl.len(x), None),
