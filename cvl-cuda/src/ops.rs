@@ -1154,6 +1154,9 @@ impl Cvl for CudaCvl {
         if op.guard.is_some() {
             return Err(Trap::ty("a superoperator with a guard pushes two results"));
         }
+        if op.pack.is_some() {
+            return Err(Trap::ty("a superoperator with a pack pushes a vector and a segment descriptor per flag"));
+        }
         self.run_superop(op, args, len)
     }
 

@@ -270,6 +270,10 @@ fn op_struct(suffix: &str) -> String {
 /// Generates the CUDA module of a superoperator (see the module documentation for the
 /// kernels of each shape and their parameters).
 pub fn kernel_source(op: &SuperOp) -> Result<SuperKernel, Trap> {
+    if op.pack.is_some() {
+        // The library runs the body and each flag tree (`SuperOp::parts`), then packs.
+        return Err(bad("a superoperator with a pack runs as its element-wise parts".into()));
+    }
     let b = gen_body(op)?;
     let sig = b.signature();
     let (res, rt) = (&b.res.0, b.res.1);
@@ -337,12 +341,14 @@ pub fn program_source(ops: &[SuperOp]) -> Result<String, Trap> {
     out.push_str(&compile::module_text(kernels::SCAN_TEMPLATES));
     let mut done: Vec<String> = Vec::new();
     for (i, op) in ops.iter().enumerate() {
-        let k = kernel_source(op).map_err(|t| bad(format!("SUPEROP {i}: {t}")))?;
-        if done.contains(&k.name) {
-            continue;
+        for part in op.parts() {
+            let k = kernel_source(&part).map_err(|t| bad(format!("SUPEROP {i}: {t}")))?;
+            if done.contains(&k.name) {
+                continue;
+            }
+            out.push_str(&format!("\n// table entry {i}\n{}", k.code));
+            done.push(k.name);
         }
-        out.push_str(&format!("\n// table entry {i}\n{}", k.code));
-        done.push(k.name);
     }
     Ok(out)
 }
@@ -350,10 +356,12 @@ pub fn program_source(ops: &[SuperOp]) -> Result<String, Trap> {
 /// Compiles a superoperator's module for `arch` (e.g. `sm_90`) with NVRTC, through the
 /// caches; needs no GPU. Returns the CUBIN's size.
 pub fn compile_superop(op: &SuperOp, arch: &str) -> Result<usize, String> {
-    let k = kernel_source(op).map_err(|e| e.to_string())?;
-    compile::compile_cached(&k.name, &k.text, arch)
-        .map(|(bin, _)| bin.len())
-        .map_err(|e| e.to_string())
+    let mut size = 0;
+    for part in op.parts() {
+        let k = kernel_source(&part).map_err(|e| e.to_string())?;
+        size += compile::compile_cached(&k.name, &k.text, arch).map(|(bin, _)| bin.len()).map_err(|e| e.to_string())?;
+    }
+    Ok(size)
 }
 
 impl CudaCvl {
@@ -369,8 +377,8 @@ impl KernelLoader {
     pub fn prepare_superops(&self, ops: &[SuperOp]) -> Result<(), Trap> {
         let dev = &self.0;
         let mut kernels: Vec<SuperKernel> = Vec::new();
-        for op in ops {
-            let k = kernel_source(op)?;
+        for part in ops.iter().flat_map(SuperOp::parts) {
+            let k = kernel_source(&part)?;
             if !kernels.iter().any(|x| x.name == k.name) {
                 kernels.push(k);
             }

@@ -237,7 +237,7 @@ fn guarded(op: &SuperOp, args: &[Var], test: &Check, table: &[SuperOp]) -> Optio
     let mut params = op.params.clone();
     let map = add_operands(&mut vars, &mut params, &test.args, &tested.params);
     let guard = Guard { cond: renumber(&tested.body, &map), seg: map[fold.seg] };
-    let g = SuperOp { params, body: op.body.clone(), fold: None, guard: Some(guard) };
+    let g = SuperOp { params, body: op.body.clone(), fold: None, guard: Some(guard), pack: None };
     g.check().ok()?;
     Some((g, vars))
 }

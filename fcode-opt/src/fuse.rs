@@ -19,7 +19,7 @@
 //! each read ([`share_block`]): superoperators are trees in their text, but the vector
 //! libraries evaluate identical subexpressions once.
 
-use crate::lir::{removable, use_counts, Block, LProgram, Rhs, Tree, Var};
+use crate::lir::{removable, use_counts, Block, LProgram, Rhs, Stmt, Tree, Var};
 use crate::util::{exec_of, operand_types, scalar_const};
 use std::collections::HashMap;
 use vcode::op::{Exec, SlotTy};
@@ -325,7 +325,109 @@ fn record_parts(parts: &mut Vec<Vec<Origin>>, t: &Tree) -> u32 {
     parts.len() as u32
 }
 
+/// A `PACK` whose flags an element-wise tree computes: the statement, the tree's
+/// statement, the data, the segment descriptor and the element type.
+struct PackCand {
+    at: usize,
+    flag_at: usize,
+    data: Var,
+    seg: Var,
+    ty: VType,
+}
+
+/// Packs whose flags come from element-wise trees become superoperators with a pack root
+/// ([`vcode::Pack`]): each tree, defined earlier in the same block and read only by its
+/// `PACK` (never across a timer; no tree that can trap), moves into the pack. The packs of
+/// one vector over one segment descriptor (quicksort's three filters by its pivot) become
+/// one `FUSED` at the first of them, which then reads the operands once for all of their
+/// flags, when every later tree's operands are defined before it and no timer lies
+/// between; its results are each pack's vector and descriptor, in order.
+fn pack_block(b: &mut Block, uses: &HashMap<Var, usize>, table: &mut Vec<SuperOp>, parts: &mut Vec<Vec<Origin>>) {
+    let mut cands = Vec::new();
+    for (i, st) in b.stmts.iter().enumerate() {
+        let Rhs::Prim { ins, args } = &st.rhs else { continue };
+        let (Opcode::Pack, [data, flag, seg], Some(ty)) = (ins.op, args.as_slice(), ins.ty.and_then(|t| t.vtype())) else { continue };
+        if uses.get(flag) != Some(&1) || st.defs.len() != 2 {
+            continue;
+        }
+        let Some(j) = b.stmts[..i].iter().rposition(|s| s.defs == [*flag]) else { continue };
+        let Rhs::Tree(t) = &b.stmts[j].rhs else { continue };
+        if t.may_trap() || b.stmts[j + 1..i].iter().any(|s| s.rhs.is_timer()) {
+            continue;
+        }
+        cands.push(PackCand { at: i, flag_at: j, data: *data, seg: *seg, ty });
+    }
+    if cands.is_empty() {
+        return;
+    }
+    // Where each variable of this block is defined.
+    let def_at: HashMap<Var, usize> = b.stmts.iter().enumerate().flat_map(|(i, s)| s.defs.iter().map(move |v| (*v, i))).collect();
+    let tree_at = |k: usize| match &b.stmts[k].rhs {
+        Rhs::Tree(t) => Some(t),
+        _ => None,
+    };
+    let mut taken = vec![false; cands.len()];
+    let mut fused: Vec<(usize, Stmt)> = Vec::new();
+    let mut dead = Vec::new();
+    for a in 0..cands.len() {
+        if taken[a] {
+            continue;
+        }
+        let lead = &cands[a];
+        let mut group = vec![a];
+        for (c, m) in cands.iter().enumerate().skip(a + 1) {
+            if taken[c] || m.data != lead.data || m.seg != lead.seg || m.ty != lead.ty {
+                continue;
+            }
+            let Some(t) = tree_at(m.flag_at) else { continue };
+            let mut ready = true;
+            t.for_each_var(&mut |x| ready &= def_at.get(&x).is_none_or(|&d| d < lead.at));
+            if ready && !b.stmts[lead.at..m.at].iter().any(|s| s.rhs.is_timer()) {
+                group.push(c);
+            }
+        }
+        let mut l = Lift { params: Vec::new(), witness: None };
+        let Some(body) = l.expr(&Tree::Var(lead.data), Some(lead.ty)) else { continue };
+        let flags: Option<Vec<Expr>> = group.iter().map(|&c| tree_at(cands[c].flag_at).and_then(|t| l.expr(t, tree_type(t)))).collect();
+        let Some(flags) = flags else { continue };
+        let (mut params, mut args): (Vec<Ty>, Vec<Var>) = l.params.iter().map(|(v, t)| (*t, *v)).unzip();
+        params.push(Ty::Segdes);
+        args.push(lead.seg);
+        let op = SuperOp::packing(params.clone(), body, params.len() - 1, flags);
+        if op.check().is_err() {
+            continue;
+        }
+        let mut list = Vec::new();
+        for &c in &group {
+            taken[c] = true;
+            if let Some(t) = tree_at(cands[c].flag_at) {
+                t.op_origins(&mut list);
+            }
+            dead.push(cands[c].flag_at);
+            if c != a {
+                dead.push(cands[c].at);
+            }
+        }
+        parts.push(list);
+        let k = intern(table, op);
+        let defs = group.iter().flat_map(|&c| b.stmts[cands[c].at].defs.clone()).collect();
+        let mut origin = b.stmts[lead.at].origin;
+        origin.parts = parts.len() as u32;
+        let ins = Instr { op: Opcode::Fused, ty: None, imm: Imm::Index(k as u32) };
+        fused.push((lead.at, Stmt::new(defs, Rhs::Prim { ins, args }, origin)));
+    }
+    for (at, st) in fused {
+        b.stmts[at] = st;
+    }
+    let mut k = 0;
+    b.stmts.retain(|_| {
+        k += 1;
+        !dead.contains(&(k - 1))
+    });
+}
+
 fn fuse_block(b: &mut Block, uses: &HashMap<Var, usize>, table: &mut Vec<SuperOp>, parts: &mut Vec<Vec<Origin>>) {
+    pack_block(b, uses, table, parts);
     fold_block(b, uses, table, parts);
     for s in &mut b.stmts {
         match &mut s.rhs {

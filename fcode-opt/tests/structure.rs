@@ -71,6 +71,24 @@ fn black_scholes_from_the_nesl_compiler_fuses() {
 }
 
 #[test]
+fn quicksorts_three_filters_are_one_pack_of_three_flags() {
+    // `{e in a | e < p}`, `== p` and `> p` filter one sequence by one pivot: one FUSED
+    // whose pack root computes all three flags and packs.
+    let p = fixture("quicksort_nesl.vcode");
+    let q = opt(&p, 2);
+    let three = q.superops.iter().filter(|op| op.pack.as_ref().is_some_and(|k| k.flags.len() == 3)).collect::<Vec<_>>();
+    assert_eq!(three.len(), 1, "one pack of three flags\n{q}");
+    assert_eq!(three[0].to_string(), "(INT INT SEGDES) (PACK INT $0 $2 (< INT $0 $1) (= INT $0 $1) (> INT $0 $1))");
+    let (out0, s0) = run_text(&p);
+    let (out2, s2) = run_text(&q);
+    assert_eq!(out0, out2);
+    assert!(elements(&s2) < elements(&s0), "fewer elements touched: {} against {}", elements(&s2), elements(&s0));
+    // The FCODE text reads back as the same program.
+    let back = vcode::parse(&q.to_string()).expect("reads back");
+    assert_eq!(back.superops, q.superops);
+}
+
+#[test]
 fn level_zero_is_the_identity() {
     let p = fixture("bs_chain.vcode");
     let q = optimize(&p, 0, &OptOptions::default()).expect("level 0");

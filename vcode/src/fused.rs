@@ -43,6 +43,20 @@
 //! operands. The optimiser makes one of a run-time check followed by the computation it
 //! guards (the check's `IF` then reads the flag); neither tree may trap (no integer `/`
 //! or `%`: the values are computed before the flag is read).
+//!
+//! A superoperator may instead end in a *pack*: its root keeps, in every segment of one
+//! of its `SEGDES` parameters, the elements of the body whose flag is true, for each of
+//! one or more boolean flag trees,
+//!
+//! ```text
+//! SUPEROP 3 (INT INT SEGDES) (PACK INT $0 $2 (< INT $0 $1) (= INT $0 $1) (> INT $0 $1))
+//! ```
+//!
+//! and `FUSED n` pushes, for each flag tree in order, the packed vector and its segment
+//! descriptor: what `FUSED` of each flag tree followed by `PACK` of the body's values
+//! would push, in one pass over the operands (quicksort's three filters of one sequence
+//! by comparisons with its pivot). The element count of the pack's segment descriptor is
+//! the length of every data parameter. No tree of a pack may trap.
 
 use crate::cvl::{BinOp, HostScalar, ReduceOp, UnOp, VType};
 use crate::op::{operand_types, Effect, Exec, Opcode, Pat, SlotTy, Ty, OPCODES};
@@ -59,6 +73,18 @@ pub struct SuperOp {
     pub fold: Option<Fold>,
     /// A second result, the `OR_REDUCE` of a boolean tree (only without a fold).
     pub guard: Option<Guard>,
+    /// The body's values packed by each of several flag trees (no fold, no guard).
+    pub pack: Option<Pack>,
+}
+
+/// The pack root of a superoperator: the body's values packed, within the segments of
+/// `SEGDES` parameter `seg`, by each flag tree in turn.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pack {
+    /// The `SEGDES` parameter giving the segments.
+    pub seg: usize,
+    /// The boolean trees, over the same parameters as the body (at least one).
+    pub flags: Vec<Expr>,
 }
 
 /// The guard of an element-wise superoperator: its second result is the `OR_REDUCE` of
@@ -326,11 +352,30 @@ impl Expr {
 impl SuperOp {
     /// An element-wise superoperator (no fold).
     pub fn elementwise(params: Vec<Ty>, body: Expr) -> SuperOp {
-        SuperOp { params, body, fold: None, guard: None }
+        SuperOp { params, body, fold: None, guard: None, pack: None }
     }
     /// A superoperator folding `body` with `fold`.
     pub fn folding(params: Vec<Ty>, body: Expr, fold: Fold) -> SuperOp {
-        SuperOp { params, body, fold: Some(fold), guard: None }
+        SuperOp { params, body, fold: Some(fold), guard: None, pack: None }
+    }
+    /// A superoperator packing `body` by each of `flags` over `SEGDES` parameter `seg`.
+    pub fn packing(params: Vec<Ty>, body: Expr, seg: usize, flags: Vec<Expr>) -> SuperOp {
+        SuperOp { params, body, fold: None, guard: None, pack: Some(Pack { seg, flags }) }
+    }
+    /// Flag tree `i` of a pack root as an element-wise superoperator of its own (over the
+    /// same parameters), if there is one.
+    pub fn flag_op(&self, i: usize) -> Option<SuperOp> {
+        let f = self.pack.as_ref()?.flags.get(i)?;
+        Some(SuperOp::elementwise(self.params.clone(), f.clone()))
+    }
+    /// The element-wise superoperators a vector library that does not evaluate this one
+    /// whole runs in its place: for a pack root, the body and each flag tree; otherwise
+    /// the operator itself.
+    pub fn parts(&self) -> Vec<SuperOp> {
+        match &self.pack {
+            None => vec![self.clone()],
+            Some(p) => std::iter::once(self.without_fold()).chain((0..p.flags.len()).filter_map(|i| self.flag_op(i))).collect(),
+        }
     }
     /// The element-wise part of this operator: the same parameters and tree, no fold
     /// and no guard.
@@ -344,17 +389,22 @@ impl SuperOp {
         let fold = Fold { kind: FoldKind::Reduce, op: ReduceOp::Or, ty: VType::Bool, seg: g.seg };
         Some(SuperOp::folding(self.params.clone(), g.cond.clone(), fold))
     }
-    /// Number of values `FUSED` of this operator pushes: 2 with a guard, else 1.
+    /// Number of values `FUSED` of this operator pushes: 2 with a guard, a vector and a
+    /// segment descriptor per flag tree with a pack root, else 1.
     pub fn results(&self) -> usize {
-        1 + self.guard.is_some() as usize
+        match &self.pack {
+            Some(p) => 2 * p.flags.len(),
+            None => 1 + self.guard.is_some() as usize,
+        }
     }
     /// The parameter whose element count is the length of every data operand: the fold's
     /// or the guard's segment descriptor, else `$0`.
     pub fn length_param(&self) -> usize {
-        match (&self.fold, &self.guard) {
-            (Some(f), _) => f.seg,
-            (None, Some(g)) => g.seg,
-            (None, None) => 0,
+        match (&self.fold, &self.guard, &self.pack) {
+            (Some(f), _, _) => f.seg,
+            (None, Some(g), _) => g.seg,
+            (None, None, Some(p)) => p.seg,
+            (None, None, None) => 0,
         }
     }
     /// The result element type (checks the tree, and the fold, against the parameters).
@@ -391,6 +441,29 @@ impl SuperOp {
                 Some(Ty::Segdes) => {}
                 Some(p) => return Err(format!("the guard reduces over ${}, a {}, not a SEGDES", g.seg, p.name())),
                 None => return Err(format!("parameter ${} is not declared ({} parameters)", g.seg, self.params.len())),
+            }
+        }
+        if let Some(p) = &self.pack {
+            if self.fold.is_some() || self.guard.is_some() {
+                return Err("a superoperator with a pack has no fold and no guard".into());
+            }
+            if p.flags.is_empty() {
+                return Err("a pack needs at least one flag tree".into());
+            }
+            if self.body.may_trap() || p.flags.iter().any(Expr::may_trap) {
+                // Every flag is computed before any element is kept: nothing may fail.
+                return Err("a superoperator with a pack cannot trap (integer `/` or `%`)".into());
+            }
+            for f in &p.flags {
+                let ft = f.result_type(&self.params)?;
+                if ft != VType::Bool {
+                    return Err(format!("a pack's flag is a {} tree, not BOOL", ft.name()));
+                }
+            }
+            match self.params.get(p.seg) {
+                Some(Ty::Segdes) => {}
+                Some(q) => return Err(format!("the pack is over ${}, a {}, not a SEGDES", p.seg, q.name())),
+                None => return Err(format!("parameter ${} is not declared ({} parameters)", p.seg, self.params.len())),
             }
         }
         Ok(t)
@@ -443,6 +516,13 @@ impl fmt::Display for SuperOp {
                 write!(f, " ")?;
             }
             write!(f, "{}", t.name())?;
+        }
+        if let Some(p) = &self.pack {
+            write!(f, ") (PACK {} {} ${}", self.body.result_type(&self.params).map_or("?", |t| t.name()), self.body, p.seg)?;
+            for flag in &p.flags {
+                write!(f, " {flag}")?;
+            }
+            return write!(f, ")");
         }
         match &self.fold {
             None => write!(f, ") {}", self.body)?,
@@ -523,5 +603,27 @@ mod tests {
         // neither tree may trap
         assert!(SuperOp::parse("(INT SEGDES) (/ INT $0 $0) (OR_REDUCE BOOL (< INT $0 $0) $1)").is_err());
         assert!(SuperOp::parse("(INT SEGDES) $0 (OR_REDUCE BOOL (< INT (% INT $0 $0) $0) $1)").is_err());
+    }
+
+    #[test]
+    fn packs() {
+        let src = "(INT INT SEGDES) (PACK INT $0 $2 (< INT $0 $1) (= INT $0 $1) (> INT $0 $1))";
+        let op = SuperOp::parse(src).expect("parses");
+        assert_eq!(op.to_string(), src);
+        assert_eq!(op.check(), Ok(VType::Int));
+        assert_eq!(op.results(), 6);
+        assert_eq!(op.length_param(), 2);
+        assert_eq!(op.flag_op(1).map(|g| g.to_string()), Some("(INT INT SEGDES) (= INT $0 $1)".to_string()));
+        assert_eq!(op.parts().len(), 4);
+        let one = SuperOp::parse("(FLOAT BOOL SEGDES) (PACK FLOAT (* FLOAT $0 $0) $2 $1)").expect("parses");
+        assert_eq!(one.results(), 2);
+        assert_eq!(one.to_string(), "(FLOAT BOOL SEGDES) (PACK FLOAT (* FLOAT $0 $0) $2 $1)");
+        // flags are BOOL trees, the pack is over a SEGDES, of the body's type, and nothing traps
+        assert!(SuperOp::parse("(INT INT SEGDES) (PACK INT $0 $2 (+ INT $0 $1))").is_err());
+        assert!(SuperOp::parse("(INT INT SEGDES) (PACK INT $0 $1 (< INT $0 $1))").is_err());
+        assert!(SuperOp::parse("(INT INT SEGDES) (PACK FLOAT $0 $2 (< INT $0 $1))").is_err());
+        assert!(SuperOp::parse("(INT INT SEGDES) (PACK INT $0 $2)").is_err());
+        assert!(SuperOp::parse("(INT INT SEGDES) (PACK INT (/ INT $0 $1) $2 (< INT $0 $1))").is_err());
+        assert!(SuperOp::parse("(INT INT SEGDES) (PACK INT $0 $2 (< INT (% INT $0 $1) $1))").is_err());
     }
 }

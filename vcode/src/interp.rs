@@ -561,7 +561,7 @@ impl<C: Cvl> Machine<'_, C> {
                         }
                     }
                 }
-                if op.fold.is_some() || op.guard.is_some() {
+                if op.fold.is_some() || op.guard.is_some() || op.pack.is_some() {
                     let seg = seg_at(s, op.length_param())?;
                     let args: Vec<Option<&C::Vector>> = s
                         .iter()
@@ -570,7 +570,10 @@ impl<C: Cvl> Machine<'_, C> {
                             _ => None,
                         })
                         .collect();
-                    let outs = if op.fold.is_some() {
+                    let outs = if op.pack.is_some() {
+                        let packed = self.cvl.fused_pack(op, &args, seg, len)?;
+                        packed.into_iter().flat_map(|(v, s)| [Value::Vec(v), Value::Seg(s)]).collect()
+                    } else if op.fold.is_some() {
                         vec![Value::Vec(self.cvl.fused_fold(op, &args, seg, len)?)]
                     } else {
                         let (r, flags) = self.cvl.fused_guarded(op, &args, seg, len)?;

@@ -48,7 +48,7 @@ mod verify;
 pub use cvl::cpu::threads::set_threads;
 pub use cvl::cpu::CpuCvl;
 pub use cvl::{Cvl, HostScalar, HostVector, OpStats, VType};
-pub use fused::{Expr, Fold, FoldKind, Guard, SuperOp};
+pub use fused::{Expr, Fold, FoldKind, Guard, Pack, SuperOp};
 pub use ir::{Const, Function, Imm, Instr, Origin, Place, Pos, Program, Scope};
 pub use op::{Opcode, Ty};
 pub use parse::{parse, ParseError};

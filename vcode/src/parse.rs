@@ -491,6 +491,9 @@ impl Parser {
             return None;
         }
         let start = self.peek().pos;
+        if let Some(op) = self.pack_root(&params, start) {
+            return op;
+        }
         let (body, fold) = self.fold_or_expr()?;
         // A guard: a second root on the same line, `(OR_REDUCE BOOL tree $k)`.
         let guard = if matches!(self.peek().tok, Tok::LParen) && self.peek().pos.line == start.line {
@@ -505,12 +508,64 @@ impl Parser {
         } else {
             None
         };
-        let op = SuperOp { params, body, fold, guard };
+        let op = SuperOp { params, body, fold, guard, pack: None };
         if let Err(m) = op.check() {
             self.err(start, format!("ill-typed superoperator: {m}"));
             return None;
         }
         Some(op)
+    }
+
+    /// A pack root, `(PACK T body $k flag...)`, type-checked with `params`: `None` when
+    /// the next tokens do not start one, `Some(None)` after an error.
+    fn pack_root(&mut self, params: &[Ty], start: Pos) -> Option<Option<SuperOp>> {
+        let is_pack = matches!(self.toks.get(self.i + 1).map(|t| &t.tok), Some(Tok::Word(w)) if w == "PACK");
+        if !(matches!(self.peek().tok, Tok::LParen) && is_pack) {
+            return None;
+        }
+        self.next();
+        self.next();
+        let ty_tok = self.next();
+        let Some(ty) = (match &ty_tok.tok {
+            Tok::Word(w) => Ty::from_name(w).and_then(Ty::vtype),
+            _ => None,
+        }) else {
+            let d = ty_tok.tok.describe();
+            self.err(ty_tok.pos, format!("expected INT, FLOAT or BOOL after `PACK`, found {d}"));
+            return Some(None);
+        };
+        let Some(body) = self.expr() else { return Some(None) };
+        let s = self.next();
+        let Tok::Arg(seg) = s.tok else {
+            let d = s.tok.describe();
+            self.err(s.pos, format!("expected the `$n` segment descriptor `PACK` keeps elements within, found {d}"));
+            return Some(None);
+        };
+        let mut flags = Vec::new();
+        loop {
+            match self.peek().tok {
+                Tok::RParen => {
+                    self.next();
+                    break;
+                }
+                Tok::Eof => {
+                    let p = self.peek().pos;
+                    self.err(p, "unclosed `(PACK`");
+                    return Some(None);
+                }
+                _ => match self.expr() {
+                    Some(f) => flags.push(f),
+                    None => return Some(None),
+                },
+            }
+        }
+        let op = SuperOp::packing(params.to_vec(), body, seg as usize, flags);
+        let checked = op.check().and_then(|t| if t == ty { Ok(t) } else { Err(format!("`PACK` on {} packs a {} tree", ty.name(), t.name())) });
+        if let Err(m) = checked {
+            self.err(start, format!("ill-typed superoperator: {m}"));
+            return Some(None);
+        }
+        Some(Some(op))
     }
 
     /// A superoperator's root: `(<op>_REDUCE T expr $k)`, `(<op>_SCAN T expr $k)`, or an

@@ -433,13 +433,22 @@ impl Checker<'_> {
                     self.expect(&slot, p.slot(), &format!("superoperator operand ${i}"));
                 }
                 st.stack.truncate(base);
-                match op.result_type() {
-                    Ok(t) => st.stack.push(S::Known(SlotTy::Vec(t))),
+                let t = match op.result_type() {
+                    Ok(t) => S::Known(SlotTy::Vec(t)),
                     Err(m) => {
                         self.error(format!("superoperator {k} is ill-typed: {m}"));
-                        st.stack.push(S::Any);
+                        S::Any
                     }
+                };
+                if let Some(p) = &op.pack {
+                    // A packed vector and its segment descriptor per flag tree.
+                    for _ in &p.flags {
+                        st.stack.push(t.clone());
+                        st.stack.push(S::Known(SlotTy::Segdes));
+                    }
+                    return;
                 }
+                st.stack.push(t);
                 if op.guard.is_some() {
                     st.stack.push(S::Known(SlotTy::Vec(VType::Bool)));
                 }

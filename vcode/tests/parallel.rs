@@ -1122,3 +1122,85 @@ fn prefixes_read_like_whole_copies() {
         assert!(c.any_non_finite(&stored_bad).unwrap());
     }
 }
+
+/// `PACK` of a superoperator's values by several flag trees at once (`Cvl::fused_pack`),
+/// against a serial reference: quicksort's three filters by a per-segment pivot (a `DIST`
+/// kept unwritten and one written out), and a computed `FLOAT` body packed by a `BOOL`
+/// operand and its negation; segments empty, of one element, short and long; 1 and 2
+/// threads.
+#[test]
+fn packs_by_several_flag_trees_match_a_serial_reference() {
+    let three = vcode::SuperOp::parse("(INT INT SEGDES) (PACK INT $0 $2 (< INT $0 $1) (= INT $0 $1) (> INT $0 $1))").unwrap();
+    let two = vcode::SuperOp::parse("(FLOAT BOOL SEGDES) (PACK FLOAT (* FLOAT $0 (CONST FLOAT 2.0)) $2 $1 (NOT BOOL $1))").unwrap();
+    for (seed, segments, short) in [(1u64, 1usize, false), (2, 9, false), (3, 30, false), (4, 2000, true), (5, 100_000, true)] {
+        let lens: Vec<i64> = if short {
+            let mut r = Rng(seed);
+            (0..segments).map(|_| r.below(13) as i64).collect()
+        } else {
+            lengths(seed, segments)
+        };
+        let n: usize = lens.iter().map(|&l| l as usize).sum();
+        let mut r = Rng(seed ^ 77);
+        let ints: Vec<i64> = (0..n).map(|_| r.below(41) as i64 - 20).collect();
+        let floats: Vec<f64> = (0..n).map(|_| r.below(1 << 20) as f64 / 8.0).collect();
+        let flags: Vec<bool> = (0..n).map(|_| r.below(3) == 0).collect();
+        let pivots: Vec<i64> = (0..lens.len()).map(|_| r.below(41) as i64 - 20).collect();
+        let mut want_three: Vec<(Vec<i64>, Vec<i64>)> = vec![Default::default(); 3];
+        let mut want_two: Vec<(Vec<f64>, Vec<i64>)> = vec![Default::default(); 2];
+        let mut spread = Vec::with_capacity(n);
+        for (k, &(st, l)) in ranges(&lens).iter().enumerate() {
+            for w in want_three.iter_mut() {
+                w.1.push(0);
+            }
+            for w in want_two.iter_mut() {
+                w.1.push(0);
+            }
+            for e in st..st + l {
+                spread.push(pivots[k]);
+                let c = [ints[e] < pivots[k], ints[e] == pivots[k], ints[e] > pivots[k]];
+                for (w, keep) in want_three.iter_mut().zip(c) {
+                    if keep {
+                        w.0.push(ints[e]);
+                        *w.1.last_mut().unwrap() += 1;
+                    }
+                }
+                for (w, keep) in want_two.iter_mut().zip([flags[e], !flags[e]]) {
+                    if keep {
+                        w.0.push(floats[e] * 2.0);
+                        *w.1.last_mut().unwrap() += 1;
+                    }
+                }
+            }
+        }
+        for threads in [1, 2] {
+            let mut c = CpuCvl::with_threads(threads);
+            let s = c.segdes_from_host(&lens).unwrap();
+            let v = c.from_host(HostVector::Int(ints.clone())).unwrap();
+            let pv = c.from_host(HostVector::Int(pivots.clone())).unwrap();
+            let lazy = c.dist(&pv, &s).unwrap();
+            let written = c.from_host(HostVector::Int(spread.clone())).unwrap();
+            for p in [&lazy, &written] {
+                let got = c.fused_pack(&three, &[Some(&v), Some(p), None], &s, n).unwrap();
+                assert_eq!(got.len(), 3);
+                for (i, ((d, ds), w)) in got.iter().zip(&want_three).enumerate() {
+                    assert_eq!(c.to_host(d).unwrap(), HostVector::Int(w.0.clone()), "flag {i}, {segments} segments, {threads} threads");
+                    assert_eq!(c.segdes_to_host(ds).unwrap(), w.1, "lengths of flag {i}, {segments} segments");
+                }
+            }
+            let fv = c.from_host(HostVector::Float(floats.clone())).unwrap();
+            let bv = c.from_host(HostVector::Bool(flags.clone())).unwrap();
+            let got = c.fused_pack(&two, &[Some(&fv), Some(&bv), None], &s, n).unwrap();
+            for (i, ((d, ds), w)) in got.iter().zip(&want_two).enumerate() {
+                assert_eq!(c.to_host(d).unwrap(), HostVector::Float(w.0.clone()), "FLOAT flag {i}, {segments} segments");
+                assert_eq!(c.segdes_to_host(ds).unwrap(), w.1, "FLOAT lengths of flag {i}");
+            }
+            // A pack is refused as a plain element-wise superoperator, and over a
+            // descriptor of the wrong element count.
+            assert!(c.fused(&three, &[Some(&v), Some(&lazy), None], n).is_err());
+            if n > 0 {
+                let short = c.segdes_from_host(&[n as i64 - 1]).unwrap();
+                assert!(c.fused_pack(&three, &[Some(&v), Some(&lazy), None], &short, n).is_err());
+            }
+        }
+    }
+}

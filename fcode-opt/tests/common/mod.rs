@@ -101,7 +101,8 @@ pub fn fixtures(dir: &Path) -> Vec<(PathBuf, Option<String>)> {
         .collect()
 }
 
-/// Operations of a superoperator body (what `Program::fused_parts` has one origin for).
+/// Operations of a superoperator tree (`Program::fused_parts` has one origin for each of
+/// the body's and a pack's flag trees').
 fn body_ops(e: &vcode::Expr) -> usize {
     match e {
         vcode::Expr::Arg(_) | vcode::Expr::Const(_) => 0,
@@ -120,7 +121,10 @@ pub fn check_origins(name: &str, q: &Program) {
             assert!(o.pos.line > 0, "{name}: `{ins}` in {} has no line", f.name);
             if let (vcode::Opcode::Fused, vcode::Imm::Index(k)) = (ins.op, &ins.imm) {
                 let parts = q.parts_of(*o);
-                assert_eq!(parts.len(), body_ops(&q.superops[*k as usize].body), "{name}: `{ins}` in {}: origins of its operations", f.name);
+                let op = &q.superops[*k as usize];
+                // A pack keeps its flag trees' operations after the body's.
+                let ops = body_ops(&op.body) + op.pack.iter().flat_map(|p| &p.flags).map(body_ops).sum::<usize>();
+                assert_eq!(parts.len(), ops, "{name}: `{ins}` in {}: origins of its operations", f.name);
                 assert!(parts.iter().all(|p| p.pos.line > 0 && p.parts == 0), "{name}: `{ins}` in {}: {parts:?}", f.name);
             }
             let mut k = o.inlined_at;

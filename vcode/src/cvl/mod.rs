@@ -432,6 +432,42 @@ pub trait Cvl {
         Ok((r, flags))
     }
 
+    /// `FUSED n` of a superoperator with a pack root: for each flag tree in order, the
+    /// body's values (over `len` positions) packed by the tree's values within the
+    /// segments of `seg` (whose element count is `len`), and the new descriptor, as
+    /// [`Cvl::pack`] gives them. `args` as for [`Cvl::fused`] (`seg` is among them, as
+    /// `None`). No tree traps.
+    ///
+    /// The default evaluates the body (a parameter is read as it is) and each flag tree
+    /// with [`Cvl::fused`] and packs with [`Cvl::pack`]; a backend overrides it to read
+    /// the operands once for every flag tree.
+    fn fused_pack(
+        &mut self,
+        op: &SuperOp,
+        args: &[Option<&Self::Vector>],
+        seg: &Self::Segdes,
+        len: usize,
+    ) -> Result<Vec<(Self::Vector, Self::Segdes)>, Trap> {
+        let Some(pack) = &op.pack else {
+            return Err(Trap::ty("superoperator has no pack"));
+        };
+        let computed;
+        let data = match op.body {
+            Expr::Arg(i) => args.get(i).copied().flatten().ok_or_else(|| Trap::ty(format!("pack operand ${i} is not a vector")))?,
+            _ => {
+                computed = self.fused(&op.without_fold(), args, len)?;
+                &computed
+            }
+        };
+        let mut out = Vec::with_capacity(pack.flags.len());
+        for i in 0..pack.flags.len() {
+            let flag = op.flag_op(i).ok_or_else(|| Trap::ty("superoperator has no pack"))?;
+            let f = self.fused(&flag, args, len)?;
+            out.push(self.pack(data, &f, seg)?);
+        }
+        Ok(out)
+    }
+
     /// `FUSED n`: evaluates superoperator `op` element-wise over `len` positions.
     /// `args[i]` is operand `$i`: `Some(vector)` for a data parameter (of length `len`
     /// and the parameter's type; the interpreter checks both), `None` for a `SEGDES`

@@ -544,6 +544,63 @@ pub(super) fn eval_guarded(par: &Par, p: &Prog, args: &[Operand], len: usize) ->
     Ok((data, any))
 }
 
+/// Evaluates the `BOOL` programs `ps` (a pack's flag trees), all over the operands `args`,
+/// into one vector of `len` flags each, in one pass over the operands: each chunk of them
+/// is read once and every program runs over it while it is in cache.
+pub(super) fn eval_flags(par: &Par, ps: &[Prog], args: &[Operand], len: usize) -> Result<Vec<Vec<bool>>, Trap> {
+    if ps.is_empty() {
+        return Ok(Vec::new());
+    }
+    if ps.iter().any(|p| p.rt != VType::Bool) {
+        return Err(Trap::ty("a pack's flag tree is not BOOL"));
+    }
+    let mut outs = ps.iter().map(|_| super::mem::alloc::<bool>(len)).collect::<Result<Vec<_>, _>>()?;
+    let blocks = len.div_ceil(BLOCK);
+    let mut items: Vec<(usize, Vec<&mut [MaybeUninit<bool>]>)> = (0..blocks).map(|b| (b * BLOCK, Vec::with_capacity(ps.len()))).collect();
+    for o in outs.iter_mut() {
+        for (b, part) in o.spare_capacity_mut()[..len].chunks_mut(BLOCK).enumerate() {
+            items[b].1.push(part);
+        }
+    }
+    let init = || ps.iter().map(Prog::registers).collect::<Vec<_>>();
+    let results = par.map_init(len, items, init, |regs, (lo, mut parts)| flags_range(ps, args, lo, &mut parts, regs));
+    for r in results {
+        r?;
+    }
+    if crate::interrupt::abandoned() {
+        // Blocks may have been skipped: not written.
+        return Err(Trap::new(crate::trap::TrapKind::Interrupted));
+    }
+    for o in &mut outs {
+        // SAFETY: every block of every output was written by `flags_range`, which returned
+        // `Ok` for each (a failure returned above), and no block was skipped.
+        unsafe { o.set_len(len) };
+    }
+    Ok(outs)
+}
+
+/// [`eval_flags`] at positions `lo..lo + outs[i].len()`, [`CHUNK`] elements at a time.
+fn flags_range(ps: &[Prog], args: &[Operand], lo: usize, outs: &mut [&mut [MaybeUninit<bool>]], regs: &mut [Vec<Data>]) -> Result<(), Trap> {
+    if crate::interrupt::skip_work() {
+        return Err(Trap::new(crate::trap::TrapKind::Interrupted));
+    }
+    let n = outs.first().map_or(0, |o| o.len());
+    let Some(((p0, ps), (r0, regs))) = ps.split_first().zip(regs.split_first_mut()) else { return Ok(()) };
+    let (r0, scratch) = r0.split_at_mut(p0.registers);
+    let mut cur = Cursors::new(args.len());
+    let mut c = 0;
+    while c < n {
+        let mut chunk_args = Vec::with_capacity(args.len());
+        let hi = piece(args, &mut cur, lo + c, lo + (c + CHUNK).min(n), scratch, &mut chunk_args) - lo;
+        run_chunk(p0, &chunk_args, r0, bool::out(&mut outs[0][c..hi]))?;
+        for ((p, rs), out) in ps.iter().zip(regs.iter_mut()).zip(outs[1..].iter_mut()) {
+            run_chunk(p, &chunk_args, &mut rs[..p.registers], bool::out(&mut out[c..hi]))?;
+        }
+        c = hi;
+    }
+    Ok(())
+}
+
 /// Evaluates `p` writing the result over `out`, which holds operand `$over` (of type
 /// `ty`: the result's, or of the same width, its bits in `out`; `args[over]` is not
 /// read). The caller makes sure `p` cannot trap ([`Prog::may_trap`]).

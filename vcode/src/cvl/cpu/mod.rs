@@ -817,9 +817,48 @@ impl Cvl for CpuCvl {
         let (r, any) = fused::eval_guarded(&self.par, &prog, &slices, len)?;
         Ok((vecd(r), vecd(Data::Bool(vec![any]))))
     }
+    fn fused_pack(
+        &mut self,
+        op: &SuperOp,
+        args: &[Option<&CpuVector>],
+        seg: &CpuSegdes,
+        len: usize,
+    ) -> Result<Vec<(CpuVector, CpuSegdes)>, Trap> {
+        let Some(pk) = &op.pack else {
+            return Err(Trap::ty("superoperator has no pack"));
+        };
+        check::len("pack segment descriptor", seg.0.total(), len)?;
+        let (_, slices) = fused_args(op, args, len)?;
+        let progs = (0..pk.flags.len())
+            .map(|i| op.flag_op(i).ok_or_else(|| Trap::ty("superoperator has no pack")).and_then(|f| Prog::compile(&f)))
+            .collect::<Result<Vec<_>, _>>()?;
+        // Every flag tree in one pass over the operands, then every pack in one pass over
+        // the body's values.
+        let flags = fused::eval_flags(&self.par, &progs, &slices, len)?;
+        let data = match op.body {
+            crate::fused::Expr::Arg(i) => args.get(i).copied().flatten().cloned().ok_or_else(|| Trap::ty(format!("pack operand ${i} is not a vector")))?,
+            _ => self.fused(&op.without_fold(), args, len)?,
+        };
+        let p = &self.par;
+        let counts = flags.iter().map(|f| pack::count(p, f, &seg.0)).collect::<Result<Vec<_>, _>>()?;
+        let fs: Vec<&[bool]> = flags.iter().map(|f| f.as_slice()).collect();
+        let packed: Vec<Data> = match data.data()? {
+            Data::Int(x) => pack::pack_many(p, x, &fs, &seg.0, &counts)?.into_iter().map(Data::Int).collect(),
+            Data::Float(x) => pack::pack_many(p, x, &fs, &seg.0, &counts)?.into_iter().map(Data::Float).collect(),
+            Data::Bool(x) => pack::pack_many(p, x, &fs, &seg.0, &counts)?.into_iter().map(Data::Bool).collect(),
+        };
+        packed
+            .into_iter()
+            .zip(counts)
+            .map(|(d, c)| Ok((vecd(d), self.seg(Arc::new(Data::Int(c.lens)))?)))
+            .collect()
+    }
     fn fused(&mut self, op: &SuperOp, args: &[Option<&CpuVector>], len: usize) -> Result<CpuVector, Trap> {
         if op.guard.is_some() {
             return Err(Trap::ty("a superoperator with a guard pushes two results (FUSED runs it through `fused_guarded`)"));
+        }
+        if op.pack.is_some() {
+            return Err(Trap::ty("a superoperator with a pack pushes two results per flag (FUSED runs it through `fused_pack`)"));
         }
         let (prog, slices) = fused_args(op, args, len)?;
         if let Some(v) = self.affine_index(op, args)? {
@@ -1162,3 +1201,4 @@ mod tests {
         assert!(c.fused(&op, &[Some(&av), Some(&z), None], n).is_err());
     }
 }
+
