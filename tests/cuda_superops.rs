@@ -35,8 +35,10 @@ fn corpus_superops(dirs: &[std::path::PathBuf]) -> (usize, usize, Vec<superop::S
     }
     let all = seen.borrow();
     let mut kernels: Vec<superop::SuperKernel> = Vec::new();
-    for op in all.iter() {
-        let k = superop::kernel_source(op).unwrap_or_else(|e| panic!("{op:?}: {e}"));
+    // A pack root runs as its element-wise parts (the body and each flag tree), as the
+    // CUDA library runs it: those are the kernels it loads.
+    for op in all.iter().flat_map(|op| op.parts()) {
+        let k = superop::kernel_source(&op).unwrap_or_else(|e| panic!("{op:?}: {e}"));
         if !kernels.iter().any(|x| x.name == k.name) {
             kernels.push(k);
         }
