@@ -16,12 +16,19 @@ pub(super) struct Counts {
     pub kept: usize,
 }
 
-/// Counts the true flags of every segment of `s`. Every chunk writes its segments'
-/// counts straight into its part of the lengths; of a segment cut into pieces, the first
-/// piece writes its count and the others' counts are added afterwards.
+/// Counts the true flags of every segment of `s`, from the flags as bits and the count of
+/// true flags before each 64-flag word ([`Ones`]): a segment's count is the difference of
+/// two prefix counts, each one lookup and one masked popcount, whatever its length (no
+/// loop over its flags whose trip count varies from one segment to the next). Every chunk
+/// writes its segments' counts straight into its part of the lengths; of a segment cut
+/// into pieces, the first piece writes its count and the others' counts are added
+/// afterwards.
 pub(super) fn count(par: &Par, f: &[bool], s: &Seg) -> Result<Counts, Trap> {
+    if f.len() != s.total() {
+        return Err(Trap::length(format!("PACK flags: {} flags for {} elements", f.len(), s.total())));
+    }
+    let ones = Ones::new(par, f)?;
     let cs = chunks(par, s, true);
-    let kept_in = |b: &[bool]| b.iter().map(|&b| b as usize).sum::<usize>();
     // A later piece: a chunk covering part of one segment, not its start.
     let later: Vec<bool> = cs.iter().map(|c| c.s1 > c.s0 && c.e0 > s.start(c.s0)).collect();
     let mut totals = Vec::new();
@@ -30,20 +37,21 @@ pub(super) fn count(par: &Par, f: &[bool], s: &Seg) -> Result<Counts, Trap> {
         let items: Vec<_> = cs.iter().zip(parts).collect();
         totals = par.map(s.total() + s.m(), items, |(c, part)| {
             let Some(lens) = c.whole(s) else {
-                let n = kept_in(&f[c.e0..c.e1]);
+                let n = ones.upto(c.e1) - ones.upto(c.e0);
                 if let Some(o) = part.first_mut() {
                     o.write(n as i64);
                 }
                 return n;
             };
-            let (mut e, mut total) = (c.e0, 0);
+            let (mut e, first) = (c.e0, ones.upto(c.e0));
+            let mut below = first;
             for (o, &l) in part.iter_mut().zip(lens) {
-                let n = kept_at(f, e, l as usize);
-                o.write(n as i64);
                 e += l as usize;
-                total += n;
+                let upto = ones.upto(e);
+                o.write((upto - below) as i64);
+                below = upto;
             }
-            total
+            below - first
         });
         Ok(())
     })?;
@@ -54,19 +62,70 @@ pub(super) fn count(par: &Par, f: &[bool], s: &Seg) -> Result<Counts, Trap> {
     Ok(Counts { lens, chunks: cs.into_iter().zip(totals).collect(), kept })
 }
 
-/// The number of true flags in `f[e..e + l]`. A segment of at most 8 flags is counted
-/// from one 8-byte load, masked to its length, whose bytes (each 0 or 1) a multiply sums:
-/// no loop whose trip count varies from one segment to the next, whose exit mispredicts
-/// when segments are short and of mixed lengths.
-#[inline(always)]
-fn kept_at(f: &[bool], e: usize, l: usize) -> usize {
-    if l <= 8 && e + 8 <= f.len() {
-        // SAFETY: `e + 8 <= f.len()`; a `bool` is one byte, 0 or 1.
-        let w = u64::from_le(unsafe { std::ptr::read_unaligned(f.as_ptr().add(e) as *const u64) });
-        let mask = ((1u128 << (8 * l)) - 1) as u64;
-        return ((w & mask).wrapping_mul(0x0101_0101_0101_0101) >> 56) as usize;
+/// Flags as bits, for counting the true ones below any position in constant time.
+struct Ones {
+    /// Bit `i` of word `w` is flag `64 w + i`; one word more than the flags fill, so that
+    /// the position just past the last flag has a word.
+    bits: Vec<u64>,
+    /// The true flags in the words below each word.
+    before: Vec<usize>,
+}
+
+/// Flags packed into words per parallel block: a multiple of 64 flags.
+const ONES_BLOCK: usize = 1 << 12;
+
+impl Ones {
+    fn new(par: &Par, f: &[bool]) -> Result<Ones, Trap> {
+        let words = f.len() / 64 + 1;
+        let mut bits = build_plain::<u64>(words, |out| {
+            let parts: Vec<_> = out.chunks_mut(ONES_BLOCK).enumerate().collect();
+            par.each(f.len(), parts, |(b, part)| {
+                for (i, o) in part.iter_mut().enumerate() {
+                    o.write(word_of(f, (b * ONES_BLOCK + i) * 64));
+                }
+            });
+            Ok(())
+        })?;
+        if crate::interrupt::abandoned() {
+            // Blocks may have been skipped: not written.
+            bits.clear();
+            return Err(Trap::new(crate::trap::TrapKind::Interrupted));
+        }
+        let mut before = Vec::with_capacity(words);
+        let mut sum = 0usize;
+        for w in &bits {
+            before.push(sum);
+            sum += w.count_ones() as usize;
+        }
+        Ok(Ones { bits, before })
     }
-    f[e..e + l].iter().map(|&b| b as usize).sum()
+    /// The number of true flags below position `x` (at most the number of flags).
+    #[inline(always)]
+    fn upto(&self, x: usize) -> usize {
+        let (w, b) = (x / 64, x % 64);
+        self.before[w] + (self.bits[w] & ((1u64 << b) - 1)).count_ones() as usize
+    }
+}
+
+/// Flags `at..at + 64` (fewer at the end, the rest false) as the bits of a word. Eight
+/// flags at a time come from one 8-byte load whose bytes (each 0 or 1) a multiply
+/// gathers into its top byte.
+#[inline(always)]
+fn word_of(f: &[bool], at: usize) -> u64 {
+    let mut w = 0u64;
+    if at + 64 <= f.len() {
+        for j in 0..8 {
+            // SAFETY: `at + 8 j + 8 <= at + 64 <= f.len()`; a `bool` is one byte, 0 or 1.
+            let x = u64::from_le(unsafe { std::ptr::read_unaligned(f.as_ptr().add(at + 8 * j) as *const u64) });
+            // Byte k's low bit lands in bit k of the top byte (no two products overlap).
+            w |= (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * j);
+        }
+    } else {
+        for (i, &b) in f.iter().enumerate().skip(at) {
+            w |= (b as u64) << (i - at);
+        }
+    }
+    w
 }
 
 /// Packs `v[lo..hi]` by `f[lo..hi]` into `out`, which has room for exactly the kept ones:
@@ -195,6 +254,49 @@ pub(super) fn pack_many<T: Elem>(par: &Par, v: &[T], fs: &[&[bool]], s: &Seg, cs
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Per-segment counts and the total from the bit prefix counts equal a count flag by
+    /// flag: segments ending on and beside 64-flag word boundaries, empty ones, and a
+    /// segment longer than a block (counted in pieces), on one thread and on two.
+    #[test]
+    fn counts_match_counting_flag_by_flag() {
+        use super::super::data::Data;
+        use super::super::par::BLOCK;
+        use std::sync::Arc;
+        let mut x = 11u64;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        let layouts: Vec<Vec<i64>> = vec![
+            vec![],
+            vec![0],
+            vec![63, 1, 64, 0, 65, 127, 128, 129, 0, 1],
+            (0..5000).map(|k| (k % 7) as i64).collect(),
+            vec![3, BLOCK as i64 * 2 + 77, 0, 64, BLOCK as i64 + 1, 5],
+            vec![1; 100_000],
+        ];
+        for lens in layouts {
+            let n: usize = lens.iter().map(|&l| l as usize).sum();
+            for density in [0, 1, 2, 3] {
+                let f: Vec<bool> = (0..n).map(|_| match density { 0 => false, 1 => true, _ => next() % density == 0 }).collect();
+                let mut want = Vec::new();
+                let mut e = 0;
+                for &l in &lens {
+                    want.push(f[e..e + l as usize].iter().filter(|&&b| b).count() as i64);
+                    e += l as usize;
+                }
+                for threads in [1, 2] {
+                    let par = Par::new(threads);
+                    let s = Seg::new(&par, Arc::new(Data::Int(lens.clone()))).unwrap();
+                    let c = count(&par, &f, &s).unwrap();
+                    assert_eq!(c.lens, want, "{} segments, density {density}, {threads} threads", lens.len());
+                    assert_eq!(c.kept, f.iter().filter(|&&b| b).count());
+                    assert_eq!(c.chunks.iter().map(|&(_, k)| k).sum::<usize>(), c.kept);
+                }
+            }
+        }
+    }
 
     /// The AVX-512 loop packs exactly as the scalar one: every length from 0 to 40 (whole
     /// groups of 8 and tails), flags all false, all true and mixed, at unaligned starts.
