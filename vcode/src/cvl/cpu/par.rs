@@ -156,12 +156,18 @@ pub(crate) fn chunks(_par: &Par, s: &Seg, split_long: bool) -> Vec<Chunk> {
 /// [`BLOCK`] units of work. Chunks that bound the memory a pass needs, or whose results
 /// must not depend on the thread count, come from here.
 pub(crate) fn cut(s: &Seg, split_long: bool) -> Vec<Chunk> {
-    let (m, n) = (s.m(), s.total());
+    s.cut(split_long).to_vec()
+}
+
+/// [`cut`] of the descriptor of lengths `lens` over `n` elements (made once per
+/// descriptor: [`Seg::cut`]).
+pub(crate) fn cut_lens(lens: &[i64], n: usize, split_long: bool) -> Vec<Chunk> {
+    let m = lens.len();
     let mut out = Vec::with_capacity((n + m) / BLOCK + 2);
     // The chunk being grown starts at segment `s0`, element `e0`; `st` is the start of
     // segment `k` (a running sum: no lookup per segment).
     let (mut s0, mut e0, mut st, mut cost) = (0, 0, 0, 0);
-    for (k, &l) in s.lens().iter().enumerate() {
+    for (k, &l) in lens.iter().enumerate() {
         let len = l as usize;
         if len > BLOCK {
             if s0 < k {

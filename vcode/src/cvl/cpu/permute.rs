@@ -529,7 +529,7 @@ fn put_run<T: Copy>(out: &mut [T], off: i64, v: &[T], r: Run) {
     let src = &v[r.lo..r.hi];
     if r.stride == 1 {
         let at = (r.first + off) as usize;
-        out[at..at + src.len()].copy_from_slice(src);
+        super::mem::copy_over(&mut out[at..at + src.len()], src);
     } else {
         let mut x = r.first + off;
         for &y in src {

@@ -3,10 +3,10 @@
 //! pass that checks the lengths, and the element count.
 
 use super::data::Data;
-use super::par::{Par, BLOCK};
+use super::par::{Chunk, Par, BLOCK};
 use super::mem::build_plain;
 use crate::trap::{Trap, TrapKind};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 /// Largest element count a descriptor may describe.
 const MAX_TOTAL: usize = isize::MAX as usize / 16;
@@ -17,6 +17,10 @@ pub struct Seg {
     lens: Arc<Data>,
     starts: Vec<usize>,
     total: usize,
+    /// Its cuts into chunks ([`super::par::cut`]), without and with long segments split,
+    /// made on first use: one descriptor serves many operations (quicksort's serves its
+    /// pivots' `DIST`, the filters' compares and packs), which would each walk its lengths.
+    cuts: [OnceLock<Vec<Chunk>>; 2],
 }
 
 impl PartialEq for Seg {
@@ -79,9 +83,13 @@ impl Seg {
             });
             Ok(())
         })?;
-        Ok(Seg { lens, starts, total })
+        Ok(Seg { lens, starts, total, cuts: Default::default() })
     }
     /// Number of segments.
+    /// [`super::par::cut`] of this descriptor, made once.
+    pub(crate) fn cut(&self, split_long: bool) -> &[Chunk] {
+        self.cuts[split_long as usize].get_or_init(|| super::par::cut_lens(self.lens(), self.total, split_long))
+    }
     pub(crate) fn m(&self) -> usize {
         self.starts.len()
     }
