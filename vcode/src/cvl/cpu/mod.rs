@@ -72,12 +72,14 @@ enum Form {
 /// The shortest `DIST` or `INDEX` kept unwritten (shorter ones are written at once: their
 /// reads cost less than the chunked evaluation of a lazy one).
 const LAZY_MIN: usize = 2 * CHUNK;
-/// The shortest mean segment length of a `DIST` kept unwritten: over shorter segments
-/// each read costs about what writing it out once did (it is expanded chunk by chunk),
-/// and several readers (quicksort's three comparisons with its pivots) would each pay
-/// that (measured: three comparisons with a lazy `DIST` break even with writing it out
-/// at about a thousand elements per segment).
-const LAZY_SEGMENT: usize = CHUNK;
+/// The shortest mean segment length of a `DIST` kept unwritten: over shorter segments a
+/// read expands it chunk by chunk at a cost per segment, about what writing it out once
+/// costs. Readers that share one expansion (the flag trees of a pack root: quicksort's
+/// three comparisons with its pivots, which were three readers and broke even at a
+/// thousand elements per segment) save the write and the read of the whole vector
+/// (measured from 1024 down to 16, alternating runs on one thread: quicksort 1M 0.97x,
+/// quickhull 2M 0.90x, Barnes-Hut 30K 0.96x).
+const LAZY_SEGMENT: usize = 16;
 /// The shortest mean segment length of an `INDEX` kept unwritten: its main readers, the
 /// permutes, then copy runs instead of reading indices, but pay for each run (measured on
 /// quicksort 1M, whose deep levels have runs of one or two elements: user time 0.33 s
