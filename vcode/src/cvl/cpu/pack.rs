@@ -24,9 +24,8 @@ pub(super) struct Counts {
 /// into pieces, the first piece writes its count and the others' counts are added
 /// afterwards.
 pub(super) fn count(par: &Par, f: &[bool], s: &Seg) -> Result<Counts, Trap> {
-    if f.len() != s.total() {
-        return Err(Trap::length(format!("PACK flags: {} flags for {} elements", f.len(), s.total())));
-    }
+    // The callers checked the lengths (`check::pack`, the pack root's descriptor check).
+    debug_assert_eq!(f.len(), s.total());
     let ones = Ones::new(par, f)?;
     let cs = chunks(par, s, true);
     // A later piece: a chunk covering part of one segment, not its start.
@@ -107,18 +106,25 @@ impl Ones {
     }
 }
 
-/// Flags `at..at + 64` (fewer at the end, the rest false) as the bits of a word. Eight
-/// flags at a time come from one 8-byte load whose bytes (each 0 or 1) a multiply
-/// gathers into its top byte.
+/// Flags `at..at + 8` as the bits of a byte (flag `at + k` in bit `k`), from one 8-byte
+/// load whose bytes (each 0 or 1) a multiply gathers into its top byte.
+#[inline(always)]
+fn bits8(f: &[bool], at: usize) -> u8 {
+    assert!(at + 8 <= f.len());
+    // SAFETY: `at + 8 <= f.len()` (asserted); a `bool` is one byte, 0 or 1.
+    let w = u64::from_le(unsafe { std::ptr::read_unaligned(f.as_ptr().add(at) as *const u64) });
+    // Byte k's low bit lands in bit k of the top byte (no two products overlap).
+    (w.wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8
+}
+
+/// Flags `at..at + 64` (fewer at the end, the rest false) as the bits of a word, eight at
+/// a time ([`bits8`]).
 #[inline(always)]
 fn word_of(f: &[bool], at: usize) -> u64 {
     let mut w = 0u64;
     if at + 64 <= f.len() {
         for j in 0..8 {
-            // SAFETY: `at + 8 j + 8 <= at + 64 <= f.len()`; a `bool` is one byte, 0 or 1.
-            let x = u64::from_le(unsafe { std::ptr::read_unaligned(f.as_ptr().add(at + 8 * j) as *const u64) });
-            // Byte k's low bit lands in bit k of the top byte (no two products overlap).
-            w |= (x.wrapping_mul(0x0102_0408_1020_4080) >> 56) << (8 * j);
+            w |= (bits8(f, at + 8 * j) as u64) << (8 * j);
         }
     } else {
         for (i, &b) in f.iter().enumerate().skip(at) {
@@ -170,10 +176,8 @@ unsafe fn pack8_avx512(v: &[i64], f: &[bool], out: &mut [MaybeUninit<i64>]) {
     let n = v.len();
     let (mut i, mut j) = (0usize, 0usize);
     while i + 8 <= n {
-        // SAFETY: `i + 8 <= n` for both loads; a `bool` is one byte, 0 or 1.
-        let w = u64::from_le(unsafe { std::ptr::read_unaligned(f.as_ptr().add(i) as *const u64) });
-        // Byte k's low bit lands in bit k of the top byte (no two products overlap).
-        let mask = (w.wrapping_mul(0x0102_0408_1020_4080) >> 56) as u8;
+        // `i + 8 <= n` for both loads.
+        let mask = bits8(f, i);
         if mask != 0 {
             let kept = mask.count_ones() as usize;
             // The count of these flags is part of `out.len()`: the store stays inside.
