@@ -2,7 +2,7 @@
 //! recursion in parallel, datatypes, run-time errors.
 
 mod flatten_util;
-use flatten_util::stacks;
+use flatten_util::{stacks, vcode_of};
 
 fn one(src: &str) -> String {
     let v = stacks(src);
@@ -31,6 +31,29 @@ fn sequence_primitives() {
     assert_eq!(one("eql([[1], [2]], [[1], [2]]), eql([1, 2], [1]);"), "( T ) ( F )");
     assert_eq!(one("median([5, 1, 4, 2, 3]);"), "( 3 )");
     assert_eq!(one("split([1, 2, 3, 4], [t, f, t, f]);"), "[ 2 ] [ 2 2 ] ( 2 4 1 3 )");
+}
+
+/// How many instructions of `code` have exactly the opcode `op` (its first word).
+fn count_op(code: &str, op: &str) -> usize {
+    code.lines().filter(|l| l.split_whitespace().next() == Some(op)).count()
+}
+
+#[test]
+fn permute_scatters_base_vectors_and_gathers_sequences() {
+    assert_eq!(one("{trunc(x) : x in permute([1.5, 2.5, 3.5], [2, 0, 1])};"), "[ 3 ] ( 2 3 1 )");
+    assert_eq!(one("{(i, trunc(x)) : (i, x) in permute([(1, 10.5), (2, 20.5), (3, 30.5)], [2, 0, 1])};"), "[ 3 ] ( 2 3 1 ) ( 20 30 10 )");
+    assert_eq!(one("permute([[1], [2, 3], [] int], [1, 2, 0]);"), "[ 3 ] [ 0 1 2 ] ( 1 2 3 )");
+    assert_eq!(one("{{trunc(x) : x in permute(a, b)} : a in [[1.0, 2.0], [3.0], [] float]; b in [[1, 0], [0], [] int]};"), "[ 3 ] [ 2 1 0 ] ( 2 1 3 )");
+    assert_eq!(one("join([1, 2], [0, 3], [7, 8], [1, 2]);"), "[ 4 ] ( 1 7 8 2 )");
+    assert_eq!(one("join([[1], [2, 3]], [2, 0], [[4]], [1]);"), "[ 3 ] [ 2 1 1 ] ( 2 3 4 1 )");
+    // Base vectors move by one scatter each: no inverse permutation, no gather.
+    let flat = vcode_of("permute([(1, 1.5), (2, 2.5)], [1, 0]);");
+    assert_eq!((count_op(&flat, "PERMUTE"), count_op(&flat, "BPERMUTE")), (2, 0), "{flat}");
+    assert!(flat.lines().any(|l| l.starts_with("PERMUTE FLOAT")), "{flat}");
+    // A sequence's elements move as blocks: gathered by the inverse permutation.
+    let nested = vcode_of("permute([[1], [2, 3]], [1, 0]);");
+    assert_eq!(count_op(&nested, "PERMUTE"), 1, "{nested}");
+    assert!(count_op(&nested, "BPERMUTE") > 0, "{nested}");
 }
 
 #[test]

@@ -51,6 +51,26 @@ impl Compiler<'_> {
         }
     }
 
+    /// The instances of `v` (a lifted value over the elements of descriptor `seg`) moved
+    /// to positions `ix` within their segments (`ix` holds a permutation of each segment's
+    /// positions): one `PERMUTE` per base vector. `None` where `v` holds a sequence, whose
+    /// elements move as blocks (gather them by the inverse permutation instead).
+    pub(crate) fn permute_flat(&mut self, fb: &mut FunBuilder, v: &Val, ix: Slot, seg: Slot) -> Option<Val> {
+        if v.lay.holds_seq() {
+            return None;
+        }
+        Some(match &v.lay {
+            Lay::Base(k) => Val::base(fb.op1(O::Permute.t(k.ty()), &[v.one(), ix, seg]), *k),
+            Lay::Pair(..) => {
+                let (a, b) = v.split();
+                let x = self.permute_flat(fb, &a, ix, seg)?;
+                let y = self.permute_flat(fb, &b, ix, seg)?;
+                Val::pair(x, y)
+            }
+            Lay::Seq(_) | Lay::Unit | Lay::Fun(_) => v.clone(),
+        })
+    }
+
     fn gather_fn(&mut self, lay: &Lay) -> String {
         let key = format!("GATHER_{}", lay.mangle());
         if let Some(n) = self.helpers.get(&key) {

@@ -81,6 +81,16 @@ impl Lay {
         }
     }
 
+    /// Whether a sequence lies anywhere inside: a value without one is a tuple of base
+    /// vectors, one element per position.
+    pub(crate) fn holds_seq(&self) -> bool {
+        match self {
+            Lay::Seq(_) => true,
+            Lay::Pair(a, b) => a.holds_seq() || b.holds_seq(),
+            Lay::Base(_) | Lay::Unit | Lay::Fun(_) => false,
+        }
+    }
+
     /// The slot kinds in stack order.
     pub(crate) fn slots(&self, out: &mut Vec<SlotKind>) {
         match self {

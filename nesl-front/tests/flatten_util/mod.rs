@@ -82,3 +82,21 @@ pub fn stacks(src: &str) -> Vec<String> {
         })
         .collect()
 }
+
+/// The VCODE of the last top-level expression of `src` (earlier forms only define).
+pub fn vcode_of(src: &str) -> String {
+    let (items, diags) = nesl_front::parser::parse_program(src);
+    assert!(diags.is_empty(), "parse errors: {diags:?}");
+    let mut session = Session::new();
+    let mut last = None;
+    for mut item in items {
+        if let Err(d) = session.check_item(&mut item) {
+            panic!("check error: {d:?}");
+        }
+        if let TopLevel::Expr(e) = &item {
+            let code = compile_expr(&session, e, &Globals::new(), &CompileOptions::default()).unwrap_or_else(|d| panic!("compile error: {d:?}"));
+            last = Some(code.to_string());
+        }
+    }
+    last.expect("an expression")
+}

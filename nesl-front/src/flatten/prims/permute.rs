@@ -62,11 +62,18 @@ impl Compiler<'_> {
                     let s1 = fb.op1(O::MakeSegdes, &[n]);
                     self.check_all_data(fb, ok, s1, "Bad arguments to function PERMUTE.", 1, &[di.one(), ld]);
                 }
-                let n = fb.op1(O::Length.t(Ty::Int), &[di.one()]);
-                let s1 = fb.op1(O::MakeSegdes, &[n]);
-                let src = self.iota(fb, s1);
-                let p = fb.op1(O::Permute.t(Ty::Int), &[src, di.one(), sv]);
-                let d = self.gather(fb, &dv, p);
+                // Base vectors scatter straight to their places; sequences are gathered
+                // by the inverse permutation (the source of each place).
+                let d = match self.permute_flat(fb, &dv, di.one(), sv) {
+                    Some(d) => d,
+                    None => {
+                        let n = fb.op1(O::Length.t(Ty::Int), &[di.one()]);
+                        let s1 = fb.op1(O::MakeSegdes, &[n]);
+                        let src = self.iota(fb, s1);
+                        let p = fb.op1(O::Permute.t(Ty::Int), &[src, di.one(), sv]);
+                        self.gather(fb, &dv, p)
+                    }
+                };
                 Ok(Val::new(Val::mk_seq(sv, d).s, rlay))
             }
             "rotate" => {
@@ -110,10 +117,15 @@ impl Compiler<'_> {
                 let dest = self.append_slots(fb, g1, g2);
                 let n = fb.op1(O::Length.t(Ty::Int), &[dest]);
                 let sn = fb.op1(O::MakeSegdes, &[n]);
-                let src = self.iota(fb, sn);
-                let p = fb.op1(O::Permute.t(Ty::Int), &[src, dest, sn]);
                 let cat = self.append(fb, &d1, &d2);
-                let d = self.gather(fb, &cat, p);
+                let d = match self.permute_flat(fb, &cat, dest, sn) {
+                    Some(d) => d,
+                    None => {
+                        let src = self.iota(fb, sn);
+                        let p = fb.op1(O::Permute.t(Ty::Int), &[src, dest, sn]);
+                        self.gather(fb, &cat, p)
+                    }
+                };
                 Ok(Val::new(Val::mk_seq(rseg, d).s, rlay))
             }
 
