@@ -418,7 +418,11 @@ pub fn run(cfg: &Config, log: &mut dyn Write) -> Vec<Row> {
     let stats_file = dir.join("stats.json");
     let runs = cfg.runs.max(1);
     for rep in 1..=runs {
-        for (row, job) in slots.iter_mut() {
+        // Every other repetition runs the configurations in reverse order (A B, B A, ...):
+        // a slow spell of a shared machine then weighs on both sides of a ratio alike.
+        let order: Vec<usize> = if rep % 2 == 1 { (0..slots.len()).collect() } else { (0..slots.len()).rev().collect() };
+        for k in order {
+            let (row, job) = &mut slots[k];
             if row.error.is_some() {
                 continue;
             }
@@ -600,7 +604,8 @@ fi
         let rows = run(&cfg, &mut std::io::sink());
         let calls = std::fs::read_to_string(&log).unwrap();
         let once = ["1 run --stats-json", "3 run --stats-json", "1 bench-peer dotp", "3 bench-peer dotp"];
-        let want: Vec<&str> = once.iter().chain(once.iter()).copied().collect();
+        // The second repetition runs them in reverse order.
+        let want: Vec<&str> = once.iter().chain(once.iter().rev()).copied().collect();
         assert_eq!(calls.lines().collect::<Vec<_>>(), want);
         assert_eq!(rows.len(), 4);
         for r in &rows {
