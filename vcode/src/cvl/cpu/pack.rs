@@ -42,15 +42,7 @@ pub(super) fn count(par: &Par, f: &[bool], s: &Seg) -> Result<Counts, Trap> {
                 }
                 return n;
             };
-            let (mut e, first) = (c.e0, ones.upto(c.e0));
-            let mut below = first;
-            for (o, &l) in part.iter_mut().zip(lens) {
-                e += l as usize;
-                let upto = ones.upto(e);
-                o.write((upto - below) as i64);
-                below = upto;
-            }
-            below - first
+            segment_counts(&ones, part, lens, c.e0)
         });
         Ok(())
     })?;
@@ -90,12 +82,7 @@ impl Ones {
             bits.clear();
             return Err(Trap::new(crate::trap::TrapKind::Interrupted));
         }
-        let mut before = Vec::with_capacity(words);
-        let mut sum = 0usize;
-        for w in &bits {
-            before.push(sum);
-            sum += w.count_ones() as usize;
-        }
+        let before = prefix_counts(&bits);
         Ok(Ones { bits, before })
     }
     /// The number of true flags below position `x` (at most the number of flags).
@@ -104,6 +91,66 @@ impl Ones {
         let (w, b) = (x / 64, x % 64);
         self.before[w] + (self.bits[w] & ((1u64 << b) - 1)).count_ones() as usize
     }
+}
+
+/// Whether the processor counts the bits of a word in one instruction (`POPCNT`). The
+/// build targets baseline x86-64, whose `count_ones` takes a dozen instructions; the loops
+/// that count bits per flag word or per segment then run in a copy compiled for it.
+#[cfg(target_arch = "x86_64")]
+fn popcnt() -> bool {
+    static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *HAS.get_or_init(|| std::arch::is_x86_feature_detected!("popcnt"))
+}
+
+/// The true flags in the words of `bits` below each word.
+fn prefix_counts(bits: &[u64]) -> Vec<usize> {
+    #[inline(always)]
+    fn body(bits: &[u64]) -> Vec<usize> {
+        let mut before = Vec::with_capacity(bits.len());
+        let mut sum = 0usize;
+        for w in bits {
+            before.push(sum);
+            sum += w.count_ones() as usize;
+        }
+        before
+    }
+    #[cfg(target_arch = "x86_64")]
+    if popcnt() {
+        #[target_feature(enable = "popcnt")]
+        fn fast(bits: &[u64]) -> Vec<usize> {
+            body(bits)
+        }
+        // SAFETY: the processor has POPCNT (checked just above).
+        return unsafe { fast(bits) };
+    }
+    body(bits)
+}
+
+/// Writes the true flags of each of the whole segments of lengths `lens`, which start at
+/// flag `e0` one after another, into `out`; returns their sum.
+fn segment_counts(ones: &Ones, out: &mut [MaybeUninit<i64>], lens: &[i64], e0: usize) -> usize {
+    #[inline(always)]
+    fn body(ones: &Ones, out: &mut [MaybeUninit<i64>], lens: &[i64], e0: usize) -> usize {
+        let (mut e, first) = (e0, ones.upto(e0));
+        let mut below = first;
+        for (o, &l) in out.iter_mut().zip(lens) {
+            e += l as usize;
+            let upto = ones.upto(e);
+            o.write((upto - below) as i64);
+            below = upto;
+        }
+        below - first
+    }
+    #[cfg(target_arch = "x86_64")]
+    if popcnt() {
+        #[target_feature(enable = "popcnt")]
+        fn fast(ones: &Ones, out: &mut [MaybeUninit<i64>], lens: &[i64], e0: usize) -> usize {
+            body(ones, out, lens, e0)
+        }
+        // SAFETY: the processor has POPCNT (checked just above).
+        return unsafe { fast(ones, out, lens, e0) };
+    }
+    body(ones, out, lens, e0)
 }
 
 /// Flags `at..at + 8` as the bits of a byte (flag `at + k` in bit `k`), from one 8-byte
@@ -142,7 +189,7 @@ fn pack_piece<T: Copy>(v: &[T], f: &[bool], out: &mut [MaybeUninit<T>]) {
     #[cfg(target_arch = "x86_64")]
     if std::mem::size_of::<T>() == 8 && std::mem::align_of::<T>() == 8 && compress() {
         debug_assert!(v.len() == f.len());
-        // SAFETY: `compress` checked the processor has AVX-512F; `T` is an 8-byte plain
+        // SAFETY: `compress` checked the processor has AVX-512F and POPCNT; `T` is an 8-byte plain
         // value (`i64` or `f64`), so its elements move as `i64` bits; `out` was sized by
         // `count` from these flags.
         unsafe {
@@ -157,12 +204,12 @@ fn pack_piece<T: Copy>(v: &[T], f: &[bool], out: &mut [MaybeUninit<T>]) {
 }
 
 /// Whether [`pack_piece`] packs 8-byte elements with AVX-512 compresses: on x86-64
-/// processors that have AVX-512F, unless `NESL_NO_AVX512` is set (to compare). The
+/// processors that have AVX-512F (and POPCNT, for the kept counts), unless `NESL_NO_AVX512` is set (to compare). The
 /// result is the same either way (a test compares the two loops).
 #[cfg(target_arch = "x86_64")]
 fn compress() -> bool {
     static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *HAS.get_or_init(|| std::arch::is_x86_feature_detected!("avx512f") && std::env::var_os("NESL_NO_AVX512").is_none())
+    *HAS.get_or_init(|| std::arch::is_x86_feature_detected!("avx512f") && popcnt() && std::env::var_os("NESL_NO_AVX512").is_none())
 }
 
 /// [`pack_piece`] for 8-byte elements with AVX-512: every 8 flags (one 8-byte load whose
@@ -170,7 +217,7 @@ fn compress() -> bool {
 /// ones to the front of a register, which a masked store writes at the next free slot
 /// (never past the kept ones, so never past `out`).
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f")]
+#[target_feature(enable = "avx512f,popcnt")]
 unsafe fn pack8_avx512(v: &[i64], f: &[bool], out: &mut [MaybeUninit<i64>]) {
     use std::arch::x86_64::{_mm512_loadu_si512, _mm512_mask_storeu_epi64, _mm512_maskz_compress_epi64};
     let n = v.len();
@@ -307,7 +354,7 @@ mod tests {
     #[test]
     #[cfg(target_arch = "x86_64")]
     fn compressed_packs_match_the_scalar_loop() {
-        if !std::arch::is_x86_feature_detected!("avx512f") {
+        if !std::arch::is_x86_feature_detected!("avx512f") || !popcnt() {
             return;
         }
         let mut x = 7u64;
@@ -325,7 +372,7 @@ mod tests {
                     let mut a = vec![MaybeUninit::<i64>::uninit(); kept];
                     let mut b = vec![MaybeUninit::<i64>::uninit(); kept];
                     pack_scalar(src, &f, &mut a);
-                    // SAFETY: the processor has AVX-512F (checked above); `b` holds `kept`.
+                    // SAFETY: the processor has AVX-512F and POPCNT (checked above); `b` holds `kept`.
                     unsafe { pack8_avx512(src, &f, &mut b) };
                     let read = |o: &[MaybeUninit<i64>]| o.iter().map(|e| unsafe { e.assume_init() }).collect::<Vec<_>>();
                     let want: Vec<i64> = src.iter().zip(&f).filter(|(_, &b)| b).map(|(&e, _)| e).collect();
