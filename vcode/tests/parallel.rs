@@ -1206,3 +1206,44 @@ fn packs_by_several_flag_trees_match_a_serial_reference() {
         }
     }
 }
+
+/// A pack root whose values are an `INDEX` not written out (`max_index`: the positions
+/// of the elements equal to their segment's maximum) packs as it does from the same
+/// `INDEX` written out and as a serial reference: one long segment, a few, many short
+/// ones; ties kept, most chunks keeping nothing; 1 and 2 threads.
+#[test]
+fn positions_packed_from_an_unwritten_index_match_a_written_one() {
+    let op = vcode::SuperOp::parse("(INT FLOAT FLOAT SEGDES) (PACK INT $0 $3 (= FLOAT $1 $2))").unwrap();
+    for (seed, lens) in [(1u64, vec![300_000i64]), (2, lengths(2, 9)), (3, vec![40; 5000])] {
+        let n: usize = lens.iter().map(|&l| l as usize).sum();
+        let mut r = Rng(seed);
+        let xs: Vec<f64> = (0..n).map(|_| r.below(1000) as f64).collect();
+        let (mut tops, mut starts, mut want, mut want_lens) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for &(st, l) in &ranges(&lens) {
+            let top = xs[st..st + l].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            tops.push(top);
+            starts.push(st as i64 * 3);
+            let kept: Vec<i64> = (st..st + l).filter(|&e| xs[e] == top).map(|e| st as i64 * 3 + 2 * (e - st) as i64).collect();
+            want_lens.push(kept.len() as i64);
+            want.extend(kept);
+        }
+        let positions: Vec<i64> = ranges(&lens).iter().flat_map(|&(st, l)| (0..l as i64).map(move |j| st as i64 * 3 + 2 * j)).collect();
+        for threads in [1, 2] {
+            let mut c = CpuCvl::with_threads(threads);
+            let s = c.segdes_from_host(&lens).unwrap();
+            let b = c.from_host(HostVector::Int(starts.clone())).unwrap();
+            let k = c.from_host(HostVector::Int(vec![2; lens.len()])).unwrap();
+            let lazy = c.index(&b, &k, &s).unwrap();
+            let written = c.from_host(HostVector::Int(positions.clone())).unwrap();
+            let xv = c.from_host(HostVector::Float(xs.clone())).unwrap();
+            let tv = c.from_host(HostVector::Float(tops.clone())).unwrap();
+            let top = c.dist(&tv, &s).unwrap();
+            for (what, ix) in [("unwritten", &lazy), ("written", &written)] {
+                let got = c.fused_pack(&op, &[Some(ix), Some(&xv), Some(&top), None], &s, n).unwrap();
+                assert_eq!(got.len(), 1);
+                assert_eq!(c.to_host(&got[0].0).unwrap(), HostVector::Int(want.clone()), "{what} INDEX, seed {seed}, {threads} threads");
+                assert_eq!(c.segdes_to_host(&got[0].1).unwrap(), want_lens, "{what} INDEX lengths, seed {seed}");
+            }
+        }
+    }
+}

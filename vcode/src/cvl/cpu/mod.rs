@@ -844,10 +844,17 @@ impl Cvl for CpuCvl {
         let p = &self.par;
         let counts = flags.iter().map(|f| pack::count(p, f, &seg.0)).collect::<Result<Vec<_>, _>>()?;
         let fs: Vec<&[bool]> = flags.iter().map(|f| f.as_slice()).collect();
-        let packed: Vec<Data> = match data.data()? {
-            Data::Int(x) => pack::pack_many(p, x, &fs, &seg.0, &counts)?.into_iter().map(Data::Int).collect(),
-            Data::Float(x) => pack::pack_many(p, x, &fs, &seg.0, &counts)?.into_iter().map(Data::Float).collect(),
-            Data::Bool(x) => pack::pack_many(p, x, &fs, &seg.0, &counts)?.into_iter().map(Data::Bool).collect(),
+        let packed: Vec<Data> = if let Some(ix) = data.progressions() {
+            // An `INDEX` not written out (`max_index`'s positions) stays so: each chunk
+            // that keeps any of it makes its part.
+            let make = |lo: usize, hi: usize, buf: &mut Vec<i64>| ix.runs(&mut None, lo, hi, |r| buf.extend(r.indices()));
+            pack::pack_many(p, pack::Elems::Made(&make), &fs, &seg.0, &counts)?.into_iter().map(Data::Int).collect()
+        } else {
+            match data.data()? {
+                Data::Int(x) => pack::pack_many(p, pack::Elems::Stored(x), &fs, &seg.0, &counts)?.into_iter().map(Data::Int).collect(),
+                Data::Float(x) => pack::pack_many(p, pack::Elems::Stored(x), &fs, &seg.0, &counts)?.into_iter().map(Data::Float).collect(),
+                Data::Bool(x) => pack::pack_many(p, pack::Elems::Stored(x), &fs, &seg.0, &counts)?.into_iter().map(Data::Bool).collect(),
+            }
         };
         packed
             .into_iter()

@@ -267,10 +267,20 @@ pub(super) fn pack<T: Elem>(par: &Par, v: &[T], f: &[bool], s: &Seg, c: &Counts)
     })
 }
 
+/// What a pack takes its elements from.
+pub(super) enum Elems<'a, T> {
+    /// A vector.
+    Stored(&'a [T]),
+    /// Elements made chunk by chunk where a chunk keeps any: `make(lo, hi, buf)` writes
+    /// elements `lo..hi` into `buf` (an `INDEX` not written out: `max_index` packs the
+    /// positions of millions of elements and keeps one).
+    Made(&'a (dyn Fn(usize, usize, &mut Vec<T>) + Sync)),
+}
+
 /// The kept elements of `v` by each of the flag vectors `fs` (counted into `cs`, one
 /// [`Counts`] each), in one pass over `v`: every chunk of it packs into each result in
 /// turn while it is in cache.
-pub(super) fn pack_many<T: Elem>(par: &Par, v: &[T], fs: &[&[bool]], s: &Seg, cs: &[Counts]) -> Result<Vec<Vec<T>>, Trap> {
+pub(super) fn pack_many<T: Elem>(par: &Par, v: Elems<T>, fs: &[&[bool]], s: &Seg, cs: &[Counts]) -> Result<Vec<Vec<T>>, Trap> {
     let Some(c0) = cs.first() else { return Ok(Vec::new()) };
     // `count` cuts every flag vector of one descriptor into the same chunks.
     let same = cs.iter().all(|c| c.chunks.len() == c0.chunks.len() && c.chunks.iter().zip(&c0.chunks).all(|(a, b)| a.0 == b.0));
@@ -286,8 +296,17 @@ pub(super) fn pack_many<T: Elem>(par: &Par, v: &[T], fs: &[&[bool]], s: &Seg, cs
         }
     }
     par.each(s.total() + s.m(), items, |(ch, mut parts)| {
+        let mut made = Vec::new();
+        let x = match v {
+            Elems::Stored(v) => &v[ch.e0..ch.e1],
+            Elems::Made(_) if parts.iter().all(|p| p.is_empty()) => return,
+            Elems::Made(make) => {
+                make(ch.e0, ch.e1, &mut made);
+                &made[..]
+            }
+        };
         for (f, part) in fs.iter().zip(parts.iter_mut()) {
-            pack_piece(&v[ch.e0..ch.e1], &f[ch.e0..ch.e1], part);
+            pack_piece(x, &f[ch.e0..ch.e1], part);
         }
     });
     if crate::interrupt::abandoned() {
