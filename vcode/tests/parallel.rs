@@ -1247,3 +1247,56 @@ fn positions_packed_from_an_unwritten_index_match_a_written_one() {
         }
     }
 }
+
+/// Float `MAX` and `MIN` reductions and scans over a segment longer than a block, folded
+/// per block in parallel, give what one left-to-right fold gives wherever a NaN falls:
+/// a NaN first element is held, a later one (at a block's start too) is passed over.
+/// Stored and fused (the values of a superoperator), on 1 and 2 threads, by bits.
+#[test]
+fn float_extremes_over_blocks_fold_as_from_the_start_whatever_the_nans() {
+    const BLOCK: usize = 1 << 15;
+    let n = 3 * BLOCK + 100;
+    let mut r = Rng(9);
+    let base: Vec<f64> = (0..n).map(|_| r.below(1 << 20) as f64 / 16.0 - 30000.0).collect();
+    let placements: [&[usize]; 5] = [&[], &[0], &[BLOCK], &[BLOCK, BLOCK + 1, 2 * BLOCK], &[5, 2 * BLOCK]];
+    for nans in placements {
+        let mut xs = base.clone();
+        for &i in nans {
+            xs[i] = f64::NAN;
+        }
+        // A large value just after a block's leading NaN: the fold must see it.
+        xs[BLOCK + 2] = 1.0e9;
+        xs[2 * BLOCK + 1] = -1.0e9;
+        for (op, name, keep) in [(ReduceOp::Max, "MAX", (|a: f64, b: f64| b > a) as fn(f64, f64) -> bool), (ReduceOp::Min, "MIN", |a: f64, b: f64| b < a)] {
+            let fold = |a: f64, b: f64| if keep(a, b) { b } else { a };
+            let want_reduce = xs.iter().copied().reduce(fold).unwrap();
+            let mut want_scan = Vec::with_capacity(n);
+            let mut acc = None;
+            for &x in &xs {
+                want_scan.push(acc.unwrap_or(if op == ReduceOp::Max { vcode::cvl::FLOAT_MAX_IDENTITY } else { -vcode::cvl::FLOAT_MAX_IDENTITY }));
+                acc = Some(acc.map_or(x, |a| fold(a, x)));
+            }
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            let red = vcode::SuperOp::parse(&format!("(FLOAT SEGDES) ({name}_REDUCE FLOAT (* FLOAT $0 (CONST FLOAT 1.0)) $1)")).unwrap();
+            let scn = vcode::SuperOp::parse(&format!("(FLOAT SEGDES) ({name}_SCAN FLOAT (* FLOAT $0 (CONST FLOAT 1.0)) $1)")).unwrap();
+            for threads in [1, 2] {
+                let mut c = CpuCvl::with_threads(threads);
+                let s = c.segdes_from_host(&[n as i64]).unwrap();
+                let v = c.from_host(HostVector::Float(xs.clone())).unwrap();
+                let what = format!("{name}, NaNs at {nans:?}, {threads} threads");
+                let got = |c: &mut CpuCvl, r: &<CpuCvl as Cvl>::Vector| match c.to_host(r).unwrap() {
+                    HostVector::Float(f) => f,
+                    other => panic!("not FLOAT: {other:?}"),
+                };
+                let reduced = c.reduce(op, &v, &s).unwrap();
+                assert_eq!(bits(&got(&mut c, &reduced)), vec![want_reduce.to_bits()], "reduce, {what}");
+                let fused = c.fused_fold(&red, &[Some(&v), None], &s, n).unwrap();
+                assert_eq!(bits(&got(&mut c, &fused)), vec![want_reduce.to_bits()], "fused reduce, {what}");
+                let scanned = c.scan(op, &v, &s).unwrap();
+                assert_eq!(bits(&got(&mut c, &scanned)), bits(&want_scan), "scan, {what}");
+                let fused = c.fused_fold(&scn, &[Some(&v), None], &s, n).unwrap();
+                assert_eq!(bits(&got(&mut c, &fused)), bits(&want_scan), "fused scan, {what}");
+            }
+        }
+    }
+}

@@ -725,7 +725,7 @@ pub(super) fn reduce<T: Elem>(
         // SAFETY: `eval_range` wrote all `n` elements.
         unsafe { scratch.set_len(n) };
         if c.s1 == c.s0 + 1 && s.len(c.s0) > BLOCK {
-            return Ok(Part::Piece(c.s0, fold_lanes(scratch, lanes, &f)));
+            return Ok(Part::Piece(c.s0, fold_lanes(scratch, c.e0 == s.start(c.s0), lanes, &f)));
         }
         // Whole segments, each folded left to right (as `reduce_t` does), walked with a
         // running offset: no start lookup per segment, and short segments' folds are
@@ -806,7 +806,7 @@ pub(super) fn scan<T: Elem>(
             eval_range(p, args, c.e0, part, regs, None)?;
             let vals = assume_init(part);
             if long(&c) {
-                let t = fold_lanes(vals, lanes, &f);
+                let t = fold_lanes(vals, c.e0 == s.start(c.s0), lanes, &f);
                 return Ok((c, t, vals));
             }
             for k in c.s0..c.s1 {

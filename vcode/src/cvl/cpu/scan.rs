@@ -12,12 +12,23 @@ use crate::cvl::ReduceOp;
 use crate::trap::Trap;
 use std::mem::MaybeUninit;
 
-/// Fold of a block in eight interleaved lanes (combined in lane order, then the tail):
-/// vectorisable, and fixed for a given block. Without `lanes` (float MAX/MIN, where a
-/// NaN starting a lane would hide that lane), left to right.
-pub(super) fn fold_lanes<T: Copy>(v: &[T], lanes: bool, f: &(impl Fn(T, T) -> T + ?Sized)) -> Option<T> {
+/// Fold of a block of a long segment (`first`: the segment's first block) in eight
+/// interleaved lanes (combined in lane order, then the tail): vectorisable, and fixed for
+/// a given block. Without `lanes` (float MAX/MIN), left to right: their operator keeps
+/// its left operand unless the right one is strictly beyond it, so a fold that holds a
+/// NaN keeps it (every comparison with it fails) and passes over a NaN met later. From the
+/// segment's start, only a NaN first element is held; a later block therefore passes over
+/// its leading NaNs (`None` when it has nothing else), so that the blocks combined in
+/// order give what one fold from the start gives, wherever a NaN falls.
+pub(super) fn fold_lanes<T: Copy + PartialEq>(v: &[T], first: bool, lanes: bool, f: &(impl Fn(T, T) -> T + ?Sized)) -> Option<T> {
     const L: usize = 8;
-    if !lanes || v.len() < 2 * L {
+    if !lanes {
+        // `x != x` only for a NaN.
+        #[allow(clippy::eq_op)]
+        let skip = if first { 0 } else { v.iter().take_while(|&&x| x != x).count() };
+        return v[skip..].iter().copied().reduce(f);
+    }
+    if v.len() < 2 * L {
         return v.iter().copied().reduce(f);
     }
     let mut acc = [v[0]; L];
@@ -43,7 +54,7 @@ fn fold_seg<T: Elem>(par: &Par, v: &[T], lanes: bool, f: &(impl Fn(T, T) -> T + 
     if v.len() <= BLOCK {
         return v.iter().copied().reduce(f);
     }
-    par.map_blocks(v.len(), |lo, hi| fold_lanes(&v[lo..hi], lanes, f)).into_iter().flatten().reduce(f)
+    par.map_blocks(v.len(), |lo, hi| fold_lanes(&v[lo..hi], lo == 0, lanes, f)).into_iter().flatten().reduce(f)
 }
 
 /// Exclusive scan of `v` into `out`, starting from `init` (`None`: the segment's start,
@@ -100,7 +111,7 @@ fn scan_seg<T: Elem>(par: &Par, v: &[T], out: &mut [MaybeUninit<T>], id: T, lane
     if v.len() <= BLOCK {
         return scan_piece(v, out, None, id, f);
     }
-    let (offs, _) = block_offsets(par.map_blocks(v.len(), |lo, hi| fold_lanes(&v[lo..hi], lanes, f)), f);
+    let (offs, _) = block_offsets(par.map_blocks(v.len(), |lo, hi| fold_lanes(&v[lo..hi], lo == 0, lanes, f)), f);
     par.blocks_mut(out, |lo, blk| scan_piece(&v[lo..lo + blk.len()], blk, offs[lo / BLOCK], id, f));
 }
 
