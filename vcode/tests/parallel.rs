@@ -1300,3 +1300,54 @@ fn float_extremes_over_blocks_fold_as_from_the_start_whatever_the_nans() {
         }
     }
 }
+
+/// Float `MAX` and `MIN` reductions of segments of every size (short ones folded whole,
+/// long ones per block) are bit for bit the left-to-right fold: NaNs first, inside and
+/// at block starts, and extremes held by both `0.0` and `-0.0` (the first one in the
+/// segment is the result), stored and fused, on 1 and 2 threads.
+#[test]
+fn float_extremes_are_the_fold_from_the_left_bit_for_bit() {
+    let lens: Vec<i64> = vec![0, 1, 2, 31, 32, 33, 64, 100, 1000, 5000, 40_000, 70_000, 7, 300];
+    let n: usize = lens.iter().sum::<i64>() as usize;
+    let mut r = Rng(17);
+    for case in 0..4 {
+        // Case 0: random values with NaNs; 1: every value -1.0 or a zero of either sign
+        // (the maximum is a zero); 2: NaN first in every segment; 3: positives and zeros
+        // (the minimum is a zero).
+        let xs: Vec<f64> = (0..n)
+            .map(|_| match case {
+                0 if r.below(50) == 0 => f64::NAN,
+                0 => r.below(1 << 16) as f64 - 30000.0,
+                1 => [-1.0, 0.0, -0.0][r.below(3) as usize],
+                2 => r.below(1000) as f64,
+                _ => [5.0, 0.0, -0.0, 3.0][r.below(4) as usize],
+            })
+            .collect();
+        let mut xs = xs;
+        if case == 2 {
+            for &(st, l) in &ranges(&lens) {
+                if l > 0 {
+                    xs[st] = f64::NAN;
+                }
+            }
+        }
+        for (op, name, keep) in [(ReduceOp::Max, "MAX", (|a: f64, b: f64| b > a) as fn(f64, f64) -> bool), (ReduceOp::Min, "MIN", |a: f64, b: f64| b < a)] {
+            let id = if op == ReduceOp::Max { vcode::cvl::FLOAT_MAX_IDENTITY } else { -vcode::cvl::FLOAT_MAX_IDENTITY };
+            let want: Vec<u64> = ranges(&lens)
+                .iter()
+                .map(|&(st, l)| xs[st..st + l].iter().copied().reduce(|a, b| if keep(a, b) { b } else { a }).unwrap_or(id).to_bits())
+                .collect();
+            let red = vcode::SuperOp::parse(&format!("(FLOAT SEGDES) ({name}_REDUCE FLOAT (* FLOAT $0 (CONST FLOAT 1.0)) $1)")).unwrap();
+            for threads in [1, 2] {
+                let mut c = CpuCvl::with_threads(threads);
+                let s = c.segdes_from_host(&lens).unwrap();
+                let v = c.from_host(HostVector::Float(xs.clone())).unwrap();
+                for (how, out) in [("stored", c.reduce(op, &v, &s).unwrap()), ("fused", c.fused_fold(&red, &[Some(&v), None], &s, n).unwrap())] {
+                    let HostVector::Float(got) = c.to_host(&out).unwrap() else { panic!("not FLOAT") };
+                    let got: Vec<u64> = got.iter().map(|x| x.to_bits()).collect();
+                    assert_eq!(got, want, "{how} {name}, case {case}, {threads} threads");
+                }
+            }
+        }
+    }
+}

@@ -14,19 +14,11 @@ use std::mem::MaybeUninit;
 
 /// Fold of a block of a long segment (`first`: the segment's first block) in eight
 /// interleaved lanes (combined in lane order, then the tail): vectorisable, and fixed for
-/// a given block. Without `lanes` (float MAX/MIN), left to right: their operator keeps
-/// its left operand unless the right one is strictly beyond it, so a fold that holds a
-/// NaN keeps it (every comparison with it fails) and passes over a NaN met later. From the
-/// segment's start, only a NaN first element is held; a later block therefore passes over
-/// its leading NaNs (`None` when it has nothing else), so that the blocks combined in
-/// order give what one fold from the start gives, wherever a NaN falls.
+/// a given block. Without `lanes`, float MAX/MIN ([`fold_extreme`]).
 pub(super) fn fold_lanes<T: Copy + PartialEq>(v: &[T], first: bool, lanes: bool, f: &(impl Fn(T, T) -> T + ?Sized)) -> Option<T> {
     const L: usize = 8;
     if !lanes {
-        // `x != x` only for a NaN.
-        #[allow(clippy::eq_op)]
-        let skip = if first { 0 } else { v.iter().take_while(|&&x| x != x).count() };
-        return v[skip..].iter().copied().reduce(f);
+        return fold_extreme(v, first, f);
     }
     if v.len() < 2 * L {
         return v.iter().copied().reduce(f);
@@ -49,10 +41,49 @@ pub(super) fn fold_lanes<T: Copy + PartialEq>(v: &[T], first: bool, lanes: bool,
     Some(r)
 }
 
+/// Float MAX/MIN of `v`, a block of a segment (`first`: the segment's first), exactly as
+/// one fold from the segment's start gives it. Their operator `f` keeps its left operand
+/// unless the right one is strictly beyond it, so that fold holds a NaN first element
+/// (every comparison with it fails) and otherwise passes over NaNs, ending on the first
+/// element equal to the extreme of the others. A later block therefore passes over its
+/// leading NaNs (`None` when it has nothing else): the blocks combined in order give the
+/// same, wherever a NaN falls. The extreme is found in eight lanes (vectorisable: the
+/// serial fold waits on each comparison), then the first element equal to it is the
+/// result (of equal values only `0.0` and `-0.0` differ, and the fold keeps the first).
+fn fold_extreme<T: Copy + PartialEq>(v: &[T], first: bool, f: &(impl Fn(T, T) -> T + ?Sized)) -> Option<T> {
+    const L: usize = 8;
+    // `x != x` only for a NaN.
+    #[allow(clippy::eq_op)]
+    let is_nan = |x: T| x != x;
+    if first && v.first().is_some_and(|&x| is_nan(x)) {
+        return Some(v[0]);
+    }
+    let v = &v[v.iter().take_while(|&&x| is_nan(x)).count()..];
+    if v.len() < 4 * L {
+        return v.iter().copied().reduce(f);
+    }
+    // Every lane starts from the first element (not a NaN), one of the candidates.
+    let mut acc = [v[0]; L];
+    let body = v.len() / L * L;
+    for c in v[..body].chunks_exact(L) {
+        for j in 0..L {
+            acc[j] = f(acc[j], c[j]);
+        }
+    }
+    let mut m = acc[0];
+    for &x in &acc[1..] {
+        m = f(m, x);
+    }
+    for &x in &v[body..] {
+        m = f(m, x);
+    }
+    v.iter().copied().find(|&x| x == m)
+}
+
 /// The fold of one segment (`None` when empty).
 fn fold_seg<T: Elem>(par: &Par, v: &[T], lanes: bool, f: &(impl Fn(T, T) -> T + Sync)) -> Option<T> {
     if v.len() <= BLOCK {
-        return v.iter().copied().reduce(f);
+        return if lanes { v.iter().copied().reduce(f) } else { fold_extreme(v, true, f) };
     }
     par.map_blocks(v.len(), |lo, hi| fold_lanes(&v[lo..hi], lo == 0, lanes, f)).into_iter().flatten().reduce(f)
 }
