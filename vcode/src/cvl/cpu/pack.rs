@@ -189,9 +189,9 @@ fn pack_piece<T: Copy>(v: &[T], f: &[bool], out: &mut [MaybeUninit<T>]) {
     #[cfg(target_arch = "x86_64")]
     if std::mem::size_of::<T>() == 8 && std::mem::align_of::<T>() == 8 && compress() {
         debug_assert!(v.len() == f.len());
-        // SAFETY: `compress` checked the processor has AVX-512F and POPCNT; `T` is an 8-byte plain
-        // value (`i64` or `f64`), so its elements move as `i64` bits; `out` was sized by
-        // `count` from these flags.
+        // SAFETY: `compress` checked the processor has AVX-512F and POPCNT; `T` is an
+        // 8-byte plain value (`i64` or `f64`), so its elements move as `i64` bits; `out`
+        // was sized by `count` from these flags.
         unsafe {
             let n = v.len().min(f.len());
             let v64 = std::slice::from_raw_parts(v.as_ptr() as *const i64, n);
@@ -204,8 +204,9 @@ fn pack_piece<T: Copy>(v: &[T], f: &[bool], out: &mut [MaybeUninit<T>]) {
 }
 
 /// Whether [`pack_piece`] packs 8-byte elements with AVX-512 compresses: on x86-64
-/// processors that have AVX-512F (and POPCNT, for the kept counts), unless `NESL_NO_AVX512` is set (to compare). The
-/// result is the same either way (a test compares the two loops).
+/// processors that have AVX-512F (and POPCNT, for the kept counts), unless
+/// `NESL_NO_AVX512` is set (to compare). The result is the same either way (a test
+/// compares the two loops).
 #[cfg(target_arch = "x86_64")]
 fn compress() -> bool {
     static HAS: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
@@ -391,7 +392,8 @@ mod tests {
                     let mut a = vec![MaybeUninit::<i64>::uninit(); kept];
                     let mut b = vec![MaybeUninit::<i64>::uninit(); kept];
                     pack_scalar(src, &f, &mut a);
-                    // SAFETY: the processor has AVX-512F and POPCNT (checked above); `b` holds `kept`.
+                    // SAFETY: the processor has AVX-512F and POPCNT (checked above); `b`
+                    // holds `kept`.
                     unsafe { pack8_avx512(src, &f, &mut b) };
                     let read = |o: &[MaybeUninit<i64>]| o.iter().map(|e| unsafe { e.assume_init() }).collect::<Vec<_>>();
                     let want: Vec<i64> = src.iter().zip(&f).filter(|(_, &b)| b).map(|(&e, _)| e).collect();
