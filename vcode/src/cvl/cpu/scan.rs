@@ -25,9 +25,16 @@ pub(super) fn fold_lanes<T: Copy + PartialEq>(v: &[T], first: bool, lanes: bool,
     }
     let mut acc = [v[0]; L];
     acc.copy_from_slice(&v[..L]);
-    let body = v.len() / L * L;
-    for c in v[L..body].chunks_exact(L) {
-        for j in 0..L {
+    Some(lane_fold(acc, &v[L..], f))
+}
+
+/// Folds `v` into the eight lanes `acc` (element `j` of every group of eight into lane
+/// `j`), then the lanes in order, then the elements past the last whole group.
+#[inline(always)]
+fn lane_fold<T: Copy>(mut acc: [T; 8], v: &[T], f: &(impl Fn(T, T) -> T + ?Sized)) -> T {
+    let body = v.len() / 8 * 8;
+    for c in v[..body].chunks_exact(8) {
+        for j in 0..8 {
             acc[j] = f(acc[j], c[j]);
         }
     }
@@ -38,7 +45,7 @@ pub(super) fn fold_lanes<T: Copy + PartialEq>(v: &[T], first: bool, lanes: bool,
     for &x in &v[body..] {
         r = f(r, x);
     }
-    Some(r)
+    r
 }
 
 /// Float MAX/MIN of `v`, a block of a segment (`first`: the segment's first), exactly as
@@ -63,20 +70,7 @@ fn fold_extreme<T: Copy + PartialEq>(v: &[T], first: bool, f: &(impl Fn(T, T) ->
         return v.iter().copied().reduce(f);
     }
     // Every lane starts from the first element (not a NaN), one of the candidates.
-    let mut acc = [v[0]; L];
-    let body = v.len() / L * L;
-    for c in v[..body].chunks_exact(L) {
-        for j in 0..L {
-            acc[j] = f(acc[j], c[j]);
-        }
-    }
-    let mut m = acc[0];
-    for &x in &acc[1..] {
-        m = f(m, x);
-    }
-    for &x in &v[body..] {
-        m = f(m, x);
-    }
+    let m = lane_fold([v[0]; L], v, f);
     v.iter().copied().find(|&x| x == m)
 }
 
