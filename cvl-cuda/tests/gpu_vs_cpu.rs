@@ -333,6 +333,69 @@ fn scans_and_reductions_match_cpu() {
     }
 }
 
+/// Float MAX and MIN over vectors with NaNs and signed zeros, bit for bit: the CPU fold
+/// keeps a NaN that starts a segment and passes over every other NaN, and of `0.0` and
+/// `-0.0` keeps the first. NaNs fall at segment starts, just after them, at the scan tiles'
+/// edges (2048 elements) and at random; plain vectors and a folding superoperator's tree.
+#[test]
+fn float_extremes_over_nans_match_cpu() {
+    let Some(mut p) = pair("float_extremes_over_nans_match_cpu") else {
+        return;
+    };
+    let mut r = Rng(41);
+    let folds = [
+        "(FLOAT SEGDES) (MAX_REDUCE FLOAT (+ FLOAT $0 (CONST FLOAT 1.0)) $1)",
+        "(FLOAT SEGDES) (MIN_SCAN FLOAT (* FLOAT $0 (CONST FLOAT 2.0)) $1)",
+    ];
+    for &n in sizes(&p.gpu) {
+        for lens in r.layouts(n) {
+            let starts: Vec<usize> = lens.iter().scan(0usize, |a, &l| {
+                let s = *a;
+                *a += l as usize;
+                Some(s)
+            }).collect();
+            for variant in 0..3 {
+                let mut x: Vec<f64> = (0..n).map(|_| [0.0, -0.0, 1.0, -1.0][r.below(4) as usize]).collect();
+                for (k, &st) in starts.iter().enumerate() {
+                    let l = lens[k] as usize;
+                    // Variant 0: NaN first in every other segment; 1: NaN second; 2: neither.
+                    match variant {
+                        0 if l > 0 && k % 2 == 0 => x[st] = f64::NAN,
+                        1 if l > 1 => x[st + 1] = f64::NAN,
+                        _ => {}
+                    }
+                    if l > 3 {
+                        x[st + 2] = if variant == 2 { 5.0 } else { -5.0 };
+                    }
+                }
+                for e in [2047, 2048, 2049, 4095, 4096] {
+                    if e < n {
+                        x[e] = f64::NAN;
+                    }
+                }
+                for _ in 0..n / 50 {
+                    let i = r.below(n as u64) as usize;
+                    x[i] = f64::NAN;
+                }
+                let v = p.vec(HostVector::Float(x));
+                let s = p.seg(&lens);
+                let what = format!("n={n} segments={} variant {variant}", lens.len());
+                for op in [ReduceOp::Max, ReduceOp::Min] {
+                    let res = (p.cpu.scan(op, &v.c, &s.c), p.gpu.scan(op, &v.g, &s.g));
+                    p.same(&format!("scan {op:?} {what}"), res, false);
+                    let res = (p.cpu.reduce(op, &v.c, &s.c), p.gpu.reduce(op, &v.g, &s.g));
+                    p.same(&format!("reduce {op:?} {what}"), res, false);
+                }
+                for src in folds {
+                    let op = SuperOp::parse(src).unwrap_or_else(|e| panic!("{src}: {e:?}"));
+                    let res = (p.cpu.fused_fold(&op, &[Some(&v.c), None], &s.c, n), p.gpu.fused_fold(&op, &[Some(&v.g), None], &s.g, n));
+                    p.same(&format!("FUSED {src} {what}"), res, false);
+                }
+            }
+        }
+    }
+}
+
 /// The identities of scans and reductions: results show the reference's (32-bit INT_MIN /
 /// INT_MAX for MAX / MIN on INT, -/+1.0e36 through a float on FLOAT, 0.0 for `+`), only as
 /// the first element of a scan segment or the reduction of an empty segment; they are never

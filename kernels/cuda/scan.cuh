@@ -25,11 +25,23 @@
 // still reduce exactly), on FLOAT -/+1.0e36 rounded through a float (elements beyond it,
 // and infinities, too); and for FLOAT `+`, whose neutral is -0.0 (so a sum of -0.0 stays
 // -0.0) while the output identity is 0.0.
+//
+// Float MAX and MIN. The CPU library (and CMU's) folds a segment from its first element with
+// an operator that keeps its left operand unless the right one is strictly beyond it: a NaN
+// first element therefore stays to the end (every comparison with it fails), and any other
+// NaN is passed over. A tree of that operator is not the fold (a NaN that lands on the left
+// of an inner combination would stick). So each element is loaded through `in(x, start)`:
+// a NaN that does not start its segment becomes the neutral `id()`, and the operator lets a
+// NaN win from either side (`b != b`); the only NaNs left are segment starts, which the fold
+// keeps whichever way the tree groups them. Ties (only 0.0 and -0.0 are equal and differ)
+// keep the left operand, so every combination must keep the elements' order, as the scans
+// do and `reduce_aggs` does.
 
 #define ITEMS 8
 #define TILE (BLOCK * ITEMS)
 
-#define DEF_OP(NAME, SIN, TT, SOUT, ID, OUT_ID, EXPR)                              \
+// LOAD: an element `x` as the accumulator type (`start`: it begins its segment).
+#define DEF_OP_LOAD(NAME, SIN, TT, SOUT, ID, OUT_ID, EXPR, LOAD)                   \
     struct NAME {                                                                \
         typedef SIN Sin;                                                         \
         typedef TT T;                                                            \
@@ -37,7 +49,13 @@
         __device__ static __forceinline__ TT id() { return (ID); }               \
         __device__ static __forceinline__ TT out_id() { return (OUT_ID); }       \
         __device__ static __forceinline__ TT ap(TT a, TT b) { return (EXPR); }   \
+        __device__ static __forceinline__ TT in(SIN x, bool start) {             \
+            (void)start;                                                         \
+            return (LOAD);                                                       \
+        }                                                                        \
     };
+#define DEF_OP(NAME, SIN, TT, SOUT, ID, OUT_ID, EXPR) \
+    DEF_OP_LOAD(NAME, SIN, TT, SOUT, ID, OUT_ID, EXPR, (TT)x)
 
 #define NEG_INF_D __longlong_as_double((i64)0xfff0000000000000ull)
 #define POS_INF_D __longlong_as_double((i64)0x7ff0000000000000ull)
@@ -52,8 +70,10 @@ DEF_OP(OpIorZ, i64, i64, i64, 0, 0, a | b)
 DEF_OP(OpXorZ, i64, i64, i64, 0, 0, a ^ b)
 DEF_OP(OpAddD, double, double, double, NEG_ZERO_D, 0.0, a + b)
 DEF_OP(OpMulD, double, double, double, 1.0, 1.0, a * b)
-DEF_OP(OpMaxD, double, double, double, NEG_INF_D, FLOAT_MAX_ID, b > a ? b : a)
-DEF_OP(OpMinD, double, double, double, POS_INF_D, -FLOAT_MAX_ID, b < a ? b : a)
+DEF_OP_LOAD(OpMaxD, double, double, double, NEG_INF_D, FLOAT_MAX_ID, (b > a || b != b) ? b : a,
+            (!start && x != x) ? NEG_INF_D : x)
+DEF_OP_LOAD(OpMinD, double, double, double, POS_INF_D, -FLOAT_MAX_ID, (b < a || b != b) ? b : a,
+            (!start && x != x) ? POS_INF_D : x)
 DEF_OP(OpAndB, b8, int, b8, 1, 1, a & b)
 DEF_OP(OpIorB, b8, int, b8, 0, 0, a | b)
 DEF_OP(OpXorB, b8, int, b8, 0, 0, a ^ b)
@@ -143,8 +163,10 @@ __device__ void load_tile(const SRC& in, const u32* keys, i64 n, i64 base,
     for (int i = threadIdx.x; i < TILE; i += BLOCK) {
         i64 g = base + i;
         if (g < n) {
-            sv[i] = (typename OP::T)in(g);
-            sk[i] = keys ? keys[g] : 0u;
+            u32 k = keys ? keys[g] : 0u;
+            bool start = g == 0 || (keys && keys[g - 1] != k);
+            sv[i] = OP::in(in(g), start);
+            sk[i] = k;
         } else {
             sv[i] = OP::id();
             sk[i] = pad_key;
@@ -292,9 +314,18 @@ template <class OP>
 __device__ void reduce_aggs(const typename OP::T* agg_v, i64 ntiles, typename OP::Sout* out) {
     typedef typename OP::T T;
     __shared__ T wv[NWARPS];
+    // In the tiles' order (see the float MAX/MIN note above): each thread folds a run of
+    // consecutive tiles, then lane i takes lane i + d's for d = 1, 2, 4, ... (only lanes
+    // that are multiples of 2d carry on), then the warps in order.
     T acc = OP::id();
-    for (i64 i = threadIdx.x; i < ntiles; i += BLOCK) acc = OP::ap(acc, agg_v[i]);
-    for (int d = 16; d > 0; d >>= 1) acc = OP::ap(acc, __shfl_down_sync(FULL_MASK, acc, d));
+    i64 per = (ntiles + BLOCK - 1) / BLOCK;
+    i64 lo = (i64)threadIdx.x * per;
+    i64 hi = lo + per < ntiles ? lo + per : ntiles;
+    for (i64 i = lo; i < hi; i++) acc = OP::ap(acc, agg_v[i]);
+    for (int d = 1; d < 32; d <<= 1) {
+        T o = __shfl_down_sync(FULL_MASK, acc, d);
+        if (((threadIdx.x & 31) & (2 * d - 1)) == 0) acc = OP::ap(acc, o);
+    }
     int lane = threadIdx.x & 31;
     int w = threadIdx.x >> 5;
     if (lane == 0) wv[w] = acc;
