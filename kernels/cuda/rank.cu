@@ -24,9 +24,9 @@ extern "C" __global__ void rank_keys_z(const i64* __restrict__ v, i64 n, int up,
 extern "C" __global__ void rank_keys_d(const double* __restrict__ v, i64 n, int up,
                                        u64* __restrict__ keys, i64* __restrict__ perm) {
     GRID_LOOP(j, n) {
-        double x = v[j];
-        if (x == 0.0) x = 0.0;  // -0.0 and 0.0 compare equal: give them one key
-        u64 b = (u64)__double_as_longlong(x);
+        // By bit pattern, as the CPU library and the reference's radix sort order floats:
+        // -0.0 before 0.0, NaNs (by sign) beyond the infinities.
+        u64 b = (u64)__double_as_longlong(v[j]);
         u64 k = (b & 0x8000000000000000ull) ? ~b : (b | 0x8000000000000000ull);
         keys[j] = up ? k : ~k;
         perm[j] = j;
