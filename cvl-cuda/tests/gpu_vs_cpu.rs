@@ -298,6 +298,32 @@ fn special_floats_match_cpu() {
     }
 }
 
+/// Element-wise INT operators on every pair of edge values: the ends of the range
+/// (`MIN / -1` wraps), signs for division and remainder, shift counts of 0, 63, 64 and
+/// more, and negative ones. Zero divisors are left out (they trap; see below).
+#[test]
+fn edge_ints_match_cpu() {
+    let Some(mut p) = pair("edge_ints_match_cpu") else {
+        return;
+    };
+    let edge = [i64::MIN, i64::MIN + 1, i64::MAX, -1, 1, 2, -7, 7, 63, 64, 65, 127, -64, 3, 1 << 40];
+    let k = edge.len();
+    let a: Vec<i64> = (0..k * k).map(|i| edge[i / k]).collect();
+    let b: Vec<i64> = (0..k * k).map(|i| edge[i % k]).collect();
+    let ia = p.vec(HostVector::Int(a));
+    let ib = p.vec(HostVector::Int(b));
+    use BinOp::*;
+    for op in [Add, Sub, Mul, Div, Mod, Lt, Le, Gt, Ge, Eq, Ne, Lshift, Rshift, And, Or, Xor, Max, Min] {
+        let res = (p.cpu.binary(op, &ia.c, &ib.c), p.gpu.binary(op, &ia.g, &ib.g));
+        p.same(&format!("{op:?} INT on edge values"), res, false);
+    }
+    use UnOp::*;
+    for op in [Not, IToF, IToB] {
+        let res = (p.cpu.unary(op, &ia.c), p.gpu.unary(op, &ia.g));
+        p.same(&format!("{op:?} on edge ints"), res, false);
+    }
+}
+
 #[test]
 fn division_by_zero_traps() {
     let Some(mut p) = pair("division_by_zero_traps") else {
