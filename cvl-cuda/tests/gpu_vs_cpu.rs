@@ -363,6 +363,25 @@ fn rand_matches_cpu_stream() {
     }
 }
 
+/// `RAND` at edge bounds: 0, 1, -1, the ends of the int range; float bounds 0, -0.0,
+/// negative, infinite, NaN, subnormal.
+#[test]
+fn rand_at_edge_bounds_matches_cpu() {
+    let Some(mut p) = pair("rand_at_edge_bounds_matches_cpu") else {
+        return;
+    };
+    let ints = p.vec(HostVector::Int(vec![0, 1, -1, i64::MIN, i64::MAX, 2, -3, 1 << 62]));
+    let floats = p.vec(HostVector::Float(vec![0.0, -0.0, -2.5, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 5.0e-324, 1.0e308]));
+    for seed in [0, 7] {
+        p.cpu.srand(seed).unwrap();
+        p.gpu.srand(seed).unwrap();
+        for v in [&ints, &floats] {
+            let res = (p.cpu.rand(&v.c), p.gpu.rand(&v.g));
+            p.same(&format!("RAND at edge bounds, seed {seed}"), res, false);
+        }
+    }
+}
+
 #[test]
 fn scans_and_reductions_match_cpu() {
     let Some(mut p) = pair("scans_and_reductions_match_cpu") else {
