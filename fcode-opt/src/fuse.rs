@@ -17,11 +17,12 @@
 //!
 //! Before both, a tree read several times, all by one later tree, moves into that tree at
 //! each read ([`share_block`]): superoperators are trees in their text, but the vector
-//! libraries evaluate identical subexpressions once.
+//! libraries evaluate identical subexpressions once. Then a small tree read by several
+//! later trees is computed again in each of them ([`remat_block`]) instead of stored.
 
 use crate::lir::{removable, use_counts, Block, LProgram, Rhs, Stmt, Tree, Var};
 use crate::util::{exec_of, operand_types, scalar_const};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use vcode::op::{Exec, SlotTy};
 use vcode::{Expr, Fold, HostScalar, HostVector, Imm, Instr, Opcode, Origin, SuperOp, Ty, VType};
 
@@ -304,6 +305,100 @@ fn share_block(b: &mut Block, uses: &mut HashMap<Var, usize>, table: &[SuperOp])
     }
 }
 
+/// Most operations of a value [`remat_block`] computes again in each tree that reads it.
+const REMAT_MAX_OPS: usize = 12;
+
+/// Most operands of such a value that are stored vectors (not `DIST`s, which the vector
+/// libraries expand chunk by chunk as they read them).
+const REMAT_MAX_VECTORS: usize = 2;
+
+/// Computes a small element-wise value again in each tree that reads it, when only trees
+/// of its block read it, several of them ([`share_block`] moves a value read by one tree)
+/// and it cannot trap: the value is never stored, and the pass that stored it goes. Its
+/// operands are read by the readers instead, alongside what they read already; at most
+/// [`REMAT_MAX_VECTORS`] of them are stored vectors and it has at most
+/// [`REMAT_MAX_OPS`] operations, so recomputing it costs less than the store and the
+/// reads it saves. Never across a timer. `uses` is kept up to date.
+///
+/// The reducer recomputes trees of up to three operations in their readers as it builds
+/// them ([`crate::reduce`]); this runs after the checks have become guards, when the
+/// readers are trees of one block: Barnes-Hut's `r2 = dx * dx + dy * dy + 1.0e-6` (nine
+/// operations over the bodies' coordinates and the cell's centre, a `DIST`), read by both
+/// components of the force and the guards of `sqrt` and `/`, was a pass of its own that
+/// wrote 8 bytes per term (Barnes-Hut 75K: 0.14 s of the run's superoperator time, 0.52 s).
+fn remat_block(b: &mut Block, uses: &mut HashMap<Var, usize>) {
+    let dists: HashSet<Var> = b
+        .stmts
+        .iter()
+        .filter(|s| matches!(&s.rhs, Rhs::Prim { ins, .. } if ins.op == Opcode::Dist))
+        .flat_map(|s| s.defs.iter().copied())
+        .collect();
+    let mut j = 0;
+    while j < b.stmts.len() {
+        let (v, def) = match (b.stmts[j].defs.as_slice(), &b.stmts[j].rhs) {
+            ([v], Rhs::Tree(t @ Tree::Op { .. })) => (*v, t.clone()),
+            _ => {
+                j += 1;
+                continue;
+            }
+        };
+        let n = uses.get(&v).copied().unwrap_or(0);
+        let mut vectors = HashSet::new();
+        stored_leaves(&def, &dists, &mut vectors);
+        if n < 2 || def.may_trap() || def.op_count() > REMAT_MAX_OPS || vectors.len() > REMAT_MAX_VECTORS {
+            j += 1;
+            continue;
+        }
+        // Every read is in a tree of this block after `j`, and no timer comes before the
+        // last of them.
+        let mut readers = Vec::new();
+        let mut seen = 0;
+        for (i, st) in b.stmts.iter().enumerate().skip(j + 1) {
+            let mut hit = 0;
+            st.rhs.for_each_use(&mut |x| hit += usize::from(x == v));
+            if hit == 0 {
+                continue;
+            }
+            match &st.rhs {
+                Rhs::Tree(t) if t.op_count() + hit * def.op_count() <= SHARE_MAX_OPS => readers.push(i),
+                _ => break,
+            }
+            seen += hit;
+        }
+        let last = readers.last().copied().unwrap_or(j);
+        if seen != n || b.stmts[j + 1..last].iter().any(|s| s.rhs.is_timer()) {
+            j += 1;
+            continue;
+        }
+        def.for_each_var(&mut |x| *uses.entry(x).or_insert(0) += n - 1);
+        uses.insert(v, 0);
+        for &i in &readers {
+            if let Rhs::Tree(t) = &mut b.stmts[i].rhs {
+                substitute(t, v, &def);
+            }
+        }
+        b.stmts.remove(j);
+    }
+    for s in &mut b.stmts {
+        if let Rhs::If { then, els, .. } = &mut s.rhs {
+            remat_block(then, uses);
+            remat_block(els, uses);
+        }
+    }
+}
+
+/// The variables `t` reads as values (not a broadcast's segment descriptor) that are not
+/// among `dists`.
+fn stored_leaves(t: &Tree, dists: &HashSet<Var>, out: &mut HashSet<Var>) {
+    match t {
+        Tree::Var(v) if !dists.contains(v) => {
+            out.insert(*v);
+        }
+        Tree::Op { args, .. } => args.iter().for_each(|a| stored_leaves(a, dists, out)),
+        _ => {}
+    }
+}
+
 /// The index of `op` in the table, adding it when new.
 pub(crate) fn intern(table: &mut Vec<SuperOp>, op: SuperOp) -> usize {
     match table.iter().position(|o| *o == op) {
@@ -460,6 +555,7 @@ pub fn fuse(p: &mut LProgram) {
     for f in &mut p.funcs {
         let mut uses = use_counts(&f.body);
         share_block(&mut f.body, &mut uses, &table);
+        remat_block(&mut f.body, &mut uses);
         fuse_block(&mut f.body, &uses, &mut table, &mut parts);
     }
     p.superops = table;
