@@ -182,7 +182,8 @@ fn calls_of(setup: &str, core: &str) -> (u64, String) {
 /// A float division whose divisor is `1 + c * |x|` (Black-Scholes' `cnd`) can never divide
 /// by zero: its check is dropped and the divisor and the quotient are one superoperator.
 /// With `0 + c * |x|`, which could be zero (it is not, for these `x`), the check stays:
-/// two more operations (the check, and the divisor stored for it).
+/// one more operation (the check, which computes the divisor itself, as the quotient
+/// does: the divisor is small, so it is not stored for the two).
 #[test]
 fn a_division_check_on_a_divisor_of_at_least_one_is_dropped() {
     let setup = "xs = {float(i) - 499.5 : i in index(1000)};\n";
@@ -190,7 +191,7 @@ fn a_division_check_on_a_divisor_of_at_least_one_is_dropped() {
     let (kept, t2) = calls_of(setup, "{1.0 / (0.0 + 0.25 * abs(x)) : x in xs};\n");
     assert!(t1.starts_with("it = [0.0079"), "{t1}");
     assert!(t2.starts_with("it = [0.0080"), "{t2}");
-    assert!(kept >= safe + 2, "CVL calls: {safe} with the check dropped, {kept} with it kept");
+    assert!(kept >= safe + 1, "CVL calls: {safe} with the check dropped, {kept} with it kept");
 }
 
 /// smvm (`bench/programs/smvm.nesl`) reads the dense vector `v[j]` of every matrix entry
