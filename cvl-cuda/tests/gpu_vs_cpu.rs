@@ -299,7 +299,7 @@ fn special_floats_match_cpu() {
 }
 
 /// Element-wise INT operators on every pair of edge values: the ends of the range
-/// (`MIN / -1` wraps), signs for division and remainder, shift counts of 0, 63, 64 and
+/// (`MIN / -1` wraps), signs for division and remainder, shift counts of 1, 63, 64 and
 /// more, and negative ones. Zero divisors are left out (they trap; see below).
 #[test]
 fn edge_ints_match_cpu() {
