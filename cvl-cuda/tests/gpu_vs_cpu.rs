@@ -185,6 +185,30 @@ impl Pair {
     }
 }
 
+/// Every ordered pair of `vals`, as two vectors: element `i` pairs `vals[i / k]` with
+/// `vals[i % k]` (`k` values).
+fn every_pair<T: Copy>(vals: &[T]) -> (Vec<T>, Vec<T>) {
+    let k = vals.len();
+    ((0..k * k).map(|i| vals[i / k]).collect(), (0..k * k).map(|i| vals[i % k]).collect())
+}
+
+impl Pair {
+    /// Each binary operator of `ops` on `(a, b)`, compared exactly.
+    fn binaries(&mut self, ops: &[BinOp], a: &PV, b: &PV, what: &str) {
+        for &op in ops {
+            let res = (self.cpu.binary(op, &a.c, &b.c), self.gpu.binary(op, &a.g, &b.g));
+            self.same(&format!("{op:?} {what}"), res, false);
+        }
+    }
+    /// Each unary operator of `ops` on `a`, compared within 1e-9 where `approx(op)`.
+    fn unaries(&mut self, ops: &[UnOp], a: &PV, what: &str, approx: impl Fn(UnOp) -> bool) {
+        for &op in ops {
+            let res = (self.cpu.unary(op, &a.c), self.gpu.unary(op, &a.g));
+            self.same(&format!("{op:?} {what}"), res, approx(op));
+        }
+    }
+}
+
 fn pair(test: &str) -> Option<Pair> {
     gpu(test).map(|g| Pair {
         cpu: CpuCvl::new(),
@@ -280,22 +304,14 @@ fn special_floats_match_cpu() {
         f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0, 0.5, -0.5, 1.5, -2.5, 1.0, -1.0,
         9.2e18, -9.3e18, 1.0e19, 1.0e308, -1.0e308, 5.0e-324, -1.0e-310, 3.0,
     ];
-    let k = special.len();
-    let a: Vec<f64> = (0..k * k).map(|i| special[i / k]).collect();
-    let b: Vec<f64> = (0..k * k).map(|i| special[i % k]).collect();
+    let (a, b) = every_pair(&special);
     let fa = p.vec(HostVector::Float(a));
     let fb = p.vec(HostVector::Float(b));
     use BinOp::*;
-    for op in [Add, Sub, Mul, Div, Lt, Le, Gt, Ge, Eq, Ne, Max, Min] {
-        let res = (p.cpu.binary(op, &fa.c, &fb.c), p.gpu.binary(op, &fa.g, &fb.g));
-        p.same(&format!("{op:?} FLOAT on special values"), res, false);
-    }
+    p.binaries(&[Add, Sub, Mul, Div, Lt, Le, Gt, Ge, Eq, Ne, Max, Min], &fa, &fb, "FLOAT on special values");
     use UnOp::*;
-    for op in [Floor, Ceil, Trunc, Round, Sqrt, Log, Exp, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Tanh] {
-        let approx = !matches!(op, Floor | Ceil | Trunc | Round | Sqrt);
-        let res = (p.cpu.unary(op, &fa.c), p.gpu.unary(op, &fa.g));
-        p.same(&format!("{op:?} on special values"), res, approx);
-    }
+    let unary = [Floor, Ceil, Trunc, Round, Sqrt, Log, Exp, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Tanh];
+    p.unaries(&unary, &fa, "on special values", |op| !matches!(op, Floor | Ceil | Trunc | Round | Sqrt));
 }
 
 /// Element-wise INT operators on every pair of edge values: the ends of the range
@@ -307,21 +323,13 @@ fn edge_ints_match_cpu() {
         return;
     };
     let edge = [i64::MIN, i64::MIN + 1, i64::MAX, -1, 1, 2, -7, 7, 63, 64, 65, 127, -64, 3, 1 << 40];
-    let k = edge.len();
-    let a: Vec<i64> = (0..k * k).map(|i| edge[i / k]).collect();
-    let b: Vec<i64> = (0..k * k).map(|i| edge[i % k]).collect();
+    let (a, b) = every_pair(&edge);
     let ia = p.vec(HostVector::Int(a));
     let ib = p.vec(HostVector::Int(b));
     use BinOp::*;
-    for op in [Add, Sub, Mul, Div, Mod, Lt, Le, Gt, Ge, Eq, Ne, Lshift, Rshift, And, Or, Xor, Max, Min] {
-        let res = (p.cpu.binary(op, &ia.c, &ib.c), p.gpu.binary(op, &ia.g, &ib.g));
-        p.same(&format!("{op:?} INT on edge values"), res, false);
-    }
-    use UnOp::*;
-    for op in [Not, IToF, IToB] {
-        let res = (p.cpu.unary(op, &ia.c), p.gpu.unary(op, &ia.g));
-        p.same(&format!("{op:?} on edge ints"), res, false);
-    }
+    let binary = [Add, Sub, Mul, Div, Mod, Lt, Le, Gt, Ge, Eq, Ne, Lshift, Rshift, And, Or, Xor, Max, Min];
+    p.binaries(&binary, &ia, &ib, "INT on edge values");
+    p.unaries(&[UnOp::Not, UnOp::IToF, UnOp::IToB], &ia, "on edge ints", |_| false);
 }
 
 #[test]
