@@ -98,3 +98,31 @@ fn runtime_errors_exit() {
     assert_eq!(one("7 / 0;"), "EXIT:CHECK: division by zero");
     assert_eq!(one("{10 / x : x in [1, 0]};"), "EXIT:CHECK: division by zero");
 }
+
+/// `let r = {f(v) : v in [a, b]}` read only as `r[0]`, `r[1]` runs `f` over the
+/// literal's elements in block order: the elements are appended (`APPEND_`) and `r[j]`
+/// is a contiguous range of the result, not a gather per instance (`GATHER_`). A read
+/// of `r` itself keeps the plain layout; so does a body that draws random numbers or
+/// prints (its instances' order would show).
+#[test]
+fn apply_to_each_over_a_literal_read_by_index_runs_in_block_order() {
+    let calls = |code: &str, f: &str| code.lines().filter(|l| l.starts_with(&format!("CALL {f}"))).count();
+    let src = |body: &str, reads: &str| {
+        format!(
+            "function g(v) = {body};
+             function h(a) = let r = {{g(v) : v in [a, reverse(a)]}} in {reads};
+             {{h(a) : a in [[1, 2], [3]]}};"
+        )
+    };
+    let blocked = vcode_of(&src("{x + 1 : x in v}", "r[0] ++ r[1]"));
+    assert_eq!((calls(&blocked, "APPEND_"), calls(&blocked, "GATHER_")), (1, 0), "{blocked}");
+    assert_eq!(one(&src("{x + 1 : x in v}", "r[1] ++ r[0] ++ [#r]")), "[ 2 ] [ 5 3 ] ( 3 2 2 3 2 4 4 2 )");
+    for (body, reads) in [
+        ("{x + 1 : x in v}", "r[0] ++ r[1] ++ flatten(r)"),
+        ("{x + rand(9) : x in v}", "r[0] ++ r[1]"),
+        ("{x + 1 : x in v | print_string(\"x\")}", "r[0] ++ r[1]"),
+    ] {
+        let plain = vcode_of(&src(body, reads));
+        assert_eq!(calls(&plain, "APPEND_"), 0, "{body} / {reads}:\n{plain}");
+    }
+}

@@ -17,6 +17,7 @@
 //! instance takes it.
 
 use vcode::{Const, Opcode as O, Ty};
+use super::blocked::Blocked;
 use super::builder::{FunBuilder, Slot};
 use super::helpers::Part;
 use super::layout::{lay_of, match_type, subst, DataTypes, FunRef, Lay, SlotKind};
@@ -54,6 +55,9 @@ pub(crate) struct Val {
     pub s: Vec<Slot>,
     pub lay: Lay,
     pub lazy: Option<std::rc::Rc<Lazy>>,
+    /// A sequence kept in block order ([`Blocked`]): `s` is empty. Only a variable holds
+    /// one; [`Compiler::force`] gives its plain form.
+    pub blocked: Option<std::rc::Rc<Blocked>>,
 }
 
 /// A lazily replicated value: `orig` gathered by `idx`.
@@ -70,17 +74,17 @@ pub(crate) struct Lazy {
 
 impl Val {
     pub(crate) fn new(s: Vec<Slot>, lay: Lay) -> Self {
-        Val { s, lay, lazy: None }
+        Val { s, lay, lazy: None, blocked: None }
     }
 
     pub(crate) fn base(s: Slot, k: SlotKind) -> Self {
-        Val { s: vec![s], lay: Lay::Base(k), lazy: None }
+        Val { s: vec![s], lay: Lay::Base(k), lazy: None, blocked: None }
     }
 
     /// A lazy value: `orig` gathered by `idx` (`single`: see [`Lazy::single`]).
     pub(crate) fn lazy(orig: Val, idx: Slot, single: bool) -> Self {
         let lay = orig.lay.clone();
-        Val { s: Vec::new(), lay, lazy: Some(std::rc::Rc::new(Lazy { orig, idx, single })) }
+        Val { s: Vec::new(), lay, lazy: Some(std::rc::Rc::new(Lazy { orig, idx, single })), blocked: None }
     }
 
     /// The single slot of a base value.
@@ -148,6 +152,25 @@ pub(crate) enum Origin {
     Prelude,
 }
 
+/// Builtins whose calls [`Compiler::reaches`] looks for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Reach {
+    /// `rand`.
+    Random,
+    /// `rand` and the builtins with effects (I/O, `error`, files), whose instances must
+    /// run in instance order.
+    Ordered,
+}
+
+impl Reach {
+    fn names(self, name: &str) -> bool {
+        use crate::check::builtins::{lookup, Family, Impl};
+        name == "rand"
+            || (self == Reach::Ordered
+                && lookup(name).is_some_and(|b| matches!(b.imp, Impl::Effect | Impl::Prim(Family::Io))))
+    }
+}
+
 /// Code generation state of one compilation (one VCODE program).
 pub(crate) struct Compiler<'a> {
     pub info: &'a dyn ProgInfo,
@@ -189,9 +212,10 @@ pub(crate) struct Compiler<'a> {
     /// The top-level variables each user function reads, directly or through the user
     /// functions it names (memoised).
     global_uses: HashMap<String, Vec<String>>,
-    /// Whether each function (by origin, name and epoch) draws random numbers, directly
-    /// or through the functions it calls (memoised; see [`Compiler::draws_random`]).
-    random_fns: HashMap<(Origin, String, usize), bool>,
+    /// Whether each function (by origin, name and epoch) calls builtins of a kind
+    /// ([`Reach`]), directly or through the functions it calls (memoised; see
+    /// [`Compiler::reaches`]).
+    reach_fns: HashMap<(Origin, String, usize, Reach), bool>,
     /// [`LocalsMemo`] of the lifted expression being compiled.
     locals_memo: LocalsMemo,
     /// The hidden global arguments (versions) of each instance, by VCODE name.
@@ -323,7 +347,7 @@ fn pack_directly(vals: &[&Val]) -> bool {
     n <= 2
 }
 
-fn uses_locals(e: &Expr) -> bool {
+pub(crate) fn uses_locals(e: &Expr) -> bool {
     let mut out = Vec::new();
     free_locals(e, &[], &mut out);
     !out.is_empty()
@@ -443,7 +467,7 @@ impl<'a> Compiler<'a> {
             main_globals: Vec::new(),
             fun_globals: None,
             global_uses: HashMap::new(),
-            random_fns: HashMap::new(),
+            reach_fns: HashMap::new(),
             locals_memo: LocalsMemo::default(),
             instance_globals: HashMap::new(),
             user_defs: Vec::new(),
@@ -489,7 +513,7 @@ impl<'a> Compiler<'a> {
     }
 
     /// The origin of code compiled for a NESL expression at `span` of the current source.
-    fn origin_at(&self, span: Span) -> vcode::Origin {
+    pub(crate) fn origin_at(&self, span: Span) -> vcode::Origin {
         match &self.src {
             Some(src) if (span.start as usize) <= src.text.len() => {
                 let (line, col) = src.line_col(span.start as usize);
@@ -697,12 +721,26 @@ impl<'a> Compiler<'a> {
     /// the functions it calls: such an expression is evaluated per instance, never
     /// hoisted out of an apply-to-each.
     fn draws_random(&mut self, origin: Origin, e: &Expr) -> bool {
+        self.reaches(origin, e, Reach::Random)
+    }
+
+    /// True when the instances of `e` (code of `origin`) must run in their own order:
+    /// it may draw random numbers (each instance draws the next number) or have an
+    /// effect (I/O, `error`, files: instance order is output order), directly or
+    /// through the functions it calls.
+    pub(crate) fn order_matters(&mut self, origin: Origin, e: &Expr) -> bool {
+        self.reaches(origin, e, Reach::Ordered)
+    }
+
+    /// True when evaluating `e` (code of `origin`) may call a builtin `what` names,
+    /// directly or through the functions it calls.
+    fn reaches(&mut self, origin: Origin, e: &Expr, what: Reach) -> bool {
         let mut calls: Vec<(Origin, String)> = Vec::new();
         let mut direct = false;
         let mut stack = vec![e];
         while let Some(x) = stack.pop() {
             match &x.kind {
-                ExprKind::Call { func, .. } | ExprKind::Var(func) if func.name == "rand" && func.res == Res::Builtin => {
+                ExprKind::Call { func, .. } | ExprKind::Var(func) if func.res == Res::Builtin && what.names(&func.name) => {
                     direct = true;
                 }
                 ExprKind::Call { func, .. } | ExprKind::Var(func) => match func.res {
@@ -714,26 +752,26 @@ impl<'a> Compiler<'a> {
             }
             x.for_each_child(&mut |c| stack.push(c));
         }
-        direct || calls.into_iter().any(|(o, name)| self.function_draws_random(o, &name))
+        direct || calls.into_iter().any(|(o, name)| self.function_reaches(o, &name, what))
     }
 
-    /// [`Compiler::draws_random`] of the body of function `name` (memoised; a recursive
-    /// function counts as not random while its own body is being looked at).
-    fn function_draws_random(&mut self, origin: Origin, name: &str) -> bool {
-        let key = (origin, name.to_string(), self.epoch);
-        if let Some(&r) = self.random_fns.get(&key) {
+    /// [`Compiler::reaches`] of the body of function `name` (memoised; a recursive
+    /// function counts as not reaching while its own body is being looked at).
+    fn function_reaches(&mut self, origin: Origin, name: &str, what: Reach) -> bool {
+        let key = (origin, name.to_string(), self.epoch, what);
+        if let Some(&r) = self.reach_fns.get(&key) {
             return r;
         }
-        self.random_fns.insert(key.clone(), false);
+        self.reach_fns.insert(key.clone(), false);
         let def = match origin {
             Origin::User => self.user_function(name),
             Origin::Prelude => self.info.prelude(name),
         };
         let r = match def.and_then(|d| d.body.as_ref()) {
-            Some(body) => self.draws_random(origin, body),
+            Some(body) => self.reaches(origin, body, what),
             None => false,
         };
-        self.random_fns.insert(key, r);
+        self.reach_fns.insert(key, r);
         r
     }
 
@@ -887,8 +925,13 @@ impl<'a> Compiler<'a> {
         Ok(())
     }
 
-    /// The slots of a value, materialising a lazy one.
+    /// The slots of a value, materialising a lazy one and giving a block-ordered one
+    /// its plain layout.
     pub(crate) fn force(&mut self, fb: &mut FunBuilder, v: &Val) -> Val {
+        if let Some(b) = &v.blocked {
+            let b = b.clone();
+            return self.unblock(fb, v, &b);
+        }
         match &v.lazy {
             Some(l) => {
                 let (orig, idx) = (l.orig.clone(), l.idx);
@@ -996,8 +1039,12 @@ impl<'a> Compiler<'a> {
             }
             ExprKind::Let(binds, body) => {
                 let n = env.len();
-                for (p, x) in binds {
-                    let v = self.expr(fb, env, ctx, x)?;
+                for (i, (p, x)) in binds.iter().enumerate() {
+                    let rest: Vec<&Expr> = binds[i + 1..].iter().map(|(_, e)| e).chain([&**body]).collect();
+                    let v = match self.let_blocked(fb, env, ctx, p, x, &rest)? {
+                        Some(v) => v,
+                        None => self.expr(fb, env, ctx, x)?,
+                    };
                     self.bind(p, v, env)?;
                 }
                 let r = self.expr(fb, env, ctx, body);
@@ -1071,6 +1118,9 @@ impl<'a> Compiler<'a> {
                         self.call_fn(fb, origin, &func.name, &aty, &v, ctx, &ty, e.span)
                     }
                     Res::Builtin => {
+                        if let Some(r) = self.blocked_builtin(fb, env, ctx, &func.name, arg) {
+                            return Ok(r);
+                        }
                         if let Some(r) = self.lazy_builtin(fb, env, ctx, &func.name, arg, &ty, e.span)? {
                             return Ok(r);
                         }
@@ -1323,6 +1373,8 @@ impl<'a> Compiler<'a> {
             .iter()
             .filter_map(|n| env.iter().rev().find(|(m, _)| m == n).cloned())
             .collect();
+        // A block-ordered variable is packed in its plain layout.
+        let live: Vec<(String, Val)> = live.into_iter().map(|(n, v)| (n, if v.blocked.is_some() { self.force(fb, &v) } else { v })).collect();
         let any = fb.op1(O::Gt.t(Ty::Int), &[cnt, zero]);
         let mut m = fb.begin_if(any);
         // Pack the live variables unless every instance takes this branch.
@@ -1429,6 +1481,10 @@ impl<'a> Compiler<'a> {
         let mut segidx = None;
         for name in &used {
             let v = match env.iter().rev().find(|(m, _)| m == name) {
+                Some((_, v)) if v.blocked.is_some() => {
+                    let v = v.clone();
+                    self.force(fb, &v)
+                }
                 Some((_, v)) => v.clone(),
                 None => continue,
             };

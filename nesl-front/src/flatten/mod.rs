@@ -18,6 +18,7 @@
 //! functions that are natural in NESL are written in NESL ([`prelude`]) and compiled
 //! like user functions.
 
+mod blocked;
 mod builder;
 mod gen;
 mod helpers;
