@@ -114,15 +114,11 @@ impl Compiler<'_> {
     fn apply_blocked(&mut self, fb: &mut FunBuilder, env: &mut Env, ctx: Ctx, binder: &Binder, es: &[Expr], body: &Expr, ty: &Type, x: &Expr) -> R<Val> {
         let lay = self.lay(ty, x.span)?;
         let k = es.len();
-        let mut elems: Option<Val> = None;
-        for e in es {
+        let mut elems = Val::new(Vec::new(), Lay::Unit);
+        for (i, e) in es.iter().enumerate() {
             let v = self.expr(fb, env, ctx, e)?;
-            elems = Some(match elems {
-                None => v,
-                Some(a) => self.append(fb, &a, &v),
-            });
+            elems = if i == 0 { v } else { self.append(fb, &elems, &v) };
         }
-        let Some(elems) = elems else { unreachable!("a literal of at least two elements") };
         let m = self.count(fb, ctx.seg);
         let kc = self.cint(fb, k as i64);
         let total = fb.op1(O::Mul.t(Ty::Int), &[m, kc]);
@@ -137,7 +133,8 @@ impl Compiler<'_> {
         let mut idx = None;
         for name in &used {
             let Some(v) = env.iter().rev().find(|(n, _)| n == name).map(|(_, v)| v.clone()) else { continue };
-            let v = self.force(fb, &v);
+            // A block-ordered variable in its plain layout (a lazy one stays lazy).
+            let v = if v.blocked.is_some() { self.force(fb, &v) } else { v };
             let r = match (&v.lazy, &v.lay) {
                 (_, Lay::Unit | Lay::Fun(_)) => v.clone(),
                 (Some(l), _) => {
