@@ -116,15 +116,6 @@ fn apply_to_each_over_a_literal_read_by_index_runs_in_block_order() {
     };
     let blocked = vcode_of(&src("{x + 1 : x in v}", "r[0] ++ r[1]"));
     assert_eq!((calls(&blocked, "APPEND_"), calls(&blocked, "GATHER_")), (1, 0), "{blocked}");
-    // A `++` chain holding every block once scatters the blocks' elements straight from
-    // the result: its FLOAT elements are never gathered (copied out per block) first.
-    let pairs = src("{(x, float(x) / 2.0) : x in v}", "r[1] ++ [(0, 0.5)] ++ r[0]");
-    let code = vcode_of(&pairs);
-    let h: Vec<&str> = code.lines().skip_while(|l| !l.starts_with("FUNC H")).skip(1).take_while(|l| !l.starts_with("FUNC")).collect();
-    assert!(!h.is_empty() && !h.iter().any(|l| l.starts_with("BPERMUTE FLOAT")), "{code}");
-    let (one_, half, three_halves) = ("1.00000000000000e+00", "5.00000000000000e-01", "1.50000000000000e+00");
-    let floats = [one_, half, half, half, one_, three_halves, half, three_halves].join(" ");
-    assert_eq!(one(&pairs), format!("[ 2 ] [ 5 3 ] ( 2 1 0 1 2 3 0 3 ) ( {floats} )"));
     assert_eq!(one(&src("{x + 1 : x in v}", "r[1] ++ r[0] ++ [#r]")), "[ 2 ] [ 5 3 ] ( 3 2 2 3 2 4 4 2 )");
     for (body, reads) in [
         ("{x + 1 : x in v}", "r[0] ++ r[1] ++ flatten(r)"),

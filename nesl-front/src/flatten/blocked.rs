@@ -8,9 +8,7 @@
 //! the others, and `r[0]`, `r[1]` gather them back out, segment by segment. In *block
 //! order* the `m` instances of `a` come first, then the `m` of `b`: the literal is `a`
 //! and `b` appended (whole vectors copied), and `r[j]` is block `j` of the result, one
-//! contiguous range of each of its vectors. A `++` chain that holds every block once
-//! (`r[0] ++ e ++ r[1]`) places the elements of all blocks with one scatter straight from
-//! the result, without copying the blocks out first.
+//! contiguous range of each of its vectors.
 //!
 //! The body's instances do not depend on one another, so their order is free, except
 //! where it shows: random numbers (each instance draws the next one) and effects (output
@@ -26,7 +24,6 @@ use super::helpers::Part;
 use super::layout::{Lay, SlotKind};
 use crate::ast::{Binder, Expr, ExprKind, Pattern, PatternKind, Res};
 use crate::ty::Type;
-use std::rc::Rc;
 
 /// A sequence over the `m` instances of its context, each of `k` elements, stored in
 /// block order: `inner` holds `k·m` instances of the element layout, element `j` of
@@ -155,7 +152,7 @@ impl Compiler<'_> {
         }
         self.bind(&binder.pat, elems, &mut inner_env)?;
         let inner = self.expr(fb, &mut inner_env, ictx, body)?;
-        Ok(Val { s: Vec::new(), lay, lazy: None, blocked: Some(Rc::new(Blocked { inner, k, m })) })
+        Ok(Val { s: Vec::new(), lay, lazy: None, blocked: Some(std::rc::Rc::new(Blocked { inner, k, m })) })
     }
 
     /// `0, 1, ..., m-1` repeated `k` times (made once, in `memo`).
@@ -261,132 +258,5 @@ impl Compiler<'_> {
                 Val::mk_seq(nseg, d)
             }
         }
-    }
-
-    /// `r[j]` of a block-ordered local variable `r`: its name, its value and `j`.
-    fn block_ref(env: &Env, e: &Expr) -> Option<(String, Rc<Blocked>, usize)> {
-        let ExprKind::Call { func, arg } = &e.kind else { return None };
-        if func.res != Res::Builtin || func.name != "elt" {
-            return None;
-        }
-        let ExprKind::Pair(a, i) = &arg.kind else { return None };
-        let (ExprKind::Var(id), ExprKind::Int(j)) = (&a.kind, &i.kind) else { return None };
-        if id.res != Res::Local {
-            return None;
-        }
-        let b = env.iter().rev().find(|(n, _)| *n == id.name).and_then(|(_, v)| v.blocked.clone())?;
-        (0..b.k as i64).contains(j).then(|| (id.name.clone(), b, *j as usize))
-    }
-
-    /// A `++` chain (operands `es`) that holds every block of a block-ordered variable
-    /// once each (`r[0] ++ e ++ r[1]`): the elements of all its blocks move to their
-    /// places in one scatter straight from the variable's elements, without a copy of
-    /// each block first. `None` when no variable's blocks are all there.
-    pub(crate) fn concat_blocks(&mut self, fb: &mut FunBuilder, env: &mut Env, ctx: Ctx, es: &[&Expr]) -> R<Option<Val>> {
-        let refs: Vec<_> = es.iter().map(|e| Self::block_ref(env, e)).collect();
-        // The variables whose blocks each appear exactly once.
-        let mut whole: Vec<(String, Rc<Blocked>)> = Vec::new();
-        for (name, b, _) in refs.iter().flatten() {
-            if whole.iter().any(|(n, _)| n == name) {
-                continue;
-            }
-            let mut seen = vec![0usize; b.k];
-            for (n, _, j) in refs.iter().flatten() {
-                if n == name {
-                    seen[*j] += 1;
-                }
-            }
-            if seen.iter().all(|&c| c == 1) {
-                whole.push((name.clone(), b.clone()));
-            }
-        }
-        if whole.is_empty() {
-            return Ok(None);
-        }
-        enum Operand {
-            Plain(Val),
-            /// Block `j` of variable `whole[w]`.
-            Block(usize, usize),
-        }
-        let mut ops = Vec::with_capacity(es.len());
-        for (e, r) in es.iter().zip(&refs) {
-            ops.push(match r.as_ref().and_then(|(n, _, j)| whole.iter().position(|(m, _)| m == n).map(|w| (w, *j))) {
-                Some((w, j)) => Operand::Block(w, j),
-                None => Operand::Plain(self.expr(fb, env, ctx, e)?),
-            });
-        }
-        // Each operand's length per instance.
-        let mut lens = Vec::with_capacity(ops.len());
-        for o in &ops {
-            lens.push(match o {
-                Operand::Plain(v) => fb.op1(O::Lengths, &[v.seq().0]),
-                Operand::Block(w, j) => {
-                    let b = &whole[*w].1;
-                    let il = fb.op1(O::Lengths, &[b.inner.seq().0]);
-                    let jc = self.cint(fb, *j as i64);
-                    let first = fb.op1(O::Mul.t(Ty::Int), &[jc, b.m]);
-                    self.slice(fb, &Val::base(il, SlotKind::Int), first, b.m).one()
-                }
-            });
-        }
-        let mut l = lens[0];
-        for &x in &lens[1..] {
-            l = fb.op1(O::Add.t(Ty::Int), &[l, x]);
-        }
-        let rseg = fb.op1(O::MakeSegdes, &[l]);
-        let mut off = fb.op1(O::AddScan.t(Ty::Int), &[l, ctx.seg]);
-        let one = self.int_in(fb, ctx, 1);
-        let mut parts = Vec::new();
-        let mut tot = None;
-        let mut add = |fb: &mut FunBuilder, n: Slot| {
-            tot = Some(match tot {
-                None => n,
-                Some(t) => fb.op1(O::Add.t(Ty::Int), &[t, n]),
-            });
-        };
-        // Per variable, the offset of each of its blocks within each instance's result.
-        let mut offs: Vec<Vec<Option<Slot>>> = whole.iter().map(|(_, b)| vec![None; b.k]).collect();
-        for (i, (o, &len)) in ops.iter().zip(&lens).enumerate() {
-            match o {
-                Operand::Plain(v) => {
-                    let (seg, data) = v.seq();
-                    let dest = fb.op1(O::Index, &[off, one, seg]);
-                    let n = fb.op1(O::AddReduce.t(Ty::Int), &[len, ctx.seg]);
-                    add(fb, n);
-                    parts.push(Part { v: data, dest, n });
-                }
-                Operand::Block(w, j) => offs[*w][*j] = Some(off),
-            }
-            if i + 1 < ops.len() {
-                off = fb.op1(O::Add.t(Ty::Int), &[off, len]);
-            }
-        }
-        for ((_, b), bo) in whole.iter().zip(offs) {
-            // Instance `j·m + i` of the variable starts at the offset of block `j` in
-            // instance `i`'s result.
-            let mut starts: Option<Val> = None;
-            for o in bo.into_iter().flatten() {
-                let v = Val::base(o, SlotKind::Int);
-                starts = Some(match starts {
-                    None => v,
-                    Some(a) => self.append(fb, &a, &v),
-                });
-            }
-            let Some(starts) = starts else { continue };
-            let (iseg, idata) = b.inner.seq();
-            let kc = self.cint(fb, b.k as i64);
-            let total = fb.op1(O::Mul.t(Ty::Int), &[b.m, kc]);
-            let st = self.segdes(fb, total);
-            let o1 = self.cint(fb, 1);
-            let ones = fb.op1(O::Dist.t(Ty::Int), &[o1, st]);
-            let dest = fb.op1(O::Index, &[starts.one(), ones, iseg]);
-            let il = fb.op1(O::Lengths, &[iseg]);
-            let n = fb.op1(O::AddReduce.t(Ty::Int), &[il, st]);
-            add(fb, n);
-            parts.push(Part { v: idata, dest, n });
-        }
-        let el = parts[0].v.lay.clone();
-        let d = self.scatter_into(fb, &el, &parts, tot.unwrap_or(one));
-        Ok(Some(Val::mk_seq(rseg, d)))
     }
 }

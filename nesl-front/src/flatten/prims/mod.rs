@@ -122,13 +122,10 @@ impl Compiler<'_> {
             }
             _ => return Ok(None),
         }
-        let rlay = self.lay(rty, span)?;
-        if let Some(r) = self.concat_blocks(fb, env, ctx, &es)? {
-            return Ok(Some(Val::new(r.s, rlay)));
-        }
         if es.len() < 3 {
             return Ok(None);
         }
+        let rlay = self.lay(rty, span)?;
         let mut vs = Vec::with_capacity(es.len());
         for e in es {
             vs.push(self.expr(fb, env, ctx, e)?);
