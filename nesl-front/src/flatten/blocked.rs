@@ -160,14 +160,11 @@ impl Compiler<'_> {
         if let Some(i) = *memo {
             return i;
         }
-        let sk = self.segdes(fb, k);
-        let lens = fb.op1(O::Dist.t(Ty::Int), &[m, sk]);
+        // The positions within `k` segments of `m` elements.
+        let blocks = Ctx { seg: self.segdes(fb, k), unit: false };
+        let lens = fb.op1(O::Dist.t(Ty::Int), &[m, blocks.seg]);
         let seg = fb.op1(O::MakeSegdes, &[lens]);
-        let z = self.cint(fb, 0);
-        let o = self.cint(fb, 1);
-        let zs = fb.op1(O::Dist.t(Ty::Int), &[z, sk]);
-        let os = fb.op1(O::Dist.t(Ty::Int), &[o, sk]);
-        let i = fb.op1(O::Index, &[zs, os, seg]);
+        let i = self.local_index(fb, blocks, seg);
         *memo = Some(i);
         i
     }
