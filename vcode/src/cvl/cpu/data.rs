@@ -62,6 +62,10 @@ pub enum Slice<'a> {
 }
 
 impl<'a> Slice<'a> {
+    /// Itself (so that the `each!` macros take a [`Data`] or a `Slice`).
+    pub(super) fn slice(self) -> Slice<'a> {
+        self
+    }
     pub(super) fn len(&self) -> usize {
         match self {
             Slice::Int(v) => v.len(),
@@ -325,10 +329,10 @@ impl Num for f64 {}
 /// Applies a generic function to the typed slice of a vector, wrapping its result.
 macro_rules! each {
     ($d:expr, |$v:ident| $body:expr) => {
-        match $d {
-            Data::Int($v) => Data::Int($body?),
-            Data::Float($v) => Data::Float($body?),
-            Data::Bool($v) => Data::Bool($body?),
+        match $d.slice() {
+            crate::cvl::cpu::data::Slice::Int($v) => Data::Int($body?),
+            crate::cvl::cpu::data::Slice::Float($v) => Data::Float($body?),
+            crate::cvl::cpu::data::Slice::Bool($v) => Data::Bool($body?),
         }
     };
 }
@@ -336,10 +340,10 @@ macro_rules! each {
 /// The same for two vectors that must have the same type.
 macro_rules! each2 {
     ($a:expr, $b:expr, |$x:ident, $y:ident| $body:expr) => {
-        match ($a, $b) {
-            (Data::Int($x), Data::Int($y)) => Data::Int($body?),
-            (Data::Float($x), Data::Float($y)) => Data::Float($body?),
-            (Data::Bool($x), Data::Bool($y)) => Data::Bool($body?),
+        match ($a.slice(), $b.slice()) {
+            (crate::cvl::cpu::data::Slice::Int($x), crate::cvl::cpu::data::Slice::Int($y)) => Data::Int($body?),
+            (crate::cvl::cpu::data::Slice::Float($x), crate::cvl::cpu::data::Slice::Float($y)) => Data::Float($body?),
+            (crate::cvl::cpu::data::Slice::Bool($x), crate::cvl::cpu::data::Slice::Bool($y)) => Data::Bool($body?),
             (a, b) => return Err(crate::cvl::cpu::data::one_type(a.vtype(), b.vtype())),
         }
     };
@@ -349,10 +353,10 @@ macro_rules! each2 {
 /// is a trap.
 macro_rules! each_mut {
     ($out:expr, $x:expr, |$o:ident, $y:ident| $body:expr) => {
-        match ($out, $x) {
-            (Data::Int($o), Data::Int($y)) => $body,
-            (Data::Float($o), Data::Float($y)) => $body,
-            (Data::Bool($o), Data::Bool($y)) => $body,
+        match ($out, $x.slice()) {
+            (Data::Int($o), crate::cvl::cpu::data::Slice::Int($y)) => $body,
+            (Data::Float($o), crate::cvl::cpu::data::Slice::Float($y)) => $body,
+            (Data::Bool($o), crate::cvl::cpu::data::Slice::Bool($y)) => $body,
             (a, b) => return Err(crate::cvl::cpu::data::one_type(a.vtype(), b.vtype())),
         }
     };

@@ -38,7 +38,7 @@ use seg::Seg;
 use std::sync::{Arc, OnceLock};
 
 /// Handle to a CPU data vector (reference counted, shareable between threads): its
-/// elements, or a `DIST` or `INDEX` not written out yet.
+/// elements, or a `DIST`, `INDEX` or range of another vector not written out yet.
 #[derive(Debug, Clone)]
 pub struct CpuVector(Rep);
 
@@ -48,11 +48,11 @@ enum Rep {
     Lazy(Arc<Lazy>),
 }
 
-/// A vector kept as the segment-wise operation that makes it: a `DIST` or an `INDEX`
-/// over `seg`. Superoperators and element-wise operations read it a chunk at a time (a
-/// `DIST` as a constant where the chunk lies in one segment); `BPERMUTE` and `DPERMUTE`
-/// by an `INDEX` copy whole runs; any other operation writes it out once, on first use
-/// (`forced`).
+/// A vector kept as the operation that makes it: a `DIST` or an `INDEX` over `seg`, or a
+/// contiguous range of another vector. Superoperators and element-wise operations read it
+/// a chunk at a time (a `DIST` as a constant where the chunk lies in one segment, a range
+/// in place); `BPERMUTE` and `DPERMUTE` by an `INDEX` copy whole runs, and read a range in
+/// place; any other operation writes it out once, on first use (`forced`).
 #[derive(Debug)]
 struct Lazy {
     form: Form,
@@ -67,6 +67,11 @@ enum Form {
     Dist(Arc<Data>),
     /// `INDEX`: segment `k` is `start[k] + j * stride[k]` (both `INT`).
     Index(Arc<Data>, Arc<Data>),
+    /// Elements `lo..lo + n` of a vector (`n` the length of `seg`, one segment): a
+    /// `BPERMUTE` that reads one contiguous run ([`range_gather`]), such as block `j` of
+    /// a result in block order. Kept from [`LAZY_MIN`] elements and an eighth of the
+    /// vector (it holds the whole vector alive).
+    Range(Arc<Data>, usize),
 }
 
 /// The shortest `DIST` or `INDEX` kept unwritten (shorter ones are written at once: their
@@ -100,6 +105,7 @@ impl Lazy {
         Ok(match &self.form {
             Form::Dist(vals) => each!(&**vals, |v| permute::dist(p, v, &self.seg)),
             Form::Index(b, k) => Data::Int(permute::index(p, int_slice(b), int_slice(k), &self.seg)?),
+            Form::Range(v, lo) => each!(v.slice().range(*lo, lo + self.seg.total()), |x| mem::copied(p, x)),
         })
     }
     /// Its first `n` elements (`n` at most its length), written alone: the part of a
@@ -129,6 +135,7 @@ impl Lazy {
                         .collect(),
                 )
             }
+            Form::Range(v, lo) => each!(v.slice().range(*lo, lo + n), |x| Ok::<_, Trap>(x.to_vec())),
         })
     }
     /// The `INDEX` this is, while not written out: `(start, stride, segments)`.
@@ -168,7 +175,7 @@ impl CpuVector {
         match &self.0 {
             Rep::Data(d) => d.vtype(),
             Rep::Lazy(l) => match &l.form {
-                Form::Dist(vals) => vals.vtype(),
+                Form::Dist(vals) | Form::Range(vals, _) => vals.vtype(),
                 Form::Index(..) => VType::Int,
             },
         }
@@ -184,6 +191,7 @@ impl CpuVector {
                 (Some(d), _) => Operand::Elems(d.slice()),
                 (None, Form::Dist(vals)) => Operand::Dist(vals.slice(), &l.seg),
                 (None, Form::Index(b, k)) => Operand::Index(permute::Progressions { start: int_slice(b), stride: int_slice(k), seg: &l.seg }),
+                (None, Form::Range(v, lo)) => Operand::Elems(v.slice().range(*lo, lo + l.seg.total())),
             },
         }
     }
@@ -192,7 +200,7 @@ impl CpuVector {
         match &self.0 {
             Rep::Lazy(l) if l.forced.get().is_none() => match &l.form {
                 Form::Dist(vals) => Some((vals, &l.seg)),
-                Form::Index(..) => None,
+                Form::Index(..) | Form::Range(..) => None,
             },
             _ => None,
         }
@@ -202,6 +210,14 @@ impl CpuVector {
         match &self.0 {
             Rep::Lazy(l) => l.index(),
             Rep::Data(_) => None,
+        }
+    }
+    /// The elements, read in place where this is a range of another vector (any other
+    /// lazy vector is written out, as by [`data`](Self::data)).
+    fn elems(&self) -> Result<Slice<'_>, Trap> {
+        match self.operand() {
+            Operand::Elems(x) => Ok(x),
+            _ => Ok(self.data()?.slice()),
         }
     }
     /// True for a `DIST` or `INDEX` not written out.
@@ -319,10 +335,10 @@ impl CpuCvl {
     ) -> Result<Option<CpuVector>, Trap> {
         let Some((vals, ds)) = d.lazy_dist() else { return Ok(None) };
         let (ss, sd) = (&ss.0, &sd.0);
-        let r = match (v.data()?, vals) {
-            (Data::Int(x), Data::Int(w)) => permute::scatter_into_dist(p, x, ix, ss, sd, plan, w, ds)?.map(Data::Int),
-            (Data::Float(x), Data::Float(w)) => permute::scatter_into_dist(p, x, ix, ss, sd, plan, w, ds)?.map(Data::Float),
-            (Data::Bool(x), Data::Bool(w)) => permute::scatter_into_dist(p, x, ix, ss, sd, plan, w, ds)?.map(Data::Bool),
+        let r = match (v.elems()?, vals) {
+            (Slice::Int(x), Data::Int(w)) => permute::scatter_into_dist(p, x, ix, ss, sd, plan, w, ds)?.map(Data::Int),
+            (Slice::Float(x), Data::Float(w)) => permute::scatter_into_dist(p, x, ix, ss, sd, plan, w, ds)?.map(Data::Float),
+            (Slice::Bool(x), Data::Bool(w)) => permute::scatter_into_dist(p, x, ix, ss, sd, plan, w, ds)?.map(Data::Bool),
             _ => None,
         };
         Ok(r.map(vecd))
@@ -337,7 +353,7 @@ impl CpuCvl {
         ss: &CpuSegdes,
         sd: &CpuSegdes,
     ) -> Result<CpuVector, Trap> {
-        Ok(vecd(each2!(v.data()?, d.data()?, |x, dv| {
+        Ok(vecd(each2!(v.elems()?, d.elems()?, |x, dv| {
             mem::copied(p, dv).map(|mut out| {
                 permute::scatter_runs(p, &mut out, x, ix, &ss.0, &sd.0, plan);
                 out
@@ -373,6 +389,7 @@ impl CpuCvl {
                     Data::Int(d) => affine::Term::Dist(d),
                     _ => return Ok(None),
                 },
+                Form::Range(..) => return Ok(None),
             });
         }
         let Some(seg) = seg.filter(|_| indices > 0) else { return Ok(None) };
@@ -381,6 +398,29 @@ impl CpuCvl {
         crate::memory::check(n, n.saturating_mul(8))?;
         let form = Form::Index(Arc::new(Data::Int(start)), Arc::new(Data::Int(stride)));
         Ok(Some(CpuVector(Rep::Lazy(Arc::new(Lazy { form, seg: seg.clone(), par: self.par.clone(), forced: OnceLock::new() })))))
+    }
+    /// A `BPERMUTE` of `v` by the `INDEX` `ix` (from `ss` into `sd`) that reads one contiguous run
+    /// of `v`, kept as that range of `v` (no copy: the readers of block `j` of a result in
+    /// block order, such as the `++` and the scatters of quicksort's `result[0] ++ equal ++
+    /// result[1]`, read it in place). `None` for another gather, a short one, or one of
+    /// under an eighth of `v` (a range holds all of `v` alive).
+    fn range_gather(&self, v: &CpuVector, ix: permute::Progressions, ss: &Seg, sd: &Seg) -> Result<Option<CpuVector>, Trap> {
+        let n = ix.seg.total();
+        if n < LAZY_MIN || n.saturating_mul(8) < v.len() {
+            return Ok(None);
+        }
+        let Some(lo) = permute::contiguous(ix, ss, sd) else { return Ok(None) };
+        let (src, lo) = match &v.0 {
+            Rep::Lazy(l) => match (&l.form, l.forced.get()) {
+                (Form::Range(src, base), None) => (src.clone(), base + lo),
+                (_, Some(d)) => (d.clone(), lo),
+                _ => return Ok(None),
+            },
+            Rep::Data(d) => (d.clone(), lo),
+        };
+        let seg = Arc::new(Seg::new(&self.par, Arc::new(Data::Int(vec![n as i64])))?);
+        let l = Lazy { form: Form::Range(src, lo), seg, par: self.par.clone(), forced: OnceLock::new() };
+        Ok(Some(CpuVector(Rep::Lazy(Arc::new(l)))))
     }
     /// A vector kept as `form` over `s`, written out on first use.
     fn lazy(&self, form: Form, s: &CpuSegdes) -> CpuVector {
@@ -394,7 +434,7 @@ impl CpuCvl {
     }
     /// `REPLACE` into `out`, the elements of the replaced vector (owned); indices checked.
     fn replace_into(mut out: Data, i: &[i64], x: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
-        each_mut!(&mut out, x.data()?, |o, y| permute::replace(o, i, y, &s.0));
+        each_mut!(&mut out, x.elems()?, |o, y| permute::replace(o, i, y, &s.0));
         Ok(vecd(out))
     }
 }
@@ -427,10 +467,10 @@ impl Cvl for CpuCvl {
         }))
     }
     fn to_host(&mut self, v: &CpuVector) -> Result<HostVector, Trap> {
-        Ok(match v.data()? {
-            Data::Int(x) => HostVector::Int(x.clone()),
-            Data::Float(x) => HostVector::Float(x.clone()),
-            Data::Bool(x) => HostVector::Bool(x.clone()),
+        Ok(match v.elems()? {
+            Slice::Int(x) => HostVector::Int(x.to_vec()),
+            Slice::Float(x) => HostVector::Float(x.to_vec()),
+            Slice::Bool(x) => HostVector::Bool(x.to_vec()),
         })
     }
     fn to_host_prefix(&mut self, v: &CpuVector, n: usize) -> Result<HostVector, Trap> {
@@ -505,7 +545,7 @@ impl Cvl for CpuCvl {
         let lazy = a.is_lazy() || (b.is_lazy() && !int_div);
         if !lazy && (a.len() < GRAIN || self.par.threads() == 1) {
             let mut out = Data::none();
-            elementwise::binary_into(op, a.data()?.slice(), b.data()?.slice(), &mut out)?;
+            elementwise::binary_into(op, a.elems()?, b.elems()?, &mut out)?;
             return Ok(vecd(out));
         }
         elementwise::binary_check(op, a.shape(), b.shape())?;
@@ -518,7 +558,7 @@ impl Cvl for CpuCvl {
     fn unary(&mut self, op: UnOp, a: &CpuVector) -> Result<CpuVector, Trap> {
         if !a.is_lazy() && (a.len() < GRAIN || self.par.threads() == 1) {
             let mut out = Data::none();
-            elementwise::unary_into(op, a.data()?.slice(), &mut out)?;
+            elementwise::unary_into(op, a.elems()?, &mut out)?;
             return Ok(vecd(out));
         }
         let rt = crate::fused::node_types(crate::fused::NodeKind::Unary(op), a.vtype())
@@ -529,7 +569,7 @@ impl Cvl for CpuCvl {
         let lazy = f.is_lazy() || a.is_lazy() || b.is_lazy();
         if !lazy && (a.len() < GRAIN || self.par.threads() == 1) {
             let mut out = Data::none();
-            elementwise::select_into(f.data()?.slice(), a.data()?.slice(), b.data()?.slice(), &mut out)?;
+            elementwise::select_into(f.elems()?, a.elems()?, b.elems()?, &mut out)?;
             return Ok(vecd(out));
         }
         elementwise::select_check(f.shape(), a.shape(), b.shape())?;
@@ -600,7 +640,7 @@ impl Cvl for CpuCvl {
         check::permute(v.shape(), i.shape(), s.shape())?;
         let iv = ints(i.data()?, "PERMUTE indices")?;
         let p = &self.par;
-        Ok(vecd(each!(v.data()?, |x| {
+        Ok(vecd(each!(v.elems()?, |x| {
             mem::filled(p, Default::default(), x.len())
                 .and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, None), &s.0, &s.0).map(|_| out))
         })))
@@ -615,7 +655,7 @@ impl Cvl for CpuCvl {
             return Self::scatter_into_copy(p, v, ix, &plan, d, ss, sd);
         }
         let iv = ints(i.data()?, "DPERMUTE indices")?;
-        Ok(vecd(each2!(v.data()?, d.data()?, |x, dv| {
+        Ok(vecd(each2!(v.elems()?, d.elems()?, |x, dv| {
             mem::copied(p, dv).and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, None), &ss.0, &sd.0).map(|_| out))
         })))
     }
@@ -623,7 +663,7 @@ impl Cvl for CpuCvl {
         check::fpermute(v.shape(), i.shape(), f.shape(), ss.shape(), sd.shape())?;
         let (iv, fv) = (ints(i.data()?, "FPERMUTE indices")?, bools(f.data()?, "FPERMUTE flags")?);
         let p = &self.par;
-        Ok(vecd(each!(v.data()?, |x| {
+        Ok(vecd(each!(v.elems()?, |x| {
             mem::filled(p, Default::default(), sd.0.total())
                 .and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, Some(fv)), &ss.0, &sd.0).map(|_| out))
         })))
@@ -632,23 +672,26 @@ impl Cvl for CpuCvl {
         check::bpermute(v.shape(), i.shape(), ss.shape(), sd.shape())?;
         let p = &self.par;
         if let Some(ix) = i.progressions() {
-            let runs = match v.data()? {
-                Data::Int(x) => permute::gather_runs(p, x, ix, &ss.0, &sd.0)?.map(Data::Int),
-                Data::Float(x) => permute::gather_runs(p, x, ix, &ss.0, &sd.0)?.map(Data::Float),
-                Data::Bool(x) => permute::gather_runs(p, x, ix, &ss.0, &sd.0)?.map(Data::Bool),
+            if let Some(r) = self.range_gather(v, ix, &ss.0, &sd.0)? {
+                return Ok(r);
+            }
+            let runs = match v.elems()? {
+                Slice::Int(x) => permute::gather_runs(p, x, ix, &ss.0, &sd.0)?.map(Data::Int),
+                Slice::Float(x) => permute::gather_runs(p, x, ix, &ss.0, &sd.0)?.map(Data::Float),
+                Slice::Bool(x) => permute::gather_runs(p, x, ix, &ss.0, &sd.0)?.map(Data::Bool),
             };
             if let Some(r) = runs {
                 return Ok(vecd(r));
             }
         }
         let iv = ints(i.data()?, "BPERMUTE indices")?;
-        Ok(vecd(each!(v.data()?, |x| permute::gather(p, x, iv, None, &ss.0, &sd.0))))
+        Ok(vecd(each!(v.elems()?, |x| permute::gather(p, x, iv, None, &ss.0, &sd.0))))
     }
     fn bfpermute(&mut self, v: &CpuVector, i: &CpuVector, f: &CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::bfpermute(v.shape(), i.shape(), f.shape(), ss.shape(), sd.shape())?;
         let (iv, fv) = (ints(i.data()?, "BFPERMUTE indices")?, bools(f.data()?, "BFPERMUTE flags")?);
         let p = &self.par;
-        Ok(vecd(each!(v.data()?, |x| permute::gather(p, x, iv, Some(fv), &ss.0, &sd.0))))
+        Ok(vecd(each!(v.elems()?, |x| permute::gather(p, x, iv, Some(fv), &ss.0, &sd.0))))
     }
     fn dfpermute(
         &mut self,
@@ -662,7 +705,7 @@ impl Cvl for CpuCvl {
         check::dfpermute(v.shape(), i.shape(), f.shape(), d.shape(), ss.shape(), sd.shape())?;
         let (iv, fv) = (ints(i.data()?, "DFPERMUTE indices")?, bools(f.data()?, "DFPERMUTE flags")?);
         let p = &self.par;
-        Ok(vecd(each2!(v.data()?, d.data()?, |x, dv| {
+        Ok(vecd(each2!(v.elems()?, d.elems()?, |x, dv| {
             mem::copied(p, dv).and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, Some(fv)), &ss.0, &sd.0).map(|_| out))
         })))
     }
@@ -697,21 +740,21 @@ impl Cvl for CpuCvl {
         check::extract(v.shape(), i.shape(), s.shape())?;
         let iv = ints(i.data()?, "EXTRACT indices")?;
         let p = &self.par;
-        Ok(vecd(each!(v.data()?, |x| permute::extract(p, x, iv, &s.0))))
+        Ok(vecd(each!(v.elems()?, |x| permute::extract(p, x, iv, &s.0))))
     }
     fn replace(&mut self, v: &CpuVector, i: &CpuVector, x: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::replace(v.shape(), i.shape(), x.shape(), s.shape())?;
         let iv = ints(i.data()?, "REPLACE indices")?;
         permute::check_replace(iv, &s.0)?;
         let p = &self.par;
-        let copy = each!(v.data()?, |y| mem::copied(p, y));
+        let copy = each!(v.elems()?, |y| mem::copied(p, y));
         Self::replace_into(copy, iv, x, s)
     }
 
     fn binary_reusing(&mut self, op: BinOp, a: &mut CpuVector, b: &CpuVector) -> Result<CpuVector, Trap> {
         if !b.is_lazy() {
             if let Some(buf) = a.owned() {
-                if elementwise::binary_in_place(&self.par, op, buf, b.data()?.slice())? {
+                if elementwise::binary_in_place(&self.par, op, buf, b.elems()?)? {
                     return Ok(a.clone());
                 }
             }
@@ -752,7 +795,7 @@ impl Cvl for CpuCvl {
                 return Ok(r);
             }
             let Some(buf) = d.unique()? else { return Self::scatter_into_copy(p, v, ix, &plan, d, ss, sd) };
-            each_mut!(buf, v.data()?, |o, x| permute::scatter_runs(p, o, x, ix, &ss.0, &sd.0, &plan));
+            each_mut!(buf, v.elems()?, |o, x| permute::scatter_runs(p, o, x, ix, &ss.0, &sd.0, &plan));
             return Ok(d.clone());
         }
         let Some(buf) = d.unique()? else { return self.dpermute(v, i, d, ss, sd) };
@@ -760,7 +803,7 @@ impl Cvl for CpuCvl {
         // Every index is checked before the first write: the operand survives a trap, and
         // the scatter does not check them again.
         let targets = permute::check_scatter(p, iv, None, &ss.0, &sd.0)?;
-        each_mut!(buf, v.data()?, |o, x| permute::scatter(p, o, x, targets, &ss.0, &sd.0))?;
+        each_mut!(buf, v.elems()?, |o, x| permute::scatter(p, o, x, targets, &ss.0, &sd.0))?;
         Ok(d.clone())
     }
 
@@ -769,7 +812,7 @@ impl Cvl for CpuCvl {
         let fv = bools(f.data()?, "PACK flags")?;
         let p = &self.par;
         let counts = pack::count(p, fv, &s.0)?;
-        let data = each!(v.data()?, |x| pack::pack(p, x, fv, &s.0, &counts));
+        let data = each!(v.elems()?, |x| pack::pack(p, x, fv, &s.0, &counts));
         let seg = self.seg(Arc::new(Data::Int(counts.lens)))?;
         Ok((vecd(data), seg))
     }
@@ -850,10 +893,10 @@ impl Cvl for CpuCvl {
             let make = |lo: usize, hi: usize, buf: &mut Vec<i64>| ix.runs(&mut None, lo, hi, |r| buf.extend(r.indices()));
             pack::pack_many(p, pack::Elems::Made(&make), &fs, &seg.0, &counts)?.into_iter().map(Data::Int).collect()
         } else {
-            match data.data()? {
-                Data::Int(x) => pack::pack_many(p, pack::Elems::Stored(x), &fs, &seg.0, &counts)?.into_iter().map(Data::Int).collect(),
-                Data::Float(x) => pack::pack_many(p, pack::Elems::Stored(x), &fs, &seg.0, &counts)?.into_iter().map(Data::Float).collect(),
-                Data::Bool(x) => pack::pack_many(p, pack::Elems::Stored(x), &fs, &seg.0, &counts)?.into_iter().map(Data::Bool).collect(),
+            match data.elems()? {
+                Slice::Int(x) => pack::pack_many(p, pack::Elems::Stored(x), &fs, &seg.0, &counts)?.into_iter().map(Data::Int).collect(),
+                Slice::Float(x) => pack::pack_many(p, pack::Elems::Stored(x), &fs, &seg.0, &counts)?.into_iter().map(Data::Float).collect(),
+                Slice::Bool(x) => pack::pack_many(p, pack::Elems::Stored(x), &fs, &seg.0, &counts)?.into_iter().map(Data::Bool).collect(),
             }
         };
         packed
@@ -1007,6 +1050,73 @@ mod tests {
                     assert_eq!(host(&mut c, &g1), host(&mut c, &g2), "{src}: gathers");
                 }
             }
+        }
+    }
+
+    /// Where `v`'s elements are read from (an `INT` vector).
+    fn at(v: &CpuVector) -> *const i64 {
+        match v.elems().expect("elems") {
+            Slice::Int(x) => x.as_ptr(),
+            _ => panic!("not INT"),
+        }
+    }
+
+    /// A `BPERMUTE` by an `INDEX` that reads one contiguous run of its source is that range
+    /// of the source, read in place (a range of a range too); one whose runs leave a gap,
+    /// or read past their segment, is copied or refused as before; scatters and element-wise
+    /// operations read a range's elements.
+    #[test]
+    fn a_gather_of_one_contiguous_run_reads_its_source_in_place() {
+        for threads in [1, 2] {
+            let mut c = CpuCvl::with_threads(threads);
+            let n = 10_000i64;
+            let v = iv(&mut c, &(0..n).collect::<Vec<_>>());
+            let one = c.segdes_from_host(&[n]).expect("seg");
+            let gather = |c: &mut CpuCvl, v: &CpuVector, ss: &CpuSegdes, starts: &[i64], lens: &[i64]| {
+                let sd = c.segdes_from_host(lens).expect("seg");
+                let (b, k) = (iv(c, starts), iv(c, &vec![1; starts.len()]));
+                let ix = c.index(&b, &k, &sd).expect("index");
+                c.bpermute(v, &ix, ss, &sd)
+            };
+            let r = gather(&mut c, &v, &one, &[3000], &[5000]).expect("gather");
+            assert_eq!(host(&mut c, &r), HostVector::Int((3000..8000).collect()));
+            assert_eq!(at(&r), at(&v).wrapping_add(3000), "read in place");
+            let s5 = c.segdes_from_host(&[5000]).expect("seg");
+            let rr = gather(&mut c, &r, &s5, &[1000], &[3000]).expect("gather");
+            assert_eq!(host(&mut c, &rr), HostVector::Int((4000..7000).collect()));
+            assert_eq!(at(&rr), at(&v).wrapping_add(4000), "a range of a range");
+            // Over two segments, the second run starting where the first ends.
+            let two = c.segdes_from_host(&[4000, 6000]).expect("seg");
+            let r2 = gather(&mut c, &v, &two, &[1000, 0], &[3000, 6000]).expect("gather");
+            assert_eq!(host(&mut c, &r2), HostVector::Int((1000..n).collect()));
+            assert_eq!(at(&r2), at(&v).wrapping_add(1000));
+            // A gap between the runs: copied.
+            let r3 = gather(&mut c, &v, &two, &[1000, 1], &[3000, 5999]).expect("gather");
+            assert_eq!(host(&mut c, &r3), HostVector::Int((1000..4000).chain(4001..n).collect()));
+            assert_ne!(at(&r3), at(&v).wrapping_add(1000));
+            // An `INDEX` over other segments than the destination's: each destination
+            // segment reads its own source segment (not a range).
+            let halves = c.segdes_from_host(&[5000, 5000]).expect("seg");
+            let sd = c.segdes_from_host(&[2500, 2500]).expect("seg");
+            let (b, k) = (iv(&mut c, &[0]), iv(&mut c, &[1]));
+            let ix = c.index(&b, &k, &s5).expect("index");
+            let r4 = c.bpermute(&v, &ix, &halves, &sd).expect("gather");
+            assert_eq!(host(&mut c, &r4), HostVector::Int((0..2500).chain(7500..n).collect()));
+            // Past the end of its segment: refused, as by the plain gather.
+            assert!(gather(&mut c, &v, &two, &[1000, 1], &[3000, 6000]).is_err());
+            assert!(gather(&mut c, &v, &one, &[6000], &[5000]).is_err());
+            // Readers: a scatter by an `INDEX`, a plain scatter, an element-wise operation.
+            let sd = c.segdes_from_host(&[5000]).expect("seg");
+            let (b, k) = (iv(&mut c, &[4999]), iv(&mut c, &[-1]));
+            let rev = c.index(&b, &k, &sd).expect("index");
+            let z = iv(&mut c, &vec![0; 5000]);
+            let back = c.dpermute(&r, &rev, &z, &sd, &sd).expect("dpermute");
+            assert_eq!(host(&mut c, &back), HostVector::Int((3000..8000).rev().collect()));
+            let revw = stored(&mut c, &rev);
+            let back2 = c.dpermute(&r, &revw, &z, &sd, &sd).expect("dpermute");
+            assert_eq!(host(&mut c, &back2), HostVector::Int((3000..8000).rev().collect()));
+            let sum = c.binary(BinOp::Add, &r, &r).expect("add");
+            assert_eq!(host(&mut c, &sum), HostVector::Int((3000..8000).map(|x| 2 * x).collect()));
         }
     }
 

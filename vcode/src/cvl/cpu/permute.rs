@@ -451,6 +451,36 @@ pub(super) fn gather_runs<T: Elem>(par: &Par, v: &[T], ix: Progressions, ss: &Se
     }
 }
 
+/// Where a gather by `ix` (from `ss` into `sd`) reads one contiguous run of the source in
+/// order: `ix`'s progressions lie over `sd`'s segments, and every non-empty destination
+/// segment is a run of stride 1 (or of one element) inside its source segment, starting
+/// where the previous one ended. Returns the run's first position over the whole source
+/// (`None` otherwise, also when an index is out of range: the caller's gather then names
+/// it).
+pub(super) fn contiguous(ix: Progressions, ss: &Seg, sd: &Seg) -> Option<usize> {
+    if ix.seg != sd || ss.m() != sd.m() {
+        return None;
+    }
+    let (mut first, mut end) = (None, 0usize);
+    for k in 0..sd.m() {
+        let l = ix.seg.len(k);
+        if l == 0 {
+            continue;
+        }
+        let st = usize::try_from(ix.start[k]).ok()?;
+        if (ix.stride[k] != 1 && l > 1) || st.checked_add(l)? > ss.len(k) {
+            return None;
+        }
+        let a = ss.start(k) + st;
+        if first.is_some() && a != end {
+            return None;
+        }
+        first.get_or_insert(a);
+        end = a + l;
+    }
+    first
+}
+
 /// How a scatter by an `INDEX` not written out runs, from one pass over its runs that
 /// checks every one lands in its destination segment.
 pub(super) struct Plan {
