@@ -13,6 +13,7 @@ use super::mem::build;
 use super::seg::Seg;
 use crate::trap::Trap;
 use std::mem::MaybeUninit;
+use std::sync::Arc;
 
 /// Checks that every (flagged) index of one segment is in `0..len`; the first bad one is
 /// the trap.
@@ -377,6 +378,34 @@ impl Run {
 }
 
 impl Progressions<'_> {
+    /// Whether the progressions lie over the segments of `s` (one run per segment).
+    pub(super) fn over(&self, s: &Seg) -> bool {
+        std::ptr::eq(self.seg, s) || Arc::ptr_eq(self.seg.lens_buf(), s.lens_buf()) || self.seg.lens() == s.lens()
+    }
+    /// Calls `f(k, run)` with the runs of the pieces of chunk `c` of `s` (`k` the segment
+    /// of `s` holding the run). `same` is [`over`](Self::over)`(s)`: then each piece is
+    /// one run, made straight from its segment (no search: a permute of many short
+    /// segments pays little per run).
+    #[inline]
+    pub(super) fn chunk_runs(&self, c: &Chunk, s: &Seg, same: bool, mut f: impl FnMut(usize, Run)) {
+        if same {
+            let (starts, lens) = (s.starts(), s.lens());
+            for k in c.s0..c.s1 {
+                let (a, l) = (starts[k], lens[k] as usize);
+                let (lo, hi) = (a.max(c.e0), (a + l).min(c.e1));
+                if lo < hi {
+                    let stride = self.stride[k];
+                    let first = self.start[k].wrapping_add(((lo - a) as i64).wrapping_mul(stride));
+                    f(k, Run { lo, hi, first, stride });
+                }
+            }
+        } else {
+            let mut j = None;
+            for (k, lo, hi) in c.pieces(s).filter(|&(_, lo, hi)| lo < hi) {
+                self.runs(&mut j, lo, hi, |r| f(k, r));
+            }
+        }
+    }
     /// Calls `f` with the runs of `lo..hi` (positions ascending, `lo < hi <= total`):
     /// one per progression it meets. `j` is the progression holding `lo` (from a search
     /// the first time, then carried over by the caller between increasing calls).
@@ -414,12 +443,11 @@ pub(super) fn gather_runs<T: Elem>(par: &Par, v: &[T], ix: Progressions, ss: &Se
     let mut out_of_range = false;
     let res = build(sd.total(), |out| {
         let parts = split_mut(out, cs.iter().map(|c| c.e1 - c.e0));
+        let same = ix.over(sd);
         let ok = par.map(sd.total() + ix.seg.m(), cs.iter().zip(parts).collect(), |(c, part)| {
-            let mut j = None;
             let mut ok = true;
-            for (k, lo, hi) in c.pieces(sd).filter(|&(_, lo, hi)| lo < hi) {
-                let src = &v[ss.start(k)..ss.start(k) + ss.len(k)];
-                ix.runs(&mut j, lo, hi, |r| {
+            ix.chunk_runs(c, sd, same, |k, r| {
+                    let src = &v[ss.start(k)..ss.start(k) + ss.len(k)];
                     ok = ok && r.within(src.len());
                     if !ok {
                         return;
@@ -435,8 +463,7 @@ pub(super) fn gather_runs<T: Elem>(par: &Par, v: &[T], ix: Progressions, ss: &Se
                             x = x.wrapping_add(r.stride);
                         }
                     }
-                });
-            }
+            });
             ok
         });
         out_of_range = ok.contains(&false);
@@ -516,11 +543,11 @@ impl Run {
 /// names the first bad one).
 pub(super) fn plan(par: &Par, ix: Progressions, ss: &Seg, sd: &Seg) -> Option<Plan> {
     let cs = chunks(par, ss, true);
+    let same = ix.over(ss);
     let spans = par.map(ss.total() + ix.seg.m(), cs.clone(), |c| {
         let mut sp = Span { ok: true, first: None, end: 0, ascending: true, solid: true };
-        let mut j = None;
-        for (k, lo, hi) in c.pieces(ss).filter(|&(_, lo, hi)| lo < hi) {
-            ix.runs(&mut j, lo, hi, |r| {
+        {
+            ix.chunk_runs(&c, ss, same, |k, r| {
                 if !r.within(sd.len(k)) {
                     sp.ok = false;
                     return;
@@ -579,24 +606,19 @@ pub(super) fn scatter_runs<T: Elem>(par: &Par, out: &mut [T], v: &[T], ix: Progr
         let starts = std::iter::once(0).chain(ends.iter().copied());
         let parts = split_mut(out, starts.zip(ends).map(|(a, &b)| b - a));
         let starts = std::iter::once(0).chain(ends.iter().copied());
+        let same = ix.over(ss);
         par.each(work, plan.chunks.iter().zip(parts).zip(starts).collect(), |((c, part), base)| {
-            let mut j = None;
-            for (k, lo, hi) in c.pieces(ss).filter(|&(_, lo, hi)| lo < hi) {
-                ix.runs(&mut j, lo, hi, |r| put_run(part, sd.start(k) as i64 - base as i64, v, r));
-            }
+            ix.chunk_runs(c, ss, same, |k, r| put_run(part, sd.start(k) as i64 - base as i64, v, r));
         });
         return;
     }
     let m = ss.m();
     let dstart = |k: usize| if k < m { sd.start(k) } else { sd.total() };
     let parts = split_mut(out, plan.chunks.iter().map(|c| dstart(c.s1) - dstart(c.s0)));
+    let same = ix.over(ss);
     par.each(work, plan.chunks.iter().zip(parts).collect(), |(c, part)| {
         let base = dstart(c.s0);
-        let mut j = None;
-        for (k, lo, hi) in c.pieces(ss).filter(|&(_, lo, hi)| lo < hi) {
-            let dst = &mut part[sd.start(k) - base..sd.start(k) - base + sd.len(k)];
-            ix.runs(&mut j, lo, hi, |r| put_run(dst, 0, v, r));
-        }
+        ix.chunk_runs(c, ss, same, |k, r| put_run(&mut part[sd.start(k) - base..sd.start(k) - base + sd.len(k)], 0, v, r));
     });
 }
 
@@ -607,9 +629,11 @@ pub(super) fn scatter_runs<T: Elem>(par: &Par, out: &mut [T], v: &[T], ix: Progr
 pub(super) fn scatter_into_dist<T: Elem>(par: &Par, v: &[T], ix: Progressions, ss: &Seg, sd: &Seg, plan: &Plan, vals: &[T], ds: &Seg) -> Result<Option<Vec<T>>, Trap> {
     let Some(ends) = plan.ends.as_ref().filter(|_| plan.solid && !plan.chunks.is_empty()) else { return Ok(None) };
     let n = sd.total();
-    let fill = |out: &mut [std::mem::MaybeUninit<T>], base: usize, lo: usize, hi: usize| {
+    // `at`: the `DIST`'s segment of the last gap filled (gaps come in increasing order
+    // within a chunk: a search for the first one, steps after it).
+    let fill = |out: &mut [std::mem::MaybeUninit<T>], at: &mut Option<usize>, base: usize, lo: usize, hi: usize| {
         if lo < hi {
-            let mut k = ds.segment_at(lo);
+            let mut k = *at.get_or_insert_with(|| ds.segment_at(lo));
             let mut pos = lo;
             while pos < hi {
                 while ds.start(k) + ds.len(k) <= pos {
@@ -621,27 +645,27 @@ pub(super) fn scatter_into_dist<T: Elem>(par: &Par, v: &[T], ix: Progressions, s
                 }
                 pos = e;
             }
+            *at = Some(k);
         }
     };
+    let same = ix.over(ss);
     build(n, |out| {
         let last = ends.len() - 1;
         let starts = std::iter::once(0).chain(ends.iter().copied());
         let parts = split_mut(out, starts.zip(ends).enumerate().map(|(c, (a, &b))| if c == last { n - a } else { b - a }));
         let starts = std::iter::once(0).chain(ends.iter().copied());
         par.each(ss.total() + ix.seg.m() + n, plan.chunks.iter().zip(parts).zip(starts).enumerate().collect(), |(c, ((ch, part), base))| {
-            let mut j = None;
+            let mut at = None;
             let mut pos = base;
-            for (k, lo, hi) in ch.pieces(ss).filter(|&(_, lo, hi)| lo < hi) {
-                ix.runs(&mut j, lo, hi, |r| {
-                    let (a, b) = r.targets();
-                    let (a, b) = (sd.start(k) + a, sd.start(k) + b);
-                    fill(part, base, pos, a);
-                    super::mem::write_all(&mut part[a - base..b - base], &v[r.lo..r.hi]);
-                    pos = b;
-                });
-            }
+            ix.chunk_runs(ch, ss, same, |k, r| {
+                let (a, b) = r.targets();
+                let (a, b) = (sd.start(k) + a, sd.start(k) + b);
+                fill(part, &mut at, base, pos, a);
+                super::mem::write_all(&mut part[a - base..b - base], &v[r.lo..r.hi]);
+                pos = b;
+            });
             if c == last {
-                fill(part, base, pos, n);
+                fill(part, &mut at, base, pos, n);
             }
         });
         Ok(())
