@@ -68,8 +68,8 @@ enum Form {
     /// `INDEX`: segment `k` is `start[k] + j * stride[k]` (both `INT`).
     Index(Arc<Data>, Arc<Data>),
     /// Elements `lo..lo + n` of a vector (`n` the length of `seg`, one segment): a
-    /// `BPERMUTE` that reads one contiguous run ([`range_gather`]), such as block `j` of
-    /// a result in block order. Kept from [`LAZY_MIN`] elements and an eighth of the
+    /// `BPERMUTE` that reads one contiguous run ([`CpuCvl::range_gather`]), such as block `j` of
+    /// a result in block order. Kept from [`LAZY_MIN`] elements and a quarter of the
     /// vector (it holds the whole vector alive).
     Range(Arc<Data>, usize),
 }
@@ -403,10 +403,10 @@ impl CpuCvl {
     /// of `v`, kept as that range of `v` (no copy: the readers of block `j` of a result in
     /// block order, such as the `++` and the scatters of quicksort's `result[0] ++ equal ++
     /// result[1]`, read it in place). `None` for another gather, a short one, or one of
-    /// under an eighth of `v` (a range holds all of `v` alive).
+    /// under a quarter of `v` (a range holds all of `v` alive).
     fn range_gather(&self, v: &CpuVector, ix: permute::Progressions, ss: &Seg, sd: &Seg) -> Result<Option<CpuVector>, Trap> {
         let n = ix.seg.total();
-        if n < LAZY_MIN || n.saturating_mul(8) < v.len() {
+        if n < LAZY_MIN || n.saturating_mul(4) < v.len() {
             return Ok(None);
         }
         let Some(lo) = permute::contiguous(ix, ss, sd) else { return Ok(None) };
