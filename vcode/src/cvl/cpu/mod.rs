@@ -497,8 +497,8 @@ impl Cvl for CpuCvl {
                 return Ok(matches!(&**vals, Data::Float(x) if x.iter().zip(l.seg.lens()).any(|(x, &n)| n > 0 && !x.is_finite())));
             }
         }
-        Ok(match v.data()? {
-            Data::Float(x) => elementwise::any_non_finite(&self.par, x),
+        Ok(match v.elems()? {
+            Slice::Float(x) => elementwise::any_non_finite(&self.par, x),
             _ => false,
         })
     }
@@ -507,11 +507,17 @@ impl Cvl for CpuCvl {
         Ok(l[..n.min(l.len())].to_vec())
     }
     fn get_int(&mut self, v: &CpuVector, i: usize) -> Result<i64, Trap> {
-        let x = ints(v.data()?, "the scalar")?;
+        let x = match v.elems()? {
+            Slice::Int(x) => x,
+            s => return Err(Trap::ty(format!("the scalar must be INT, not {}", s.vtype().name()))),
+        };
         x.get(i).copied().ok_or_else(|| Trap::index(i as i64, x.len()))
     }
     fn get_bool(&mut self, v: &CpuVector, i: usize) -> Result<bool, Trap> {
-        let x = bools(v.data()?, "the flag")?;
+        let x = match v.elems()? {
+            Slice::Bool(x) => x,
+            s => return Err(Trap::ty(format!("the flag must be BOOL, not {}", s.vtype().name()))),
+        };
         x.get(i).copied().ok_or_else(|| Trap::index(i as i64, x.len()))
     }
     fn fill(&mut self, value: HostScalar, n: usize) -> Result<CpuVector, Trap> {

@@ -447,22 +447,22 @@ pub(super) fn gather_runs<T: Elem>(par: &Par, v: &[T], ix: Progressions, ss: &Se
         let ok = par.map(sd.total() + ix.seg.m(), cs.iter().zip(parts).collect(), |(c, part)| {
             let mut ok = true;
             ix.chunk_runs(c, sd, same, |k, r| {
-                    let src = &v[ss.start(k)..ss.start(k) + ss.len(k)];
-                    ok = ok && r.within(src.len());
-                    if !ok {
-                        return;
+                let src = &v[ss.start(k)..ss.start(k) + ss.len(k)];
+                ok = ok && r.within(src.len());
+                if !ok {
+                    return;
+                }
+                let o = &mut part[r.lo - c.e0..r.hi - c.e0];
+                if r.stride == 1 {
+                    super::mem::write_all(o, &src[r.first as usize..r.first as usize + o.len()]);
+                } else {
+                    let mut x = r.first;
+                    for o in o {
+                        // SAFETY: `r.within(src.len())` held for this run just above.
+                        o.write(unsafe { *src.get_unchecked(x as usize) });
+                        x = x.wrapping_add(r.stride);
                     }
-                    let o = &mut part[r.lo - c.e0..r.hi - c.e0];
-                    if r.stride == 1 {
-                        super::mem::write_all(o, &src[r.first as usize..r.first as usize + o.len()]);
-                    } else {
-                        let mut x = r.first;
-                        for o in o {
-                            // SAFETY: `r.within(src.len())` held for this run just above.
-                            o.write(unsafe { *src.get_unchecked(x as usize) });
-                            x = x.wrapping_add(r.stride);
-                        }
-                    }
+                }
             });
             ok
         });
@@ -546,20 +546,18 @@ pub(super) fn plan(par: &Par, ix: Progressions, ss: &Seg, sd: &Seg) -> Option<Pl
     let same = ix.over(ss);
     let spans = par.map(ss.total() + ix.seg.m(), cs.clone(), |c| {
         let mut sp = Span { ok: true, first: None, end: 0, ascending: true, solid: true };
-        {
-            ix.chunk_runs(&c, ss, same, |k, r| {
-                if !r.within(sd.len(k)) {
-                    sp.ok = false;
-                    return;
-                }
-                let (a, b) = r.targets();
-                let (a, b) = (sd.start(k) + a, sd.start(k) + b);
-                sp.ascending &= sp.first.is_none() || a >= sp.end;
-                sp.solid &= r.stride == 1 || r.hi - r.lo == 1;
-                sp.first = sp.first.or(Some(a));
-                sp.end = b;
-            });
-        }
+        ix.chunk_runs(&c, ss, same, |k, r| {
+            if !r.within(sd.len(k)) {
+                sp.ok = false;
+                return;
+            }
+            let (a, b) = r.targets();
+            let (a, b) = (sd.start(k) + a, sd.start(k) + b);
+            sp.ascending &= sp.first.is_none() || a >= sp.end;
+            sp.solid &= r.stride == 1 || r.hi - r.lo == 1;
+            sp.first = sp.first.or(Some(a));
+            sp.end = b;
+        });
         sp
     });
     if spans.iter().any(|sp| !sp.ok) {
