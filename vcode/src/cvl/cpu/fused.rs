@@ -451,7 +451,7 @@ impl Prog {
     /// The work of evaluating the program over `n` elements, in the units of
     /// [`Par`]'s grain (one per element of a cheap operation): a program of many steps
     /// splits across threads from fewer elements (Black-Scholes' superoperator of 50,000
-    /// elements took 0.67x the time on two threads, where the grain alone kept it on one).
+    /// elements took 0.63x the time on two threads, where the grain alone kept it on one).
     pub(super) fn work(&self, n: usize) -> usize {
         n.saturating_mul((self.code.len() / STEPS_PER_UNIT).max(1))
     }
