@@ -518,6 +518,8 @@ pub(super) struct Plan {
     ends: Option<Vec<usize>>,
     /// Every run covers a range without holes (stride 1, or one element).
     solid: bool,
+    /// The `INDEX` lies over the source's segments ([`Progressions::over`]).
+    same: bool,
 }
 
 /// What one chunk's runs are: all in range, their targets' first and end (over the whole
@@ -569,12 +571,12 @@ pub(super) fn plan(par: &Par, ix: Progressions, ss: &Seg, sd: &Seg) -> Option<Pl
     for sp in &spans {
         match sp.first {
             Some(a) if sp.ascending && a >= end => end = sp.end,
-            Some(_) => return Some(Plan { chunks: chunks(par, ss, false), ends: None, solid }),
+            Some(_) => return Some(Plan { chunks: chunks(par, ss, false), ends: None, solid, same }),
             None => {}
         }
         ends.push(end);
     }
-    Some(Plan { chunks: cs, ends: Some(ends), solid })
+    Some(Plan { chunks: cs, ends: Some(ends), solid, same })
 }
 
 /// Writes run `r` of the source `v` into `out`, where target `t` of the run (a position
@@ -604,7 +606,7 @@ pub(super) fn scatter_runs<T: Elem>(par: &Par, out: &mut [T], v: &[T], ix: Progr
         let starts = std::iter::once(0).chain(ends.iter().copied());
         let parts = split_mut(out, starts.zip(ends).map(|(a, &b)| b - a));
         let starts = std::iter::once(0).chain(ends.iter().copied());
-        let same = ix.over(ss);
+        let same = plan.same;
         par.each(work, plan.chunks.iter().zip(parts).zip(starts).collect(), |((c, part), base)| {
             ix.chunk_runs(c, ss, same, |k, r| put_run(part, sd.start(k) as i64 - base as i64, v, r));
         });
@@ -613,7 +615,7 @@ pub(super) fn scatter_runs<T: Elem>(par: &Par, out: &mut [T], v: &[T], ix: Progr
     let m = ss.m();
     let dstart = |k: usize| if k < m { sd.start(k) } else { sd.total() };
     let parts = split_mut(out, plan.chunks.iter().map(|c| dstart(c.s1) - dstart(c.s0)));
-    let same = ix.over(ss);
+    let same = plan.same;
     par.each(work, plan.chunks.iter().zip(parts).collect(), |(c, part)| {
         let base = dstart(c.s0);
         ix.chunk_runs(c, ss, same, |k, r| put_run(&mut part[sd.start(k) - base..sd.start(k) - base + sd.len(k)], 0, v, r));
@@ -646,7 +648,7 @@ pub(super) fn scatter_into_dist<T: Elem>(par: &Par, v: &[T], ix: Progressions, s
             *at = Some(k);
         }
     };
-    let same = ix.over(ss);
+    let same = plan.same;
     build(n, |out| {
         let last = ends.len() - 1;
         let starts = std::iter::once(0).chain(ends.iter().copied());
