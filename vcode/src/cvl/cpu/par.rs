@@ -159,43 +159,55 @@ pub(crate) fn cut(s: &Seg, split_long: bool) -> Vec<Chunk> {
     s.cut(split_long).to_vec()
 }
 
-/// [`cut`] of the descriptor of lengths `lens` over `n` elements (made once per
-/// descriptor: [`Seg::cut`]).
-pub(crate) fn cut_lens(lens: &[i64], n: usize, split_long: bool) -> Vec<Chunk> {
-    let m = lens.len();
+/// [`cut`] of the descriptor of segment starts `starts` and lengths `lens` over `n`
+/// elements (made once per descriptor: [`Seg::cut`]). A chunk from segment `s0` takes
+/// segments until their work (one unit per element and one per segment) reaches
+/// [`BLOCK`]: it ends after the first segment `k - 1` with `starts[k] + k >= starts[s0] +
+/// s0 + BLOCK`, found by a binary search over the starts, so a descriptor of a hundred
+/// thousand short segments is cut in a few dozen searches rather than a walk over its
+/// lengths (quicksort's deep levels cut one per operation, on the calling thread). Only
+/// that last segment can be longer than [`BLOCK`] (every earlier one ends below the
+/// mark); such a segment is a chunk of its own, or with `split_long` its blocks are.
+pub(crate) fn cut_starts(starts: &[usize], lens: &[i64], n: usize, split_long: bool) -> Vec<Chunk> {
+    let m = starts.len();
+    debug_assert_eq!(lens.len(), m);
     let mut out = Vec::with_capacity((n + m) / BLOCK + 2);
-    // The chunk being grown starts at segment `s0`, element `e0`; `st` is the start of
-    // segment `k` (a running sum: no lookup per segment).
-    let (mut s0, mut e0, mut st, mut cost) = (0, 0, 0, 0);
-    for (k, &l) in lens.iter().enumerate() {
-        let len = l as usize;
-        if len > BLOCK {
-            if s0 < k {
-                out.push(Chunk { s0, s1: k, e0, e1: st });
+    let mut s0 = 0;
+    while s0 < m {
+        let mark = starts[s0] + s0 + BLOCK;
+        // The first segment after `s0` at or past the mark (the work before segment `k`
+        // is `starts[k] + k`, increasing in `k`); `m` when none is.
+        let (mut k, mut hi) = (s0 + 1, m);
+        while k < hi {
+            let mid = k + (hi - k) / 2;
+            if starts[mid] + mid < mark {
+                k = mid + 1;
+            } else {
+                hi = mid;
             }
+        }
+        let end = |k: usize| if k == m { n } else { starts[k] };
+        let last = k - 1;
+        let len = lens[last] as usize;
+        if len > BLOCK {
+            if s0 < last {
+                out.push(Chunk { s0, s1: last, e0: starts[s0], e1: starts[last] });
+            }
+            let st = starts[last];
             if split_long {
                 let mut lo = 0;
                 while lo < len {
                     let hi = (lo + BLOCK).min(len);
-                    out.push(Chunk { s0: k, s1: k + 1, e0: st + lo, e1: st + hi });
+                    out.push(Chunk { s0: last, s1: k, e0: st + lo, e1: st + hi });
                     lo = hi;
                 }
             } else {
-                out.push(Chunk { s0: k, s1: k + 1, e0: st, e1: st + len });
+                out.push(Chunk { s0: last, s1: k, e0: st, e1: st + len });
             }
-            st += len;
-            (s0, e0, cost) = (k + 1, st, 0);
-            continue;
+        } else {
+            out.push(Chunk { s0, s1: k, e0: starts[s0], e1: end(k) });
         }
-        st += len;
-        cost += len + 1;
-        if cost >= BLOCK {
-            out.push(Chunk { s0, s1: k + 1, e0, e1: st });
-            (s0, e0, cost) = (k + 1, st, 0);
-        }
-    }
-    if s0 < m {
-        out.push(Chunk { s0, s1: m, e0, e1: n });
+        s0 = k;
     }
     out
 }
@@ -210,4 +222,78 @@ pub(crate) fn split_mut<T>(mut out: &mut [T], lens: impl IntoIterator<Item = usi
         out = b;
     }
     v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The chunks a walk over the lengths makes: grow a chunk segment by segment until its
+    /// work reaches a block; a segment over a block alone (or in its blocks).
+    fn walked(lens: &[i64], split_long: bool) -> Vec<Chunk> {
+        let (mut out, mut s0, mut e0, mut st, mut cost) = (Vec::new(), 0, 0, 0, 0);
+        for (k, &l) in lens.iter().enumerate() {
+            let len = l as usize;
+            if len > BLOCK {
+                if s0 < k {
+                    out.push(Chunk { s0, s1: k, e0, e1: st });
+                }
+                let step = if split_long { BLOCK } else { len };
+                let mut lo = 0;
+                while lo < len {
+                    let hi = (lo + step).min(len);
+                    out.push(Chunk { s0: k, s1: k + 1, e0: st + lo, e1: st + hi });
+                    lo = hi;
+                }
+                st += len;
+                (s0, e0, cost) = (k + 1, st, 0);
+                continue;
+            }
+            st += len;
+            cost += len + 1;
+            if cost >= BLOCK {
+                out.push(Chunk { s0, s1: k + 1, e0, e1: st });
+                (s0, e0, cost) = (k + 1, st, 0);
+            }
+        }
+        if s0 < lens.len() {
+            out.push(Chunk { s0, s1: lens.len(), e0, e1: st });
+        }
+        out
+    }
+
+    /// Cutting by searches over the starts gives the chunks of the walk: short segments
+    /// (a hundred thousand of one to twenty elements), empty ones, segments just under,
+    /// at and over a block, and a chunk's work landing exactly on a block.
+    #[test]
+    fn cutting_by_search_matches_the_walk_over_the_lengths() {
+        let b = BLOCK as i64;
+        let mut x = 5u64;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) as i64
+        };
+        let layouts: Vec<Vec<i64>> = vec![
+            vec![],
+            vec![0],
+            vec![0; 200_000],
+            vec![b - 1, 0],
+            vec![b - 1, 1, 1],
+            vec![b, b + 1, 3, 2 * b + 5, 0, 0, b - 2],
+            vec![3, 3 * b + 1],
+            (0..100_000).map(|_| next() % 21).collect(),
+            (0..3000).map(|k| if k % 97 == 0 { b + next() % b } else { next() % 300 }).collect(),
+        ];
+        for lens in layouts {
+            let mut starts = Vec::with_capacity(lens.len());
+            let mut n = 0usize;
+            for &l in &lens {
+                starts.push(n);
+                n += l as usize;
+            }
+            for split_long in [false, true] {
+                assert_eq!(cut_starts(&starts, &lens, n, split_long), walked(&lens, split_long), "{} segments, split_long {split_long}", lens.len());
+            }
+        }
+    }
 }

@@ -322,10 +322,21 @@ pub(super) fn extract<T: Elem>(par: &Par, v: &[T], i: &[i64], s: &Seg) -> Result
     build(s.m(), |out| {
         let cs = chunks(par, s, false);
         let parts = split_mut(out, cs.iter().map(|c| c.s1 - c.s0));
+        let (starts, lens) = (s.starts(), s.lens());
         let res = par.map(s.m(), cs.into_iter().zip(parts).collect(), |(c, part)| {
-            for (o, k) in part.iter_mut().zip(c.s0..c.s1) {
-                check_seg(&i[k..k + 1], None, s.len(k))?;
-                o.write(v[s.start(k) + i[k] as usize]);
+            // Every index checked against its segment's length in one vectorisable pass
+            // (the first bad one is the trap), then the reads unchecked.
+            let (ix, ls, sts) = (&i[c.s0..c.s1], &lens[c.s0..c.s1], &starts[c.s0..c.s1]);
+            let bad = ix.iter().zip(ls).fold(false, |b, (&k, &l)| b | ((k as u64) >= l as u64));
+            if bad {
+                for (&k, &l) in ix.iter().zip(ls) {
+                    check_seg(std::slice::from_ref(&k), None, l as usize)?;
+                }
+            }
+            for ((o, &st), &k) in part.iter_mut().zip(sts).zip(ix) {
+                // SAFETY: `0 <= k < len` of this segment (checked above), and the segment
+                // lies within `v` (the caller checked `v` against the descriptor).
+                o.write(unsafe { *v.get_unchecked(st + k as usize) });
             }
             Ok(())
         });

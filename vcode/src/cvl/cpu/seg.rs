@@ -87,7 +87,7 @@ impl Seg {
     }
     /// [`super::par::cut`] of this descriptor, made once.
     pub(crate) fn cut(&self, split_long: bool) -> &[Chunk] {
-        self.cuts[split_long as usize].get_or_init(|| super::par::cut_lens(self.lens(), self.total, split_long))
+        self.cuts[split_long as usize].get_or_init(|| super::par::cut_starts(&self.starts, self.lens(), self.total, split_long))
     }
     /// Number of segments.
     pub(crate) fn m(&self) -> usize {
