@@ -34,17 +34,29 @@ fn too_long() -> Trap {
 }
 
 /// Checks `lens` and writes their exclusive prefix sums (from `base`) into `starts`;
-/// returns the sum.
+/// returns the sum. One branch-free pass (the sum kept in 128 bits, so that it cannot
+/// wrap, and the lengths' bits or-ed together to see a negative one), checked at the end;
+/// only a bad descriptor walks its lengths again, with a check per length, for the trap
+/// of the first bad one.
 fn starts_of(lens: &[i64], base: usize, starts: &mut [std::mem::MaybeUninit<usize>]) -> Result<usize, Trap> {
-    let mut total = base;
+    let (mut total, mut bits) = (base as u128, 0i64);
     for (o, &l) in starts.iter_mut().zip(lens) {
+        o.write(total as usize);
+        total += l as u64 as u128;
+        bits |= l;
+    }
+    if bits >= 0 && total <= MAX_TOTAL as u128 {
+        // No length is negative, so the starts grow up to `total`: none wrapped.
+        return Ok(total as usize);
+    }
+    let mut total = base;
+    for &l in lens {
         if l < 0 {
             return Err(Trap::new(TrapKind::NegativeLength(l)));
         }
-        o.write(total);
         total = total.checked_add(l as usize).filter(|t| *t <= MAX_TOTAL).ok_or_else(too_long)?;
     }
-    Ok(total)
+    Err(too_long())
 }
 
 impl Seg {
@@ -130,5 +142,43 @@ impl Seg {
     /// `(start, len)` of every segment.
     pub(crate) fn ranges(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
         self.starts.iter().copied().zip(self.lens().iter().map(|&l| l as usize))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn seg(lens: Vec<i64>, threads: usize) -> Result<Seg, Trap> {
+        Seg::new(&Par::new(threads), Arc::new(Data::Int(lens)))
+    }
+
+    /// The starts are the exclusive prefix sums, on one thread and on two (whose blocked
+    /// pass starts at `4 * BLOCK` segments); the first bad length is the trap: a negative
+    /// one, or one that takes the total past the limit, whichever comes first.
+    #[test]
+    fn starts_are_prefix_sums_and_the_first_bad_length_traps() {
+        for threads in [1, 2] {
+            for m in [0, 1, 5, 4 * BLOCK + 3] {
+                let lens: Vec<i64> = (0..m).map(|k| (k % 7) as i64).collect();
+                let s = seg(lens.clone(), threads).unwrap();
+                let mut at = 0usize;
+                for (k, &l) in lens.iter().enumerate() {
+                    assert_eq!(s.start(k), at);
+                    at += l as usize;
+                }
+                assert_eq!(s.total(), at);
+            }
+            let big = MAX_TOTAL as i64;
+            let kind = |lens: Vec<i64>| seg(lens, threads).map(|_| ()).map_err(|t| t.kind);
+            assert_eq!(kind(vec![1, 2, -3, -4]), Err(TrapKind::NegativeLength(-3)));
+            assert!(matches!(kind(vec![big, 1, -1]), Err(TrapKind::OutOfMemory(_))));
+            assert_eq!(kind(vec![1, -1, big, big]), Err(TrapKind::NegativeLength(-1)));
+            assert!(matches!(kind(vec![i64::MAX, i64::MAX, i64::MAX]), Err(TrapKind::OutOfMemory(_))));
+            assert_eq!(kind(vec![big - 1, 1]), Ok(()));
+            let mut many = vec![1i64; 4 * BLOCK + 10];
+            many[4 * BLOCK + 5] = -2;
+            assert_eq!(kind(many), Err(TrapKind::NegativeLength(-2)));
+        }
     }
 }
