@@ -6,7 +6,8 @@
 #   scripts/ab.sh RUNS THREADS FILE.nesl NESL_A NESL_B
 #
 # Each run's time is the program's own `(ok, seconds)` result (as `nesl bench` reads it).
-# Prints every time, the medians and B/A.
+# Prints every time, the medians and B/A. With `CPUS` set (a `taskset` list, e.g.
+# `CPUS=1` for one thread on one core), every run is pinned to those cores.
 set -euo pipefail
 if [ $# -ne 5 ]; then
     echo "usage: $0 RUNS THREADS FILE.nesl NESL_A NESL_B" >&2
@@ -17,7 +18,9 @@ runs=$1 threads=$2 file=$3 a=$4 b=$5
 # the script.
 one() {
     local out t
-    out=$(NESL_THREADS=$threads "$1" run "$file" 2>&1) || { echo "$1 failed on $file:" >&2; echo "$out" | tail -5 >&2; exit 1; }
+    local pin=()
+    [ -z "${CPUS:-}" ] || pin=(taskset -c "$CPUS")
+    out=$(NESL_THREADS=$threads "${pin[@]}" "$1" run "$file" 2>&1) || { echo "$1 failed on $file:" >&2; echo "$out" | tail -5 >&2; exit 1; }
     t=$(echo "$out" | sed -n 's/^(ok, seconds) = (T, \([0-9.eE+-]*\)).*/\1/p' | tail -1)
     [ -n "$t" ] || { echo "$1 on $file: no '(ok, seconds) = (T, ...)' line" >&2; exit 1; }
     echo "$t"
