@@ -83,7 +83,7 @@ fn expand<T: Elem>(vals: &[T], s: &Seg, k: usize, lo: usize, hi: usize, out: &mu
         }
         pos += l;
     }
-    debug_assert_eq!(pos.max(first), n);
+    debug_assert_eq!(pos, n);
     // SAFETY: the segments from `k` cover `lo..hi` (the caller's `k` holds `lo`, and `hi`
     // is at most the descriptor's total), so positions `0..n` were all written above.
     unsafe { out.set_len(n) };

@@ -186,7 +186,6 @@ pub(crate) fn cut_starts(starts: &[usize], lens: &[i64], n: usize, split_long: b
                 hi = mid;
             }
         }
-        let end = |k: usize| if k == m { n } else { starts[k] };
         let last = k - 1;
         let len = lens[last] as usize;
         if len > BLOCK {
@@ -205,7 +204,7 @@ pub(crate) fn cut_starts(starts: &[usize], lens: &[i64], n: usize, split_long: b
                 out.push(Chunk { s0: last, s1: k, e0: st, e1: st + len });
             }
         } else {
-            out.push(Chunk { s0, s1: k, e0: starts[s0], e1: end(k) });
+            out.push(Chunk { s0, s1: k, e0: starts[s0], e1: if k == m { n } else { starts[k] } });
         }
         s0 = k;
     }
