@@ -10,6 +10,7 @@ use super::par::{cut, split_mut, Chunk, Par, BLOCK};
 use super::scan::{block_offsets, fold_lanes, scan_in_place};
 use super::seg::Seg;
 use super::mem::build;
+use super::pack;
 use super::permute::Progressions;
 use crate::cvl::{BinOp, HostScalar, UnOp, VType};
 use crate::fused::{Expr, SuperOp};
@@ -583,26 +584,35 @@ pub(super) fn eval_guarded(par: &Par, p: &Prog, args: &[Operand], len: usize) ->
 }
 
 /// Evaluates the `BOOL` programs `ps` (a pack's flag trees), all over the operands `args`,
-/// into one vector of `len` flags each, in one pass over the operands: each chunk of them
-/// is read once and every program runs over it while it is in cache.
-pub(super) fn eval_flags(par: &Par, ps: &[Prog], args: &[Operand], len: usize) -> Result<Vec<Vec<bool>>, Trap> {
+/// into `len` flags each, as bits ([`pack::words_for`]`(len)` words each, as
+/// [`pack::word_of`] writes them), in one pass over the operands: each chunk of them is
+/// read once and every program runs over it while it is in cache; a block's flags go
+/// through a buffer in cache into their words, never stored a byte each.
+pub(super) fn eval_flags(par: &Par, ps: &[Prog], args: &[Operand], len: usize) -> Result<Vec<Vec<u64>>, Trap> {
     if ps.is_empty() {
         return Ok(Vec::new());
     }
     if ps.iter().any(|p| p.rt != VType::Bool) {
-        return Err(Trap::ty("a pack's flag tree is not BOOL"));
+        return Err(Trap::ty("a pack's flag trees are not BOOL"));
     }
-    let mut outs = ps.iter().map(|_| super::mem::alloc::<bool>(len)).collect::<Result<Vec<_>, _>>()?;
-    let blocks = len.div_ceil(BLOCK);
-    let mut items: Vec<(usize, Vec<&mut [MaybeUninit<bool>]>)> = (0..blocks).map(|b| (b * BLOCK, Vec::with_capacity(ps.len()))).collect();
+    let words = pack::words_for(len);
+    let per_block = BLOCK / 64;
+    // Block `b` writes flags `b * BLOCK..` into words `b * per_block..`; the last block
+    // (or, for no flags, the only one) also the words past them.
+    let blocks = len.div_ceil(BLOCK).max(1);
+    let sizes = (0..blocks).map(|b| if b + 1 < blocks { per_block } else { words - b * per_block });
+    let mut outs = ps.iter().map(|_| super::mem::alloc::<u64>(words)).collect::<Result<Vec<_>, _>>()?;
+    let mut items: Vec<(usize, Vec<&mut [MaybeUninit<u64>]>)> = (0..blocks).map(|b| (b * BLOCK, Vec::with_capacity(ps.len()))).collect();
     for o in outs.iter_mut() {
-        for (b, part) in o.spare_capacity_mut()[..len].chunks_mut(BLOCK).enumerate() {
+        for (b, part) in split_mut(&mut o.spare_capacity_mut()[..words], sizes.clone()).into_iter().enumerate() {
             items[b].1.push(part);
         }
     }
-    let init = || ps.iter().map(Prog::registers).collect::<Vec<_>>();
+    let init = || (ps.iter().map(Prog::registers).collect::<Vec<_>>(), vec![vec![false; BLOCK.min(len)]; ps.len()]);
     let work = ps.iter().map(|p| p.work(len)).fold(0, usize::saturating_add);
-    let results = par.map_init(work, items, init, |regs, (lo, mut parts)| flags_range(ps, args, lo, &mut parts, regs));
+    let results = par.map_init(work, items, init, |(regs, buf), (lo, mut parts)| {
+        flags_range(ps, args, lo, (lo + BLOCK).min(len), &mut parts, regs, buf)
+    });
     for r in results {
         r?;
     }
@@ -611,31 +621,54 @@ pub(super) fn eval_flags(par: &Par, ps: &[Prog], args: &[Operand], len: usize) -
         return Err(Trap::new(crate::trap::TrapKind::Interrupted));
     }
     for o in &mut outs {
-        // SAFETY: every block of every output was written by `flags_range`, which returned
-        // `Ok` for each (a failure returned above), and no block was skipped.
-        unsafe { o.set_len(len) };
+        // SAFETY: every block wrote every word of its part of every output (`flags_range`
+        // returned `Ok` for each; a failure returned above), the parts cover all `words`,
+        // and no block was skipped.
+        unsafe { o.set_len(words) };
     }
     Ok(outs)
 }
 
-/// [`eval_flags`] at positions `lo..lo + outs[i].len()`, [`CHUNK`] elements at a time.
-fn flags_range(ps: &[Prog], args: &[Operand], lo: usize, outs: &mut [&mut [MaybeUninit<bool>]], regs: &mut [Vec<Data>]) -> Result<(), Trap> {
+/// [`eval_flags`] at positions `lo..hi`, [`CHUNK`] elements at a time: every program
+/// runs over a chunk of the operands (expanded once for all of them) into its buffer in
+/// `bufs` (each at least `hi - lo` flags), whose flags then go into the words `outs[i]`.
+fn flags_range(
+    ps: &[Prog],
+    args: &[Operand],
+    lo: usize,
+    hi: usize,
+    outs: &mut [&mut [MaybeUninit<u64>]],
+    regs: &mut [Vec<Data>],
+    bufs: &mut [Vec<bool>],
+) -> Result<(), Trap> {
     if crate::interrupt::skip_work() {
         return Err(Trap::new(crate::trap::TrapKind::Interrupted));
     }
-    let n = outs.first().map_or(0, |o| o.len());
+    fn view(s: &mut [bool]) -> &mut [MaybeUninit<bool>] {
+        // SAFETY: `MaybeUninit<bool>` has `bool`'s layout, and the evaluator only ever
+        // writes whole `bool`s through this view, so `s` stays initialised.
+        unsafe { &mut *(s as *mut [bool] as *mut [MaybeUninit<bool>]) }
+    }
+    let n = hi.saturating_sub(lo);
     let Some(((p0, ps), (r0, regs))) = ps.split_first().zip(regs.split_first_mut()) else { return Ok(()) };
+    let Some((b0, bufs_rest)) = bufs.split_first_mut() else { return Ok(()) };
     let (r0, scratch) = r0.split_at_mut(p0.registers);
     let mut cur = Cursors::new(args.len());
     let mut c = 0;
     while c < n {
         let mut chunk_args = Vec::with_capacity(args.len());
-        let hi = piece(args, &mut cur, lo + c, lo + (c + CHUNK).min(n), scratch, &mut chunk_args) - lo;
-        run_chunk(p0, &chunk_args, r0, bool::out(&mut outs[0][c..hi]))?;
-        for ((p, rs), out) in ps.iter().zip(regs.iter_mut()).zip(outs[1..].iter_mut()) {
-            run_chunk(p, &chunk_args, &mut rs[..p.registers], bool::out(&mut out[c..hi]))?;
+        let e = piece(args, &mut cur, lo + c, lo + (c + CHUNK).min(n), scratch, &mut chunk_args) - lo;
+        run_chunk(p0, &chunk_args, r0, bool::out(&mut view(b0)[c..e]))?;
+        for ((p, rs), b) in ps.iter().zip(regs.iter_mut()).zip(bufs_rest.iter_mut()) {
+            run_chunk(p, &chunk_args, &mut rs[..p.registers], bool::out(&mut view(b)[c..e]))?;
         }
-        c = hi;
+        c = e;
+    }
+    for (out, b) in outs.iter_mut().zip(bufs.iter()) {
+        let b = &b[..n];
+        for (w, o) in out.iter_mut().enumerate() {
+            o.write(pack::word_of(b, 64 * w));
+        }
     }
     Ok(())
 }

@@ -15,7 +15,7 @@ use std::mem::MaybeUninit;
 
 /// An empty buffer with room for `n` elements; failure to allocate is an out-of-memory
 /// trap.
-pub(crate) fn alloc<T: Elem>(n: usize) -> Result<Vec<T>, Trap> {
+pub(crate) fn alloc<T: Copy>(n: usize) -> Result<Vec<T>, Trap> {
     crate::memory::check(n, n.saturating_mul(std::mem::size_of::<T>()))?;
     let mut v = Vec::new();
     v.try_reserve_exact(n)
@@ -26,17 +26,8 @@ pub(crate) fn alloc<T: Elem>(n: usize) -> Result<Vec<T>, Trap> {
 /// A vector of `n` elements written by `fill`, which is given the uninitialised storage
 /// and must write every element of it when it returns `Ok` (all callers write element by
 /// element over the whole slice). No zero-fill first. On `Err` nothing is kept.
-pub(crate) fn build<T: Elem>(n: usize, fill: impl FnOnce(&mut [MaybeUninit<T>]) -> Result<(), Trap>) -> Result<Vec<T>, Trap> {
+pub(crate) fn build<T: Copy>(n: usize, fill: impl FnOnce(&mut [MaybeUninit<T>]) -> Result<(), Trap>) -> Result<Vec<T>, Trap> {
     finish(alloc::<T>(n)?, n, fill)
-}
-
-/// [`build`] for any plain element type.
-pub(crate) fn build_plain<T: Copy>(n: usize, fill: impl FnOnce(&mut [MaybeUninit<T>]) -> Result<(), Trap>) -> Result<Vec<T>, Trap> {
-    crate::memory::check(n, n.saturating_mul(std::mem::size_of::<T>()))?;
-    let mut v = Vec::new();
-    v.try_reserve_exact(n)
-        .map_err(|_| Trap::new(TrapKind::OutOfMemory(format!("cannot allocate {n} elements"))))?;
-    finish(v, n, fill)
 }
 
 fn finish<T: Copy>(mut v: Vec<T>, n: usize, fill: impl FnOnce(&mut [MaybeUninit<T>]) -> Result<(), Trap>) -> Result<Vec<T>, Trap> {

@@ -817,8 +817,8 @@ impl Cvl for CpuCvl {
         check::pack(v.shape(), f.shape(), s.shape())?;
         let fv = bools(f.data()?, "PACK flags")?;
         let p = &self.par;
-        let counts = pack::count(p, fv, &s.0)?;
-        let data = each!(v.elems()?, |x| pack::pack(p, x, fv, &s.0, &counts));
+        let counts = pack::count(p, pack::Ones::of_bools(p, fv)?, &s.0)?;
+        let data = each!(v.elems()?, |x| pack::pack(p, x, &s.0, &counts));
         let seg = self.seg(Arc::new(Data::Int(counts.lens)))?;
         Ok((vecd(data), seg))
     }
@@ -891,18 +891,21 @@ impl Cvl for CpuCvl {
             _ => self.fused(&op.without_fold(), args, len)?,
         };
         let p = &self.par;
-        let counts = flags.iter().map(|f| pack::count(p, f, &seg.0)).collect::<Result<Vec<_>, _>>()?;
-        let fs: Vec<&[bool]> = flags.iter().map(|f| f.as_slice()).collect();
+        let counts = flags
+            .into_iter()
+            .map(|f| pack::Ones::of_bits(f, len).ok_or_else(|| Trap::ty("a pack's flags are not as long as its descriptor")))
+            .map(|ones| pack::count(p, ones?, &seg.0))
+            .collect::<Result<Vec<_>, _>>()?;
         let packed: Vec<Data> = if let Some(ix) = data.progressions() {
             // An `INDEX` not written out (`max_index`'s positions) stays so: each chunk
             // that keeps any of it makes its part.
             let make = |lo: usize, hi: usize, buf: &mut Vec<i64>| ix.runs(&mut None, lo, hi, |r| buf.extend(r.indices()));
-            pack::pack_many(p, pack::Elems::Made(&make), &fs, &seg.0, &counts)?.into_iter().map(Data::Int).collect()
+            pack::pack_many(p, pack::Elems::Made(&make), &seg.0, &counts)?.into_iter().map(Data::Int).collect()
         } else {
             match data.elems()? {
-                Slice::Int(x) => pack::pack_many(p, pack::Elems::Stored(x), &fs, &seg.0, &counts)?.into_iter().map(Data::Int).collect(),
-                Slice::Float(x) => pack::pack_many(p, pack::Elems::Stored(x), &fs, &seg.0, &counts)?.into_iter().map(Data::Float).collect(),
-                Slice::Bool(x) => pack::pack_many(p, pack::Elems::Stored(x), &fs, &seg.0, &counts)?.into_iter().map(Data::Bool).collect(),
+                Slice::Int(x) => pack::pack_many(p, pack::Elems::Stored(x), &seg.0, &counts)?.into_iter().map(Data::Int).collect(),
+                Slice::Float(x) => pack::pack_many(p, pack::Elems::Stored(x), &seg.0, &counts)?.into_iter().map(Data::Float).collect(),
+                Slice::Bool(x) => pack::pack_many(p, pack::Elems::Stored(x), &seg.0, &counts)?.into_iter().map(Data::Bool).collect(),
             }
         };
         packed

@@ -4,7 +4,7 @@
 
 use super::data::Data;
 use super::par::{Chunk, Par, BLOCK};
-use super::mem::build_plain;
+use super::mem::build;
 use crate::trap::{Trap, TrapKind};
 use std::sync::{Arc, OnceLock};
 
@@ -68,7 +68,7 @@ impl Seg {
         };
         let m = l.len();
         let mut total = 0;
-        let starts = build_plain::<usize>(m, |out| {
+        let starts = build::<usize>(m, |out| {
             if m < 4 * BLOCK || par.threads() == 1 {
                 total = starts_of(l, 0, out)?;
                 return Ok(());
