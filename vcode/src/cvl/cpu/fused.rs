@@ -11,7 +11,7 @@ use super::scan::{block_offsets, fold_lanes, scan_in_place};
 use super::seg::Seg;
 use super::mem::build;
 use super::pack;
-use super::permute::Progressions;
+use super::permute::{Gathered, Progressions};
 use crate::cvl::{BinOp, HostScalar, UnOp, VType};
 use crate::fused::{Expr, SuperOp};
 use crate::trap::Trap;
@@ -31,6 +31,9 @@ pub(super) enum Operand<'a> {
     Elems(Slice<'a>),
     Dist(Slice<'a>, &'a Seg),
     Index(Progressions<'a>),
+    /// A `BPERMUTE` of the elements (over the descriptor) by the `INDEX` not written out
+    /// ([`Gathered`], checked when it was kept), which each chunk gathers.
+    Gather(Slice<'a>, Progressions<'a>, &'a Seg),
 }
 
 impl<'a> Operand<'a> {
@@ -38,7 +41,7 @@ impl<'a> Operand<'a> {
         match self {
             Operand::Elems(s) => s.len(),
             Operand::Dist(_, s) => s.total(),
-            Operand::Index(ix) => ix.seg.total(),
+            Operand::Index(ix) | Operand::Gather(_, ix, _) => ix.seg.total(),
         }
     }
 }
@@ -88,6 +91,14 @@ fn expand<T: Elem>(vals: &[T], s: &Seg, k: usize, lo: usize, hi: usize, out: &mu
     // SAFETY: the segments from `k` cover `lo..hi` (the caller's `k` holds `lo`, and `hi`
     // is at most the descriptor's total), so positions `0..n` were all written above.
     unsafe { out.set_len(n) };
+}
+
+/// Gathers positions `lo..hi` of `g` into `buf` (its storage reused).
+fn gather_into<T: Elem>(buf: &mut Data, g: Gathered<T>, j: &mut Option<usize>, lo: usize, hi: usize) {
+    let mut v = T::unwrap(std::mem::replace(buf, Data::none())).unwrap_or_default();
+    v.clear();
+    g.range(j, lo, hi, &mut v);
+    *buf = T::wrap(v);
 }
 
 /// Copies of a segment's value [`expand`] stores at once.
@@ -158,11 +169,20 @@ fn piece<'a>(args: &[Operand<'a>], cur: &mut Cursors, lo: usize, mut hi: usize, 
             Operand::Index(ix) if live(ix.seg, hi) => {
                 let mut v = i64::unwrap(std::mem::replace(buf, Data::none())).unwrap_or_default();
                 v.clear();
-                ix.runs(&mut Some(cur.at(i, ix.seg, lo)), lo, hi, |r| v.extend(r.indices()));
+                ix.runs(&mut Some(cur.at(i, ix.seg, lo)), lo, hi, |_, r| v.extend(r.indices()));
                 *buf = Data::Int(v);
                 Val::of(buf.slice())
             }
-            Operand::Dist(v, _) => Val::of(v.range(0, 0)),
+            Operand::Gather(src, ix, ss) if live(ix.seg, hi) => {
+                let mut j = Some(cur.at(i, ix.seg, lo));
+                match src {
+                    Slice::Int(x) => gather_into(buf, Gathered { src: x, ix, ss }, &mut j, lo, hi),
+                    Slice::Float(x) => gather_into(buf, Gathered { src: x, ix, ss }, &mut j, lo, hi),
+                    Slice::Bool(x) => gather_into(buf, Gathered { src: x, ix, ss }, &mut j, lo, hi),
+                }
+                Val::of(buf.slice())
+            }
+            Operand::Dist(v, _) | Operand::Gather(v, ..) => Val::of(v.range(0, 0)),
             Operand::Index(..) => Val::of(Slice::Int(&[])),
         });
     }

@@ -72,6 +72,12 @@ enum Form {
     /// a result in block order. Kept from [`LAZY_MIN`] elements and a quarter of the
     /// vector (it holds the whole vector alive).
     Range(Arc<Data>, usize),
+    /// A `BPERMUTE` of `src` (over `ss`) by the `INDEX` of `start` and `stride` over
+    /// `seg` (whose lengths are the destination's), every index checked
+    /// ([`permute::Gathered`]): superoperators and packs gather it a chunk at a time,
+    /// `EXTRACT` reads through it. Kept from [`LAZY_MIN`] elements and a quarter of `src`
+    /// (it holds all of `src` alive).
+    Gather(Arc<Data>, Arc<Data>, Arc<Data>, Arc<Seg>),
 }
 
 /// The shortest `DIST` or `INDEX` kept unwritten (shorter ones are written at once: their
@@ -106,6 +112,15 @@ impl Lazy {
             Form::Dist(vals) => each!(&**vals, |v| permute::dist(p, v, &self.seg)),
             Form::Index(b, k) => Data::Int(permute::index(p, int_slice(b), int_slice(k), &self.seg)?),
             Form::Range(v, lo) => each!(v.slice().range(*lo, lo + self.seg.total()), |x| mem::copied(p, x)),
+            Form::Gather(src, b, k, ss) => {
+                let ix = permute::Progressions { start: int_slice(b), stride: int_slice(k), seg: &self.seg };
+                let d = match src.slice() {
+                    Slice::Int(x) => permute::gather_runs(p, x, ix, ss, &self.seg)?.map(Data::Int),
+                    Slice::Float(x) => permute::gather_runs(p, x, ix, ss, &self.seg)?.map(Data::Float),
+                    Slice::Bool(x) => permute::gather_runs(p, x, ix, ss, &self.seg)?.map(Data::Bool),
+                };
+                d.ok_or_else(|| Trap::ty("a kept gather's index is out of range"))?
+            }
         })
     }
     /// Its first `n` elements (`n` at most its length), written alone: the part of a
@@ -136,6 +151,7 @@ impl Lazy {
                 )
             }
             Form::Range(v, lo) => each!(v.slice().range(*lo, lo + n), |x| Ok::<_, Trap>(x.to_vec())),
+            Form::Gather(..) => each!(self.write_out()?.slice().range(0, n), |x| Ok::<_, Trap>(x.to_vec())),
         })
     }
     /// The `INDEX` this is, while not written out: `(start, stride, segments)`.
@@ -175,7 +191,7 @@ impl CpuVector {
         match &self.0 {
             Rep::Data(d) => d.vtype(),
             Rep::Lazy(l) => match &l.form {
-                Form::Dist(vals) | Form::Range(vals, _) => vals.vtype(),
+                Form::Dist(vals) | Form::Range(vals, _) | Form::Gather(vals, ..) => vals.vtype(),
                 Form::Index(..) => VType::Int,
             },
         }
@@ -192,6 +208,9 @@ impl CpuVector {
                 (None, Form::Dist(vals)) => Operand::Dist(vals.slice(), &l.seg),
                 (None, Form::Index(b, k)) => Operand::Index(permute::Progressions { start: int_slice(b), stride: int_slice(k), seg: &l.seg }),
                 (None, Form::Range(v, lo)) => Operand::Elems(v.slice().range(*lo, lo + l.seg.total())),
+                (None, Form::Gather(src, b, k, ss)) => {
+                    Operand::Gather(src.slice(), permute::Progressions { start: int_slice(b), stride: int_slice(k), seg: &l.seg }, ss)
+                }
             },
         }
     }
@@ -200,8 +219,16 @@ impl CpuVector {
         match &self.0 {
             Rep::Lazy(l) if l.forced.get().is_none() => match &l.form {
                 Form::Dist(vals) => Some((vals, &l.seg)),
-                Form::Index(..) | Form::Range(..) => None,
+                Form::Index(..) | Form::Range(..) | Form::Gather(..) => None,
             },
+            _ => None,
+        }
+    }
+    /// The gather this is, while not written out: the source, the `INDEX` and the
+    /// source's descriptor.
+    fn gathered(&self) -> Option<(Slice<'_>, permute::Progressions<'_>, &Seg)> {
+        match self.operand() {
+            Operand::Gather(src, ix, ss) => Some((src, ix, ss)),
             _ => None,
         }
     }
@@ -389,7 +416,7 @@ impl CpuCvl {
                     Data::Int(d) => affine::Term::Dist(d),
                     _ => return Ok(None),
                 },
-                Form::Range(..) => return Ok(None),
+                Form::Range(..) | Form::Gather(..) => return Ok(None),
             });
         }
         let Some(seg) = seg.filter(|_| indices > 0) else { return Ok(None) };
@@ -421,6 +448,52 @@ impl CpuCvl {
         let seg = Arc::new(Seg::new(&self.par, Arc::new(Data::Int(vec![n as i64])))?);
         let l = Lazy { form: Form::Range(src, lo), seg, par: self.par.clone(), forced: OnceLock::new() };
         Ok(Some(CpuVector(Rep::Lazy(Arc::new(l)))))
+    }
+    /// A `BPERMUTE` of `v` by the `INDEX` `i` not written out (from `ss` into `sd`) kept
+    /// undone ([`Form::Gather`]), when every index is in range, `i` lies over `sd`, and
+    /// the result is long and at least a quarter of `v`; `None` otherwise.
+    fn lazy_gather(&self, v: &CpuVector, i: &CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<Option<CpuVector>, Trap> {
+        let Rep::Lazy(il) = &i.0 else { return Ok(None) };
+        let (Form::Index(b, k), None) = (&il.form, il.forced.get()) else { return Ok(None) };
+        let n = sd.0.total();
+        if n < LAZY_MIN || n.saturating_mul(4) < v.len() {
+            return Ok(None);
+        }
+        let src = match &v.0 {
+            Rep::Data(d) => d.clone(),
+            Rep::Lazy(l) => match l.forced.get() {
+                Some(d) => d.clone(),
+                None => return Ok(None),
+            },
+        };
+        let ix = permute::Progressions { start: int_slice(b), stride: int_slice(k), seg: &il.seg };
+        let ok = match src.slice() {
+            Slice::Int(x) => permute::Gathered::new(x, ix, &ss.0, &sd.0).is_some(),
+            Slice::Float(x) => permute::Gathered::new(x, ix, &ss.0, &sd.0).is_some(),
+            Slice::Bool(x) => permute::Gathered::new(x, ix, &ss.0, &sd.0).is_some(),
+        };
+        if !ok {
+            return Ok(None);
+        }
+        // Refused here when it could not be stored, as a written one would be.
+        let size = if src.vtype() == VType::Bool { 1 } else { 8 };
+        crate::memory::check(n, n.saturating_mul(size))?;
+        let form = Form::Gather(src, b.clone(), k.clone(), ss.0.clone());
+        let l = Lazy { form, seg: il.seg.clone(), par: self.par.clone(), forced: OnceLock::new() };
+        Ok(Some(CpuVector(Rep::Lazy(Arc::new(l)))))
+    }
+    /// The packs of a kept gather by each of `counts`: each chunk that keeps any of it
+    /// gathers its part in cache ([`pack::Elems::Made`]).
+    fn pack_gathered(p: &Par, (src, ix, ss): (Slice, permute::Progressions, &Seg), s: &Seg, counts: &[pack::Counts]) -> Result<Vec<Data>, Trap> {
+        fn typed<T: data::Elem>(p: &Par, g: permute::Gathered<T>, s: &Seg, counts: &[pack::Counts]) -> Result<Vec<Data>, Trap> {
+            let make = |lo: usize, hi: usize, buf: &mut Vec<T>| g.range(&mut None, lo, hi, buf);
+            Ok(pack::pack_many(p, pack::Elems::Made(&make), s, counts)?.into_iter().map(T::wrap).collect())
+        }
+        match src {
+            Slice::Int(x) => typed(p, permute::Gathered { src: x, ix, ss }, s, counts),
+            Slice::Float(x) => typed(p, permute::Gathered { src: x, ix, ss }, s, counts),
+            Slice::Bool(x) => typed(p, permute::Gathered { src: x, ix, ss }, s, counts),
+        }
     }
     /// A vector kept as `form` over `s`, written out on first use.
     fn lazy(&self, form: Form, s: &CpuSegdes) -> CpuVector {
@@ -681,6 +754,9 @@ impl Cvl for CpuCvl {
             if let Some(r) = self.range_gather(v, ix, &ss.0, &sd.0)? {
                 return Ok(r);
             }
+            if let Some(r) = self.lazy_gather(v, i, ss, sd)? {
+                return Ok(r);
+            }
             let runs = match v.elems()? {
                 Slice::Int(x) => permute::gather_runs(p, x, ix, &ss.0, &sd.0)?.map(Data::Int),
                 Slice::Float(x) => permute::gather_runs(p, x, ix, &ss.0, &sd.0)?.map(Data::Float),
@@ -746,6 +822,18 @@ impl Cvl for CpuCvl {
         check::extract(v.shape(), i.shape(), s.shape())?;
         let iv = ints(i.data()?, "EXTRACT indices")?;
         let p = &self.par;
+        if let Some((src, ix, ss)) = v.gathered() {
+            // Read through a kept gather (quicksort's pivots from the `else` branch's
+            // elements), which the superoperators after it gather chunk by chunk.
+            let r = match src {
+                Slice::Int(x) => permute::Gathered { src: x, ix, ss }.extract(p, iv, &s.0).map(|r| r.map(Data::Int)),
+                Slice::Float(x) => permute::Gathered { src: x, ix, ss }.extract(p, iv, &s.0).map(|r| r.map(Data::Float)),
+                Slice::Bool(x) => permute::Gathered { src: x, ix, ss }.extract(p, iv, &s.0).map(|r| r.map(Data::Bool)),
+            };
+            if let Some(r) = r {
+                return Ok(vecd(r?));
+            }
+        }
         Ok(vecd(each!(v.elems()?, |x| permute::extract(p, x, iv, &s.0))))
     }
     fn replace(&mut self, v: &CpuVector, i: &CpuVector, x: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
@@ -818,7 +906,10 @@ impl Cvl for CpuCvl {
         let fv = bools(f.data()?, "PACK flags")?;
         let p = &self.par;
         let counts = pack::count(p, pack::Ones::of_bools(p, fv)?, &s.0)?;
-        let data = each!(v.elems()?, |x| pack::pack(p, x, &s.0, &counts));
+        let data = match v.gathered() {
+            Some(g) => Self::pack_gathered(p, g, &s.0, std::slice::from_ref(&counts))?.pop().unwrap_or_else(Data::none),
+            None => each!(v.elems()?, |x| pack::pack(p, x, &s.0, &counts)),
+        };
         let seg = self.seg(Arc::new(Data::Int(counts.lens)))?;
         Ok((vecd(data), seg))
     }
@@ -896,10 +987,12 @@ impl Cvl for CpuCvl {
             .map(|f| pack::Ones::of_bits(f, len).ok_or_else(|| Trap::ty("a pack's flags are not as long as its descriptor")))
             .map(|ones| pack::count(p, ones?, &seg.0))
             .collect::<Result<Vec<_>, _>>()?;
-        let packed: Vec<Data> = if let Some(ix) = data.progressions() {
+        let packed: Vec<Data> = if let Some(g) = data.gathered() {
+            Self::pack_gathered(p, g, &seg.0, &counts)?
+        } else if let Some(ix) = data.progressions() {
             // An `INDEX` not written out (`max_index`'s positions) stays so: each chunk
             // that keeps any of it makes its part.
-            let make = |lo: usize, hi: usize, buf: &mut Vec<i64>| ix.runs(&mut None, lo, hi, |r| buf.extend(r.indices()));
+            let make = |lo: usize, hi: usize, buf: &mut Vec<i64>| ix.runs(&mut None, lo, hi, |_, r| buf.extend(r.indices()));
             pack::pack_many(p, pack::Elems::Made(&make), &seg.0, &counts)?.into_iter().map(Data::Int).collect()
         } else {
             match data.elems()? {
@@ -1059,6 +1152,82 @@ mod tests {
                     assert_eq!(host(&mut c, &g1), host(&mut c, &g2), "{src}: gathers");
                 }
             }
+        }
+    }
+
+    /// A `BPERMUTE` by an `INDEX` not written out is kept undone when every index is in
+    /// range; a superoperator, a pack root, a plain `PACK`, `EXTRACT` and a reader of its
+    /// elements all see what the gather by the written-out indices gives (`INT` and
+    /// `FLOAT`, strides 1, -1, 2 and 3); `EXTRACT` over another descriptor writes it out;
+    /// an index out of range traps at the `BPERMUTE` as before.
+    #[test]
+    fn a_gather_by_an_index_is_kept_undone_and_read_as_written() {
+        for threads in [1, 2] {
+            let mut c = CpuCvl::with_threads(threads);
+            let src_lens = [50_000i64, 70_000, 10, 30_000];
+            let ss = c.segdes_from_host(&src_lens).expect("seg");
+            let total: i64 = src_lens.iter().sum();
+            let ints = iv(&mut c, &(0..total).map(|x| (x * 7919) % 1009).collect::<Vec<_>>());
+            let floats = c.from_host(HostVector::Float((0..total).map(|x| x as f64 * 0.5).collect())).expect("host");
+            let lens = [40_000i64, 20_000, 5, 9_000];
+            let sd = c.segdes_from_host(&lens).expect("seg");
+            let n = lens.iter().sum::<i64>() as usize;
+            let (b, k) = (iv(&mut c, &[100, 69_999, 0, 2]), iv(&mut c, &[1, -1, 2, 3]));
+            let ix = c.index(&b, &k, &sd).expect("index");
+            // (written out from a copy: reading a lazy vector's elements writes it out)
+            let ix2 = c.index(&b, &k, &sd).expect("index");
+            let written = stored(&mut c, &ix2);
+            for v in [&ints, &floats] {
+                let lazy = c.bpermute(v, &ix, &ss, &sd).expect("gather");
+                assert!(!lazy.is_written_out(), "kept undone on {threads} threads");
+                let want = c.bpermute(v, &written, &ss, &sd).expect("gather");
+                let ty = if c.vtype(v) == VType::Int { "INT" } else { "FLOAT" };
+                // A superoperator reading it, chunk by chunk.
+                let op = SuperOp::parse(&format!("({ty} {ty}) (+ {ty} $0 (* {ty} $1 $1))")).expect("parses");
+                let a = c.fused(&op, &[Some(&lazy), Some(&want)], n).expect("fused");
+                let b2 = c.fused(&op, &[Some(&want), Some(&want)], n).expect("fused");
+                assert_eq!(host(&mut c, &a), host(&mut c, &b2), "{ty}: superoperator");
+                // A pack root and a plain pack of it.
+                let zero = c.from_host(if ty == "INT" { HostVector::Int(vec![500; 4]) } else { HostVector::Float(vec![20_000.0; 4]) }).expect("host");
+                let pivots = c.dist(&zero, &sd).expect("dist");
+                let three = SuperOp::parse(&format!("({ty} {ty} SEGDES) (PACK {ty} $0 $2 (< {ty} $0 $1) (= {ty} $0 $1) (> {ty} $0 $1))")).expect("parses");
+                let got = c.fused_pack(&three, &[Some(&lazy), Some(&pivots), None], &sd, n).expect("pack root");
+                let exp = c.fused_pack(&three, &[Some(&want), Some(&pivots), None], &sd, n).expect("pack root");
+                for ((g, gs), (e, es)) in got.iter().zip(&exp) {
+                    assert_eq!(host(&mut c, g), host(&mut c, e), "{ty}: pack root");
+                    assert_eq!(c.segdes_to_host_prefix(gs, 4).expect("lens"), c.segdes_to_host_prefix(es, 4).expect("lens"));
+                }
+                let lt = SuperOp::parse(&format!("({ty} {ty}) (< {ty} $0 $1)")).expect("parses");
+                let flags = c.fused(&lt, &[Some(&want), Some(&pivots)], n).expect("flags");
+                let (g, _) = c.pack(&lazy, &flags, &sd).expect("pack");
+                let (e, _) = c.pack(&want, &flags, &sd).expect("pack");
+                assert_eq!(host(&mut c, &g), host(&mut c, &e), "{ty}: plain pack");
+                // EXTRACT through it, and a bad index's trap; then over another
+                // descriptor of as many elements, which writes it out.
+                let other = c.segdes_from_host(&[60_000, 9_005]).expect("seg");
+                let mut outcome = |at: &[i64], s: &CpuSegdes, v: &CpuVector| {
+                    let at = iv(&mut c, at);
+                    c.extract(v, &at, s).map(|r| host(&mut c, &r)).map_err(|t| t.to_string())
+                };
+                for at in [&[39_999, 7, 4, 8_999][..], &[0, 20_000, 0, 0][..], &[-1, 0, 0, 0][..]] {
+                    let (g, e) = (outcome(at, &sd, &lazy), outcome(at, &sd, &want));
+                    assert_eq!(g, e, "{ty}: extract {at:?}");
+                    assert_eq!(g.is_ok(), at[0] == 39_999, "{ty}: extract {at:?}");
+                }
+                assert!(!lazy.is_written_out(), "{ty}: still undone after its readers");
+                let (g, e) = (outcome(&[59_999, 9_004], &other, &lazy), outcome(&[59_999, 9_004], &other, &want));
+                assert_eq!(g, e, "{ty}: extract over another descriptor");
+                // Its elements.
+                assert_eq!(host(&mut c, &lazy), host(&mut c, &want), "{ty}: written out");
+            }
+            // The last segment's stride 3 from 2 reads to 2 + 3 * 8_999 = 26_999 < 30_000; a
+            // start of 3_100 reads past it: refused at the gather.
+            let b = iv(&mut c, &[100, 69_999, 0, 3_100]);
+            let bad = c.index(&b, &k, &sd).expect("index");
+            let bad2 = c.index(&b, &k, &sd).expect("index");
+            let bad_written = stored(&mut c, &bad2);
+            let (g, e) = (c.bpermute(&ints, &bad, &ss, &sd).unwrap_err(), c.bpermute(&ints, &bad_written, &ss, &sd).unwrap_err());
+            assert_eq!(g.to_string(), e.to_string(), "the same trap");
         }
     }
 

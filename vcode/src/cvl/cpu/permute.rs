@@ -413,14 +413,15 @@ impl Progressions<'_> {
         } else {
             let mut j = None;
             for (k, lo, hi) in c.pieces(s).filter(|&(_, lo, hi)| lo < hi) {
-                self.runs(&mut j, lo, hi, |r| f(k, r));
+                self.runs(&mut j, lo, hi, |_, r| f(k, r));
             }
         }
     }
-    /// Calls `f` with the runs of `lo..hi` (positions ascending, `lo < hi <= total`):
-    /// one per progression it meets. `j` is the progression holding `lo` (from a search
-    /// the first time, then carried over by the caller between increasing calls).
-    pub(super) fn runs(&self, j: &mut Option<usize>, lo: usize, hi: usize, mut f: impl FnMut(Run)) {
+    /// Calls `f(k, run)` with the runs of `lo..hi` (positions ascending, `lo < hi <=
+    /// total`): one per progression `k` it meets. `j` is the progression holding `lo`
+    /// (from a search the first time, then carried over by the caller between increasing
+    /// calls).
+    pub(super) fn runs(&self, j: &mut Option<usize>, lo: usize, hi: usize, mut f: impl FnMut(usize, Run)) {
         let (starts, lens) = (self.seg.starts(), self.seg.lens());
         let mut k = match *j {
             Some(k) if starts[k] <= lo => k,
@@ -436,10 +437,76 @@ impl Progressions<'_> {
             let end = e.min(hi);
             let stride = self.stride[k];
             let first = self.start[k].wrapping_add(((pos - starts[k]) as i64).wrapping_mul(stride));
-            f(Run { lo: pos, hi: end, first, stride });
+            f(k, Run { lo: pos, hi: end, first, stride });
             pos = end;
         }
         *j = Some(k);
+    }
+}
+
+/// A `BPERMUTE` by an `INDEX` not written out, kept undone: position `p` of segment `k`
+/// of the index's descriptor is element `start[k] + (p - its start) * stride[k]` of
+/// segment `k` of `ss` in `src`. Made only when every index is in range
+/// ([`Gathered::new`]); its readers take it a range at a time ([`Gathered::range`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Gathered<'a, T> {
+    pub src: &'a [T],
+    pub ix: Progressions<'a>,
+    pub ss: &'a Seg,
+}
+
+impl<'a, T: Copy> Gathered<'a, T> {
+    /// The gather of `src` (over `ss`) into `sd` by `ix`, when `ix` lies over `sd` (a
+    /// progression per destination segment) and every index is in its source segment;
+    /// `None` otherwise.
+    pub(super) fn new(src: &'a [T], ix: Progressions<'a>, ss: &'a Seg, sd: &Seg) -> Option<Self> {
+        let m = ix.seg.m();
+        if ss.m() != m || src.len() != ss.total() || !ix.over(sd) {
+            return None;
+        }
+        let (lens, starts) = (ix.seg.lens(), ix.seg.starts());
+        let ok = (0..m).all(|k| {
+            let l = lens[k] as usize;
+            l == 0 || Run { lo: starts[k], hi: starts[k] + l, first: ix.start[k], stride: ix.stride[k] }.within(ss.len(k))
+        });
+        ok.then_some(Gathered { src, ix, ss })
+    }
+    /// Appends elements `lo..hi` (`lo < hi <=` the length) to `out`; `j` as for
+    /// [`Progressions::runs`].
+    #[inline]
+    pub(super) fn range(&self, j: &mut Option<usize>, lo: usize, hi: usize, out: &mut Vec<T>) {
+        self.ix.runs(j, lo, hi, |k, r| {
+            let base = self.ss.start(k) as i64;
+            if r.stride == 1 {
+                let a = (base + r.first) as usize;
+                let run = &self.src[a..a + (r.hi - r.lo)];
+                out.reserve(run.len());
+                let len = out.len();
+                super::mem::write_all(&mut out.spare_capacity_mut()[..run.len()], run);
+                // SAFETY: the `run.len()` elements past `len` were just written.
+                unsafe { out.set_len(len + run.len()) };
+            } else {
+                out.extend(r.indices().map(|x| self.src[(base + x) as usize]));
+            }
+        });
+    }
+    /// `EXTRACT` from it by `i` over `s`: the indices checked against `s` (the trap names
+    /// the first bad one), then taken through the progressions; `None` when `s` is not
+    /// the index's descriptor (the caller then writes the gather out).
+    pub(super) fn extract(&self, par: &Par, i: &[i64], s: &Seg) -> Option<Result<Vec<T>, Trap>>
+    where
+        T: Elem,
+    {
+        if !self.ix.over(s) || i.len() != s.m() {
+            return None;
+        }
+        if let Err(t) = check_replace(i, s) {
+            return Some(Err(t));
+        }
+        // Segment `k`'s element `i[k]` is element `start[k] + i[k] * stride[k]` of source
+        // segment `k` (in range: `Gathered::new` checked every progression).
+        let at: Vec<i64> = i.iter().enumerate().map(|(k, &x)| self.ix.start[k].wrapping_add(x.wrapping_mul(self.ix.stride[k]))).collect();
+        Some(extract(par, self.src, &at, self.ss))
     }
 }
 
