@@ -35,7 +35,7 @@ use fused::{Operand, Prog, Step};
 use par::{Par, GRAIN};
 use permute::Targets;
 use seg::Seg;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// Handle to a CPU data vector (reference counted, shareable between threads): its
 /// elements, or a `DIST`, `INDEX` or range of another vector not written out yet.
@@ -78,6 +78,52 @@ enum Form {
     /// `EXTRACT` reads through it. Kept from [`LAZY_MIN`] elements and a quarter of `src`
     /// (it holds all of `src` alive).
     Gather(Arc<Data>, Arc<Data>, Arc<Data>, Arc<Seg>),
+    /// `DPERMUTE`s into a `DIST` of `vals` over `ds`, the places none of them wrote still
+    /// to be filled with its values ([`permute::Holey`]): the next `DPERMUTE` into it, when
+    /// this handle is the only one, writes into the same memory (an append's parts each
+    /// written once, the `DIST` never written where they go); any other reader fills the
+    /// gaps.
+    Holes(Mutex<Holes>),
+}
+
+/// The vector of a [`Form::Holes`], and the `DIST` that fills its gaps.
+#[derive(Debug)]
+struct Holes {
+    h: Holey,
+    vals: Arc<Data>,
+    ds: Arc<Seg>,
+}
+
+/// A [`permute::Holey`] of each element type; `Taken` once filled.
+#[derive(Debug)]
+enum Holey {
+    Int(permute::Holey<i64>),
+    Float(permute::Holey<f64>),
+    Bool(permute::Holey<bool>),
+    Taken,
+}
+
+impl Holey {
+    fn gaps(&self) -> usize {
+        match self {
+            Holey::Int(h) => h.gaps.len(),
+            Holey::Float(h) => h.gaps.len(),
+            Holey::Bool(h) => h.gaps.len(),
+            Holey::Taken => 0,
+        }
+    }
+}
+
+impl Holes {
+    /// The vector, its gaps filled with the `DIST`'s values.
+    fn fill(&mut self, par: &Par) -> Result<Data, Trap> {
+        Ok(match (std::mem::replace(&mut self.h, Holey::Taken), &*self.vals) {
+            (Holey::Int(h), Data::Int(w)) => Data::Int(h.fill(par, w, &self.ds)?),
+            (Holey::Float(h), Data::Float(w)) => Data::Float(h.fill(par, w, &self.ds)?),
+            (Holey::Bool(h), Data::Bool(w)) => Data::Bool(h.fill(par, w, &self.ds)?),
+            _ => return Err(Trap::ty("a scattered vector's gaps were filled twice")),
+        })
+    }
 }
 
 /// The shortest `DIST` or `INDEX` kept unwritten (shorter ones are written at once: their
@@ -121,6 +167,7 @@ impl Lazy {
                 };
                 d.ok_or_else(|| Trap::ty("a kept gather's index is out of range"))?
             }
+            Form::Holes(h) => h.lock().map_err(|_| Trap::ty("a scattered vector was poisoned"))?.fill(p)?,
         })
     }
     /// Its first `n` elements (`n` at most its length), written alone: the part of a
@@ -152,6 +199,8 @@ impl Lazy {
             }
             Form::Range(v, lo) => each!(v.slice().range(*lo, lo + n), |x| Ok::<_, Trap>(x.to_vec())),
             Form::Gather(..) => each!(self.write_out()?.slice().range(0, n), |x| Ok::<_, Trap>(x.to_vec())),
+            // (Its readers fill it first: `to_host_prefix`.)
+            Form::Holes(_) => return Err(Trap::ty("a prefix of a scattered vector with gaps")),
         })
     }
     /// The `INDEX` this is, while not written out: `(start, stride, segments)`.
@@ -192,6 +241,7 @@ impl CpuVector {
             Rep::Data(d) => d.vtype(),
             Rep::Lazy(l) => match &l.form {
                 Form::Dist(vals) | Form::Range(vals, _) | Form::Gather(vals, ..) => vals.vtype(),
+                Form::Holes(h) => h.lock().map_or(VType::Int, |h| h.vals.vtype()),
                 Form::Index(..) => VType::Int,
             },
         }
@@ -199,9 +249,11 @@ impl CpuVector {
     fn shape(&self) -> V {
         V { ty: self.vtype(), len: self.len() }
     }
-    /// As an operand of a superoperator: a `DIST` or `INDEX` not written out stays one.
-    fn operand(&self) -> Operand<'_> {
-        match &self.0 {
+    /// As an operand of a superoperator: a `DIST`, `INDEX` or gather not written out stays
+    /// one (a vector with gaps has them filled: that cannot fail, but reports a broken
+    /// invariant as a trap).
+    fn operand(&self) -> Result<Operand<'_>, Trap> {
+        Ok(match &self.0 {
             Rep::Data(d) => Operand::Elems(d.slice()),
             Rep::Lazy(l) => match (l.forced.get(), &l.form) {
                 (Some(d), _) => Operand::Elems(d.slice()),
@@ -211,15 +263,26 @@ impl CpuVector {
                 (None, Form::Gather(src, b, k, ss)) => {
                     Operand::Gather(src.slice(), permute::Progressions { start: int_slice(b), stride: int_slice(k), seg: &l.seg }, ss)
                 }
+                (None, Form::Holes(_)) => Operand::Elems(self.data()?.slice()),
             },
-        }
+        })
     }
     /// The values and descriptor of the `DIST` this is, while not written out.
     fn lazy_dist(&self) -> Option<(&Data, &Seg)> {
         match &self.0 {
             Rep::Lazy(l) if l.forced.get().is_none() => match &l.form {
                 Form::Dist(vals) => Some((vals, &l.seg)),
-                Form::Index(..) | Form::Range(..) | Form::Gather(..) => None,
+                Form::Index(..) | Form::Range(..) | Form::Gather(..) | Form::Holes(_) => None,
+            },
+            _ => None,
+        }
+    }
+    /// The values and descriptor of the `DIST` this is, while not written out.
+    fn lazy_dist_arcs(&self) -> Option<(Arc<Data>, Arc<Seg>)> {
+        match &self.0 {
+            Rep::Lazy(l) if l.forced.get().is_none() => match &l.form {
+                Form::Dist(vals) => Some((vals.clone(), l.seg.clone())),
+                _ => None,
             },
             _ => None,
         }
@@ -227,8 +290,13 @@ impl CpuVector {
     /// The gather this is, while not written out: the source, the `INDEX` and the
     /// source's descriptor.
     fn gathered(&self) -> Option<(Slice<'_>, permute::Progressions<'_>, &Seg)> {
-        match self.operand() {
-            Operand::Gather(src, ix, ss) => Some((src, ix, ss)),
+        match &self.0 {
+            Rep::Lazy(l) if l.forced.get().is_none() => match &l.form {
+                Form::Gather(src, b, k, ss) => {
+                    Some((src.slice(), permute::Progressions { start: int_slice(b), stride: int_slice(k), seg: &l.seg }, ss))
+                }
+                _ => None,
+            },
             _ => None,
         }
     }
@@ -242,19 +310,24 @@ impl CpuVector {
     /// The elements, read in place where this is a range of another vector (any other
     /// lazy vector is written out, as by [`data`](Self::data)).
     fn elems(&self) -> Result<Slice<'_>, Trap> {
-        match self.operand() {
+        match self.operand()? {
             Operand::Elems(x) => Ok(x),
             _ => Ok(self.data()?.slice()),
         }
     }
-    /// True for a `DIST` or `INDEX` not written out.
+    /// True for a `DIST`, `INDEX` or gather not written out (a superoperator reads it as
+    /// it is).
     fn is_lazy(&self) -> bool {
-        !matches!(self.operand(), Operand::Elems(..))
+        matches!(&self.0, Rep::Lazy(l) if l.forced.get().is_none() && matches!(l.form, Form::Dist(_) | Form::Index(..) | Form::Gather(..)))
     }
-    /// False while this is a `DIST` or `INDEX` kept as its operands (not yet stored
-    /// element by element).
+    /// True for a vector with gaps not filled yet ([`Form::Holes`]).
+    fn has_gaps(&self) -> bool {
+        matches!(&self.0, Rep::Lazy(l) if l.forced.get().is_none() && matches!(l.form, Form::Holes(_)))
+    }
+    /// False while this is a `DIST`, `INDEX` or gather kept as its operands, or a vector
+    /// with gaps not filled yet (not yet stored element by element).
     pub fn is_written_out(&self) -> bool {
-        !self.is_lazy()
+        !self.is_lazy() && !self.has_gaps()
     }
     /// The elements when this handle is the only one to them (to write over them).
     fn owned(&mut self) -> Option<&mut Data> {
@@ -350,7 +423,9 @@ impl CpuCvl {
         Ok(CpuSegdes(Arc::new(s)))
     }
     /// `DPERMUTE` by an `INDEX` not written out into a `DIST` not written out, when the
-    /// plan lets the scatter write the `DIST`'s values around its runs (no copy of it).
+    /// plan lets the scatter write its runs alone (ascending, without holes): the places
+    /// between them are left for the next `DPERMUTE` into it, or filled with the `DIST`'s
+    /// values by any other reader ([`Form::Holes`]); the `DIST` is never written out.
     fn scatter_into_dist(
         p: &Par,
         v: &CpuVector,
@@ -360,15 +435,83 @@ impl CpuCvl {
         ss: &CpuSegdes,
         sd: &CpuSegdes,
     ) -> Result<Option<CpuVector>, Trap> {
-        let Some((vals, ds)) = d.lazy_dist() else { return Ok(None) };
-        let (ss, sd) = (&ss.0, &sd.0);
-        let r = match (v.elems()?, vals) {
-            (Slice::Int(x), Data::Int(w)) => permute::scatter_into_dist(p, x, ix, ss, sd, plan, w, ds)?.map(Data::Int),
-            (Slice::Float(x), Data::Float(w)) => permute::scatter_into_dist(p, x, ix, ss, sd, plan, w, ds)?.map(Data::Float),
-            (Slice::Bool(x), Data::Bool(w)) => permute::scatter_into_dist(p, x, ix, ss, sd, plan, w, ds)?.map(Data::Bool),
+        let Some((vals, ds)) = d.lazy_dist_arcs() else { return Ok(None) };
+        let h = match (v.elems()?, &*vals) {
+            (Slice::Int(x), Data::Int(_)) => permute::scatter_holey(p, x, ix, &ss.0, &sd.0, plan)?.map(Holey::Int),
+            (Slice::Float(x), Data::Float(_)) => permute::scatter_holey(p, x, ix, &ss.0, &sd.0, plan)?.map(Holey::Float),
+            (Slice::Bool(x), Data::Bool(_)) => permute::scatter_holey(p, x, ix, &ss.0, &sd.0, plan)?.map(Holey::Bool),
             _ => None,
         };
-        Ok(r.map(vecd))
+        let Some(h) = h else { return Ok(None) };
+        let form = Form::Holes(Mutex::new(Holes { h, vals, ds }));
+        Self::settled(Lazy { form, seg: sd.0.clone(), par: p.clone(), forced: OnceLock::new() }).map(Some)
+    }
+    /// `l` as a vector: a vector with gaps whose scatters left none, as its elements.
+    fn settled(mut l: Lazy) -> Result<CpuVector, Trap> {
+        if let Form::Holes(m) = &mut l.form {
+            let holes = m.get_mut().map_err(|_| Trap::ty("a scattered vector was poisoned"))?;
+            if holes.h.gaps() == 0 {
+                return Ok(vecd(holes.fill(&l.par)?));
+            }
+        }
+        Ok(CpuVector(Rep::Lazy(Arc::new(l))))
+    }
+    /// The holes of `d`, a vector with gaps that only this handle holds (after writing
+    /// into them, [`Self::resettle`] it).
+    fn holes_of(d: &mut CpuVector) -> Result<Option<&mut Holes>, Trap> {
+        let Rep::Lazy(l) = &mut d.0 else { return Ok(None) };
+        let Some(lz) = Arc::get_mut(l) else { return Ok(None) };
+        if lz.forced.get().is_some() {
+            return Ok(None);
+        }
+        let Form::Holes(m) = &mut lz.form else { return Ok(None) };
+        m.get_mut().map(Some).map_err(|_| Trap::ty("a scattered vector was poisoned"))
+    }
+    /// `d` after a scatter into its holes: an ordinary vector when none is left.
+    fn resettle(d: &mut CpuVector) -> Result<CpuVector, Trap> {
+        let Rep::Lazy(l) = std::mem::replace(&mut d.0, Rep::Data(Arc::new(Data::none()))) else { return Ok(d.clone()) };
+        let l = Arc::into_inner(l).ok_or_else(|| Trap::ty("a scattered vector was shared"))?;
+        *d = Self::settled(l)?;
+        Ok(d.clone())
+    }
+    /// `DPERMUTE` of a few elements by checked, ascending written-out indices into a
+    /// vector with gaps that only this handle holds ([`permute::scatter_few_into_holes`]).
+    fn few_into_holes(v: &CpuVector, t: permute::Targets, d: &mut CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<Option<CpuVector>, Trap> {
+        let Some(holes) = Self::holes_of(d)? else { return Ok(None) };
+        let done = match (&mut holes.h, v.elems()?) {
+            (Holey::Int(h), Slice::Int(x)) => permute::scatter_few_into_holes(h, x, t, &ss.0, &sd.0),
+            (Holey::Float(h), Slice::Float(x)) => permute::scatter_few_into_holes(h, x, t, &ss.0, &sd.0),
+            (Holey::Bool(h), Slice::Bool(x)) => permute::scatter_few_into_holes(h, x, t, &ss.0, &sd.0),
+            _ => false,
+        };
+        if !done {
+            return Ok(None);
+        }
+        Self::resettle(d).map(Some)
+    }
+    /// `DPERMUTE` by an `INDEX` not written out into a vector with gaps that only this
+    /// handle holds, when the plan lets the scatter write its runs alone: written into the
+    /// same memory, the places written leave the gaps. `None` otherwise.
+    fn scatter_into_holes(
+        p: &Par,
+        v: &CpuVector,
+        ix: permute::Progressions,
+        plan: &permute::Plan,
+        d: &mut CpuVector,
+        ss: &CpuSegdes,
+        sd: &CpuSegdes,
+    ) -> Result<Option<CpuVector>, Trap> {
+        let Some(holes) = Self::holes_of(d)? else { return Ok(None) };
+        let done = match (&mut holes.h, v.elems()?) {
+            (Holey::Int(h), Slice::Int(x)) => permute::scatter_into_holes(p, h, x, ix, &ss.0, &sd.0, plan)?,
+            (Holey::Float(h), Slice::Float(x)) => permute::scatter_into_holes(p, h, x, ix, &ss.0, &sd.0, plan)?,
+            (Holey::Bool(h), Slice::Bool(x)) => permute::scatter_into_holes(p, h, x, ix, &ss.0, &sd.0, plan)?,
+            _ => false,
+        };
+        if !done {
+            return Ok(None);
+        }
+        Self::resettle(d).map(Some)
     }
     /// `DPERMUTE` by an `INDEX` not written out, planned, into a copy of `d`.
     fn scatter_into_copy(
@@ -416,7 +559,7 @@ impl CpuCvl {
                     Data::Int(d) => affine::Term::Dist(d),
                     _ => return Ok(None),
                 },
-                Form::Range(..) | Form::Gather(..) => return Ok(None),
+                Form::Range(..) | Form::Gather(..) | Form::Holes(_) => return Ok(None),
             });
         }
         let Some(seg) = seg.filter(|_| indices > 0) else { return Ok(None) };
@@ -551,7 +694,7 @@ impl Cvl for CpuCvl {
         let n = n.min(v.len());
         let cut;
         let d = match &v.0 {
-            Rep::Lazy(l) if l.forced.get().is_none() => {
+            Rep::Lazy(l) if l.forced.get().is_none() && !v.has_gaps() => {
                 cut = l.prefix(n)?;
                 &cut
             }
@@ -632,7 +775,7 @@ impl Cvl for CpuCvl {
             elementwise::check_divisors(&self.par, op, ints(b.data()?, "the divisor")?)?;
         }
         let rt = if op.is_comparison() { VType::Bool } else { a.vtype() };
-        self.elementwise(Step::Bin(op, fused::Src::Arg(0), fused::Src::Arg(1)), rt, &[a.operand(), b.operand()])
+        self.elementwise(Step::Bin(op, fused::Src::Arg(0), fused::Src::Arg(1)), rt, &[a.operand()?, b.operand()?])
     }
     fn unary(&mut self, op: UnOp, a: &CpuVector) -> Result<CpuVector, Trap> {
         if !a.is_lazy() && (a.len() < GRAIN || self.par.threads() == 1) {
@@ -642,7 +785,7 @@ impl Cvl for CpuCvl {
         }
         let rt = crate::fused::node_types(crate::fused::NodeKind::Unary(op), a.vtype())
             .map_err(|_| data::unsupported(&format!("`{}`", crate::fused::unop_name(op)), a.vtype()))?;
-        self.elementwise(Step::Un(op, fused::Src::Arg(0)), rt, &[a.operand()])
+        self.elementwise(Step::Un(op, fused::Src::Arg(0)), rt, &[a.operand()?])
     }
     fn select(&mut self, f: &CpuVector, a: &CpuVector, b: &CpuVector) -> Result<CpuVector, Trap> {
         let lazy = f.is_lazy() || a.is_lazy() || b.is_lazy();
@@ -653,7 +796,7 @@ impl Cvl for CpuCvl {
         }
         elementwise::select_check(f.shape(), a.shape(), b.shape())?;
         use fused::Src::Arg;
-        self.elementwise(Step::Sel(Arg(0), Arg(1), Arg(2)), a.vtype(), &[f.operand(), a.operand(), b.operand()])
+        self.elementwise(Step::Sel(Arg(0), Arg(1), Arg(2)), a.vtype(), &[f.operand()?, a.operand()?, b.operand()?])
     }
     fn rand(&mut self, bounds: &CpuVector) -> Result<CpuVector, Trap> {
         // splitmix64 is counter based: draw `j` of this call is the output for state
@@ -888,9 +1031,19 @@ impl Cvl for CpuCvl {
             if let Some(r) = Self::scatter_into_dist(p, v, ix, &plan, d, ss, sd)? {
                 return Ok(r);
             }
+            if let Some(r) = Self::scatter_into_holes(p, v, ix, &plan, d, ss, sd)? {
+                return Ok(r);
+            }
             let Some(buf) = d.unique()? else { return Self::scatter_into_copy(p, v, ix, &plan, d, ss, sd) };
             each_mut!(buf, v.elems()?, |o, x| permute::scatter_runs(p, o, x, ix, &ss.0, &sd.0, &plan));
             return Ok(d.clone());
+        }
+        if d.has_gaps() && v.len() <= permute::FEW {
+            let iv = ints(i.data()?, "DPERMUTE indices")?;
+            let targets = permute::check_scatter(p, iv, None, &ss.0, &sd.0)?;
+            if let Some(r) = Self::few_into_holes(v, targets, d, ss, sd)? {
+                return Ok(r);
+            }
         }
         let Some(buf) = d.unique()? else { return self.dpermute(v, i, d, ss, sd) };
         let iv = ints(i.data()?, "DPERMUTE indices")?;
@@ -1043,7 +1196,7 @@ impl Cvl for CpuCvl {
         let over = if prog.may_trap() { None } else { writable(true).or_else(|| writable(false)) };
         let Some(r) = over else {
             // Nothing to write over: a fresh result, from the program compiled above.
-            let slices: Vec<Operand> = args.iter().map(|a| a.as_deref().map_or(Operand::Elems(Slice::Int(&[])), |v| v.operand())).collect();
+            let slices: Vec<Operand> = args.iter().map(|a| a.as_deref().map_or(Ok(Operand::Elems(Slice::Int(&[]))), |v| v.operand())).collect::<Result<_, _>>()?;
             return Ok(vecd(fused::eval(&self.par, &prog, &slices, len)?));
         };
         let operand_type = args[r].as_ref().map_or(rt, |v| v.vtype());
@@ -1058,15 +1211,15 @@ impl Cvl for CpuCvl {
             None => return Err(Trap::ty("superoperator operand vanished")),
         };
         let res = {
-            let slices: Vec<Operand> = args
+            let slices: Result<Vec<Operand>, Trap> = args
                 .iter()
                 .enumerate()
                 .map(|(i, a)| match a {
                     Some(v) if i != r => v.operand(),
-                    _ => Operand::Elems(Slice::Int(&[])),
+                    _ => Ok(Operand::Elems(Slice::Int(&[]))),
                 })
-                .collect();
-            fused::eval_over(&self.par, &prog, &slices, &mut out, (r, operand_type))
+                .collect::<Result<_, _>>();
+            slices.and_then(|slices| fused::eval_over(&self.par, &prog, &slices, &mut out, (r, operand_type)))
         };
         match res {
             Ok(()) => Ok(vecd(out)),
@@ -1091,7 +1244,7 @@ fn fused_args<'a>(op: &SuperOp, args: &[Option<&'a CpuVector>], len: usize) -> R
         match a {
             Some(v) => {
                 check::len(&format!("superoperator argument ${i}"), v.len(), len)?;
-                slices.push(v.operand());
+                slices.push(v.operand()?);
             }
             // A segment descriptor operand only gave the length; never read.
             None if op.params[i] == crate::op::Ty::Segdes => slices.push(Operand::Elems(Slice::Int(&[]))),
@@ -1228,6 +1381,82 @@ mod tests {
             let bad_written = stored(&mut c, &bad2);
             let (g, e) = (c.bpermute(&ints, &bad, &ss, &sd).unwrap_err(), c.bpermute(&ints, &bad_written, &ss, &sd).unwrap_err());
             assert_eq!(g.to_string(), e.to_string(), "the same trap");
+        }
+    }
+
+    /// The `DPERMUTE`s of an append into a `DIST` (`[lesser, greater]`, `++`) write their
+    /// parts into one vector with gaps: after the last part none is left and it is an
+    /// ordinary vector; a reader in between sees the `DIST`'s values in the gaps; a
+    /// handle shared with another is copied before it is written into, and keeps what it
+    /// held; all as the scatters into a written-out `DIST` give.
+    #[test]
+    fn an_append_into_a_dist_writes_each_place_once() {
+        for threads in [1, 2] {
+            let mut c = CpuCvl::with_threads(threads);
+            let lens = [30_000i64, 50_000, 0, 40_000, 7];
+            let parts: [[i64; 5]; 3] = [[10_000, 20_000, 0, 15_000, 7], [5, 0, 0, 1, 0], [19_995, 30_000, 0, 24_999, 0]];
+            let sd = c.segdes_from_host(&lens).expect("seg");
+            let fill = [7i64, 8, 9, 10, 11];
+            // Part `p`'s elements are 1000 * (p + 1) + its position; segment `k` of the
+            // result is part 0's, part 1's, part 2's segment `k`, one after another.
+            let mut expect = Vec::new();
+            let mut src = Vec::new();
+            for (p, ls) in parts.iter().enumerate() {
+                let n: i64 = ls.iter().sum();
+                src.push((0..n).map(|j| 1_000_000 * (p as i64 + 1) + j).collect::<Vec<i64>>());
+            }
+            for k in 0..lens.len() {
+                for (p, ls) in parts.iter().enumerate() {
+                    let before: i64 = ls[..k].iter().sum();
+                    expect.extend((0..ls[k]).map(|j| src[p][(before + j) as usize]));
+                }
+            }
+            let offsets = |p: usize| -> Vec<i64> { (0..lens.len()).map(|k| parts[..p].iter().map(|ls| ls[k]).sum()).collect() };
+            let scatter = |c: &mut CpuCvl, d: &mut CpuVector, p: usize, reuse: bool| {
+                let ss = c.segdes_from_host(&parts[p]).expect("seg");
+                let (b, k) = (iv(c, &offsets(p)), iv(c, &[1; 5]));
+                let ix = c.index(&b, &k, &ss).expect("index");
+                let v = iv(c, &src[p]);
+                if reuse { c.dpermute_reusing(&v, &ix, d, &ss, &sd) } else { c.dpermute(&v, &ix, d, &ss, &sd) }.expect("dpermute")
+            };
+            let dist = |c: &mut CpuCvl| {
+                let f = iv(c, &fill);
+                c.dist(&f, &sd).expect("dist")
+            };
+            // The whole append: gaps after each part but the last.
+            let mut d = dist(&mut c);
+            let mut r = scatter(&mut c, &mut d, 0, false);
+            assert!(!r.is_written_out(), "gaps after the first part");
+            // (The middle part is a few elements: its `INDEX` is written out.)
+            let mid = scatter(&mut c, &mut r, 1, true);
+            drop(r);
+            assert!(!mid.is_written_out(), "gaps after the second part");
+            let mut r2 = mid;
+            let done = scatter(&mut c, &mut r2, 2, true);
+            assert!(done.is_written_out(), "no gap after the last part");
+            assert!(host(&mut c, &done) == HostVector::Int(expect.clone()), "{threads} threads");
+            // A reader between the parts: the gaps hold the `DIST`'s values.
+            let mut d = dist(&mut c);
+            let mut first = scatter(&mut c, &mut d, 0, false);
+            let shared = first.clone();
+            let mut want = Vec::new();
+            for (k, &l) in lens.iter().enumerate() {
+                let before: i64 = parts[0][..k].iter().sum();
+                want.extend((0..parts[0][k]).map(|j| src[0][(before + j) as usize]));
+                want.extend(std::iter::repeat_n(fill[k], (l - parts[0][k]) as usize));
+            }
+            // Written into while shared: a copy is, and the other handle keeps its elements.
+            let second = scatter(&mut c, &mut first, 2, true);
+            assert!(host(&mut c, &shared) == HostVector::Int(want.clone()), "the shared handle");
+            let HostVector::Int(got) = host(&mut c, &second) else { panic!("INT") };
+            let mut e = 0;
+            for (k, &l) in lens.iter().enumerate() {
+                let seg = &got[e..e + l as usize];
+                let (n0, n1) = (parts[0][k] as usize, parts[1][k] as usize);
+                assert!(seg[n0..n0 + n1].iter().all(|&x| x == fill[k]), "segment {k}: the middle part is still the DIST's");
+                e += l as usize;
+            }
+            assert!(host(&mut c, &first) == HostVector::Int(want), "the handle written into while shared is unchanged");
         }
     }
 

@@ -700,55 +700,176 @@ pub(super) fn scatter_runs<T: Elem>(par: &Par, out: &mut [T], v: &[T], ix: Progr
     });
 }
 
-/// `DPERMUTE` by an `INDEX` not written out into a `DIST` not written out (`vals` over
-/// `ds`), when the runs ascend without holes: every chunk writes its runs and the `DIST`'s
-/// values in the gaps before them, in parallel, into fresh memory (the `DIST` is never
-/// written out whole first). `None` for another plan.
-pub(super) fn scatter_into_dist<T: Elem>(par: &Par, v: &[T], ix: Progressions, ss: &Seg, sd: &Seg, plan: &Plan, vals: &[T], ds: &Seg) -> Result<Option<Vec<T>>, Trap> {
-    let Some(ends) = plan.ends.as_ref().filter(|_| plan.solid && !plan.chunks.is_empty()) else { return Ok(None) };
-    let n = sd.total();
-    // `at`: the `DIST`'s segment of the last gap filled (gaps come in increasing order
-    // within a chunk: a search for the first one, steps after it).
-    let fill = |out: &mut [std::mem::MaybeUninit<T>], at: &mut Option<usize>, base: usize, lo: usize, hi: usize| {
-        if lo < hi {
-            let mut k = *at.get_or_insert_with(|| ds.segment_at(lo));
-            let mut pos = lo;
-            while pos < hi {
-                while ds.start(k) + ds.len(k) <= pos {
-                    k += 1;
+/// A vector of `n` places being written by scatters: `buf` (length 0, capacity `n`) holds
+/// every place outside `gaps` (ascending, disjoint, non-empty ranges), which no scatter
+/// has written yet. The scatters of an append into a `DIST` (quicksort's `[lesser,
+/// greater]`, `++`, an `if`'s merge) each fill a part; the last leaves no gap, and no
+/// place is written twice. [`Holey::fill`] writes the gaps with the `DIST`'s values.
+#[derive(Debug)]
+pub(super) struct Holey<T> {
+    buf: Vec<T>,
+    n: usize,
+    pub gaps: Vec<(usize, usize)>,
+}
+
+impl<T: Copy> Holey<T> {
+    /// The vector, the gaps written with `vals` over `ds` (a `DIST` of `n` elements), in
+    /// parallel blocks; an interrupt trap if blocks were skipped.
+    pub(super) fn fill(mut self, par: &Par, vals: &[T], ds: &Seg) -> Result<Vec<T>, Trap>
+    where
+        T: Send + Sync,
+    {
+        let gaps = &self.gaps;
+        par.blocks_mut(&mut self.buf.spare_capacity_mut()[..self.n], |lo, blk| {
+            let hi = lo + blk.len();
+            let mut k = None;
+            for &(a, b) in &gaps[gaps.partition_point(|&(_, b)| b <= lo)..] {
+                if a >= hi {
+                    break;
                 }
-                let e = (ds.start(k) + ds.len(k)).min(hi);
-                for o in &mut out[pos - base..e - base] {
-                    o.write(vals[k]);
+                let (a, b) = (a.max(lo), b.min(hi));
+                let mut pos = a;
+                let mut kk = *k.get_or_insert_with(|| ds.segment_at(a));
+                while pos < b {
+                    while ds.start(kk) + ds.len(kk) <= pos {
+                        kk += 1;
+                    }
+                    let e = (ds.start(kk) + ds.len(kk)).min(b);
+                    for o in &mut blk[pos - lo..e - lo] {
+                        o.write(vals[kk]);
+                    }
+                    pos = e;
                 }
-                pos = e;
-            }
-            *at = Some(k);
-        }
-    };
-    let same = plan.same;
-    build(n, |out| {
-        let last = ends.len() - 1;
-        let starts = std::iter::once(0).chain(ends.iter().copied());
-        let parts = split_mut(out, starts.zip(ends).enumerate().map(|(c, (a, &b))| if c == last { n - a } else { b - a }));
-        let starts = std::iter::once(0).chain(ends.iter().copied());
-        par.each(ss.total() + ix.seg.m() + n, plan.chunks.iter().zip(parts).zip(starts).enumerate().collect(), |(c, ((ch, part), base))| {
-            let mut at = None;
-            let mut pos = base;
-            ix.chunk_runs(ch, ss, same, |k, r| {
-                let (a, b) = r.targets();
-                let (a, b) = (sd.start(k) + a, sd.start(k) + b);
-                fill(part, &mut at, base, pos, a);
-                super::mem::write_all(&mut part[a - base..b - base], &v[r.lo..r.hi]);
-                pos = b;
-            });
-            if c == last {
-                fill(part, &mut at, base, pos, n);
+                k = Some(kk);
             }
         });
-        Ok(())
-    })
-    .map(Some)
+        if crate::interrupt::abandoned() {
+            // Blocks may have been skipped: not written.
+            return Err(Trap::new(crate::trap::TrapKind::Interrupted));
+        }
+        // SAFETY: every place outside the gaps was written by the scatters that made this
+        // (`scatter_holey`, `scatter_into_holes`), and every gap just above (no block was
+        // skipped); the capacity is at least `n`.
+        unsafe { self.buf.set_len(self.n) };
+        Ok(self.buf)
+    }
+}
+
+/// Writes the runs of a planned scatter (ascending and without holes: `plan.ends`,
+/// `plan.solid`) into `out`, chunks in parallel; returns every run's targets, in order
+/// (positions of the whole destination).
+fn scatter_uninit<T: Elem>(par: &Par, out: &mut [MaybeUninit<T>], v: &[T], ix: Progressions, ss: &Seg, sd: &Seg, plan: &Plan, ends: &[usize]) -> Vec<(usize, usize)> {
+    let last = ends.len().saturating_sub(1);
+    let n = out.len();
+    let starts = std::iter::once(0).chain(ends.iter().copied());
+    let parts = split_mut(out, starts.zip(ends).enumerate().map(|(c, (a, &b))| if c == last { n - a } else { b - a }));
+    let starts = std::iter::once(0).chain(ends.iter().copied());
+    let same = plan.same;
+    let targets = par.map(ss.total() + ix.seg.m(), plan.chunks.iter().zip(parts).zip(starts).collect(), |((ch, part), base)| {
+        let mut ts = Vec::new();
+        ix.chunk_runs(ch, ss, same, |k, r| {
+            let (a, b) = r.targets();
+            let (a, b) = (sd.start(k) + a, sd.start(k) + b);
+            super::mem::write_all(&mut part[a - base..b - base], &v[r.lo..r.hi]);
+            ts.push((a, b));
+        });
+        ts
+    });
+    targets.concat()
+}
+
+/// The places of `0..n` (`gaps` when given, else all) that no range of `ts` (ascending,
+/// disjoint) covers, as ascending disjoint non-empty ranges.
+fn uncovered(gaps: Option<&[(usize, usize)]>, ts: &[(usize, usize)], n: usize) -> Vec<(usize, usize)> {
+    let whole = [(0, n)];
+    let gaps = gaps.unwrap_or(&whole);
+    let mut out = Vec::new();
+    let mut t = ts.iter().peekable();
+    for &(lo, hi) in gaps {
+        let mut pos = lo;
+        while let Some(&&(a, b)) = t.peek() {
+            if b <= pos {
+                t.next();
+                continue;
+            }
+            if a >= hi {
+                break;
+            }
+            if a > pos {
+                out.push((pos, a));
+            }
+            pos = pos.max(b);
+            if b >= hi {
+                break;
+            }
+            t.next();
+        }
+        if pos < hi {
+            out.push((pos, hi));
+        }
+    }
+    out
+}
+
+/// `DPERMUTE` by an `INDEX` not written out into a `DIST` not written out, when the runs
+/// ascend without holes: every chunk writes its runs in parallel into fresh memory, and
+/// the places between them are left as gaps (the `DIST` is never written out whole
+/// first, and places a later scatter writes are not written twice). `None` for another
+/// plan.
+pub(super) fn scatter_holey<T: Elem>(par: &Par, v: &[T], ix: Progressions, ss: &Seg, sd: &Seg, plan: &Plan) -> Result<Option<Holey<T>>, Trap> {
+    let Some(ends) = plan.ends.as_ref().filter(|_| plan.solid && !plan.chunks.is_empty()) else { return Ok(None) };
+    let n = sd.total();
+    let mut buf = super::mem::alloc::<T>(n)?;
+    let ts = scatter_uninit(par, &mut buf.spare_capacity_mut()[..n], v, ix, ss, sd, plan, ends);
+    if crate::interrupt::abandoned() {
+        // Chunks may have been skipped: not written.
+        return Err(Trap::new(crate::trap::TrapKind::Interrupted));
+    }
+    Ok(Some(Holey { buf, n, gaps: uncovered(None, &ts, n) }))
+}
+
+/// The most elements [`scatter_few_into_holes`] writes (on the calling thread).
+pub(super) const FEW: usize = 1 << 14;
+
+/// `DPERMUTE` of a few elements by written-out indices into `h` (its gaps not written
+/// yet), checked by [`check_scatter`] and ascending (quicksort's `equal` in the middle of
+/// its `++`): the places written leave the gaps. False, writing nothing, for more than
+/// [`FEW`] elements or indices that do not ascend.
+pub(super) fn scatter_few_into_holes<T: Copy>(h: &mut Holey<T>, v: &[T], t: Targets, ss: &Seg, sd: &Seg) -> bool {
+    if !t.checked || !t.ascending || t.f.is_some() || v.len() > FEW || sd.total() != h.n || v.len() != t.i.len() {
+        return false;
+    }
+    let out = &mut h.buf.spare_capacity_mut()[..h.n];
+    let mut ts: Vec<(usize, usize)> = Vec::new();
+    for ((st, len), k) in ss.ranges().zip(0..) {
+        let base = sd.start(k);
+        for (&x, &i) in v[st..st + len].iter().zip(&t.i[st..st + len]) {
+            // `check_scatter` put every index in its destination segment.
+            let at = base + i as usize;
+            out[at].write(x);
+            match ts.last_mut() {
+                Some(r) if r.1 == at => r.1 = at + 1,
+                _ => ts.push((at, at + 1)),
+            }
+        }
+    }
+    h.gaps = uncovered(Some(&h.gaps), &ts, h.n);
+    true
+}
+
+/// `DPERMUTE` by an `INDEX` not written out into `h` (its gaps not written yet), when the
+/// runs ascend without holes: the runs are written and the places they cover leave the
+/// gaps. False, writing nothing, for another plan.
+pub(super) fn scatter_into_holes<T: Elem>(par: &Par, h: &mut Holey<T>, v: &[T], ix: Progressions, ss: &Seg, sd: &Seg, plan: &Plan) -> Result<bool, Trap> {
+    let Some(ends) = plan.ends.as_ref().filter(|_| plan.solid && !plan.chunks.is_empty() && sd.total() == h.n) else { return Ok(false) };
+    let ts = scatter_uninit(par, &mut h.buf.spare_capacity_mut()[..h.n], v, ix, ss, sd, plan, ends);
+    if crate::interrupt::abandoned() {
+        // Chunks may have been skipped: their places are not written, but they left the
+        // gaps; the vector is dropped with the trap.
+        return Err(Trap::new(crate::trap::TrapKind::Interrupted));
+    }
+    h.gaps = uncovered(Some(&h.gaps), &ts, h.n);
+    Ok(true)
 }
 
 #[cfg(test)]
