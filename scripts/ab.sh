@@ -1,19 +1,24 @@
 #!/usr/bin/env bash
-# Alternating runs of two `nesl` binaries on one benchmark program, for the ratios the
-# notes report (a shared machine drifts; alternating A B, B A, ... and taking medians
-# lets a slow spell weigh on both sides alike).
+# Alternating runs of two or more `nesl` binaries on one benchmark program, for the ratios
+# the notes report (a shared machine drifts; running every binary once per round, in an
+# order that rotates from round to round, and taking medians lets a slow spell weigh on
+# all sides alike).
 #
-#   scripts/ab.sh RUNS THREADS FILE.nesl NESL_A NESL_B
+#   scripts/ab.sh RUNS THREADS FILE.nesl NESL_A NESL_B [NESL_C ...]
 #
 # Each run's time is the program's own `(ok, seconds)` result (as `nesl bench` reads it).
-# Prints every time, the medians and B/A. With `CPUS` set (a `taskset` list, e.g.
-# `CPUS=1` for one thread on one core), every run is pinned to those cores.
+# Prints every time, each binary's median and its ratio to the first's. With `CPUS` set
+# (a `taskset` list, e.g. `CPUS=1` for one thread on one core), every run is pinned to
+# those cores.
 set -euo pipefail
-if [ $# -ne 5 ]; then
-    echo "usage: $0 RUNS THREADS FILE.nesl NESL_A NESL_B" >&2
+if [ $# -lt 5 ]; then
+    echo "usage: $0 RUNS THREADS FILE.nesl NESL_A NESL_B [NESL_C ...]" >&2
     exit 2
 fi
-runs=$1 threads=$2 file=$3 a=$4 b=$5
+runs=$1 threads=$2 file=$3
+shift 3
+bins=("$@")
+n=${#bins[@]}
 # The seconds of one run of binary $1; a run that fails, or whose `ok` is not T, stops
 # the script.
 one() {
@@ -25,16 +30,19 @@ one() {
     [ -n "$t" ] || { echo "$1 on $file: no '(ok, seconds) = (T, ...)' line" >&2; exit 1; }
     echo "$t"
 }
-ta=() tb=()
+declare -a times
 for ((i = 0; i < runs; i++)); do
-    if ((i % 2 == 0)); then
-        ta+=("$(one "$a")"); tb+=("$(one "$b")")
-    else
-        tb+=("$(one "$b")"); ta+=("$(one "$a")")
-    fi
+    for ((j = 0; j < n; j++)); do
+        k=$(((i + j) % n))
+        times[k]+="$(one "${bins[k]}") "
+    done
 done
 median() { printf '%s\n' "$@" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'; }
-ma=$(median "${ta[@]}") mb=$(median "${tb[@]}")
-echo "A ${ta[*]}"
-echo "B ${tb[*]}"
-awk -v a="$ma" -v b="$mb" 'BEGIN {printf "median A %.2f ms  B %.2f ms  B/A %.3f\n", a * 1e3, b * 1e3, b / a}'
+first=""
+for ((k = 0; k < n; k++)); do
+    # shellcheck disable=SC2086
+    m=$(median ${times[k]})
+    first=${first:-$m}
+    echo "${bins[k]}: ${times[k]}"
+    awk -v m="$m" -v f="$first" -v b="${bins[k]}" 'BEGIN {printf "median %s %.2f ms  ratio to the first %.3f\n", b, m * 1e3, m / f}'
+done
