@@ -241,7 +241,7 @@ impl CpuVector {
             Rep::Data(d) => d.vtype(),
             Rep::Lazy(l) => match &l.form {
                 Form::Dist(vals) | Form::Range(vals, _) | Form::Gather(vals, ..) => vals.vtype(),
-                Form::Holes(h) => h.lock().map_or(VType::Int, |h| h.vals.vtype()),
+                Form::Holes(h) => h.lock().unwrap_or_else(|e| e.into_inner()).vals.vtype(),
                 Form::Index(..) => VType::Int,
             },
         }
@@ -469,9 +469,17 @@ impl CpuCvl {
     }
     /// `d` after a scatter into its holes: an ordinary vector when none is left.
     fn resettle(d: &mut CpuVector) -> Result<CpuVector, Trap> {
-        let Rep::Lazy(l) = std::mem::replace(&mut d.0, Rep::Data(Arc::new(Data::none()))) else { return Ok(d.clone()) };
-        let l = Arc::into_inner(l).ok_or_else(|| Trap::ty("a scattered vector was shared"))?;
-        *d = Self::settled(l)?;
+        if let Rep::Lazy(l) = &mut d.0 {
+            if Arc::get_mut(l).is_some() {
+                let Rep::Lazy(l) = std::mem::replace(&mut d.0, Rep::Data(Arc::new(Data::none()))) else {
+                    return Err(Trap::ty("a scattered vector changed form"));
+                };
+                match Arc::try_unwrap(l) {
+                    Ok(l) => *d = Self::settled(l)?,
+                    Err(l) => d.0 = Rep::Lazy(l),
+                }
+            }
+        }
         Ok(d.clone())
     }
     /// `DPERMUTE` of a few elements by checked, ascending written-out indices into a
