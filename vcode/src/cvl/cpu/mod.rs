@@ -469,51 +469,24 @@ impl CpuCvl {
     }
     /// `d` after a scatter into its holes: an ordinary vector when none is left.
     fn resettle(d: &mut CpuVector) -> Result<CpuVector, Trap> {
-        if let Rep::Lazy(l) = &mut d.0 {
-            if Arc::get_mut(l).is_some() {
-                let Rep::Lazy(l) = std::mem::replace(&mut d.0, Rep::Data(Arc::new(Data::none()))) else {
-                    return Err(Trap::ty("a scattered vector changed form"));
-                };
-                match Arc::try_unwrap(l) {
-                    Ok(l) => *d = Self::settled(l)?,
-                    Err(l) => d.0 = Rep::Lazy(l),
-                }
-            }
-        }
+        d.0 = match std::mem::replace(&mut d.0, Rep::Data(Arc::new(Data::none()))) {
+            Rep::Lazy(l) => match Arc::try_unwrap(l) {
+                Ok(l) => Self::settled(l)?.0,
+                Err(l) => Rep::Lazy(l),
+            },
+            other => other,
+        };
         Ok(d.clone())
     }
-    /// `DPERMUTE` of a few elements by checked, ascending written-out indices into a
-    /// vector with gaps that only this handle holds ([`permute::scatter_few_into_holes`]).
-    fn few_into_holes(v: &CpuVector, t: permute::Targets, d: &mut CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<Option<CpuVector>, Trap> {
+    /// `DPERMUTE` of `v` into a vector with gaps that only this handle holds, written
+    /// into the same memory as `how` says ([`permute::write_into_holes`]): the places
+    /// written leave the gaps. `None` otherwise.
+    fn into_holes(v: &CpuVector, how: permute::HoleWrite, d: &mut CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<Option<CpuVector>, Trap> {
         let Some(holes) = Self::holes_of(d)? else { return Ok(None) };
         let done = match (&mut holes.h, v.elems()?) {
-            (Holey::Int(h), Slice::Int(x)) => permute::scatter_few_into_holes(h, x, t, &ss.0, &sd.0),
-            (Holey::Float(h), Slice::Float(x)) => permute::scatter_few_into_holes(h, x, t, &ss.0, &sd.0),
-            (Holey::Bool(h), Slice::Bool(x)) => permute::scatter_few_into_holes(h, x, t, &ss.0, &sd.0),
-            _ => false,
-        };
-        if !done {
-            return Ok(None);
-        }
-        Self::resettle(d).map(Some)
-    }
-    /// `DPERMUTE` by an `INDEX` not written out into a vector with gaps that only this
-    /// handle holds, when the plan lets the scatter write its runs alone: written into the
-    /// same memory, the places written leave the gaps. `None` otherwise.
-    fn scatter_into_holes(
-        p: &Par,
-        v: &CpuVector,
-        ix: permute::Progressions,
-        plan: &permute::Plan,
-        d: &mut CpuVector,
-        ss: &CpuSegdes,
-        sd: &CpuSegdes,
-    ) -> Result<Option<CpuVector>, Trap> {
-        let Some(holes) = Self::holes_of(d)? else { return Ok(None) };
-        let done = match (&mut holes.h, v.elems()?) {
-            (Holey::Int(h), Slice::Int(x)) => permute::scatter_into_holes(p, h, x, ix, &ss.0, &sd.0, plan)?,
-            (Holey::Float(h), Slice::Float(x)) => permute::scatter_into_holes(p, h, x, ix, &ss.0, &sd.0, plan)?,
-            (Holey::Bool(h), Slice::Bool(x)) => permute::scatter_into_holes(p, h, x, ix, &ss.0, &sd.0, plan)?,
+            (Holey::Int(h), Slice::Int(x)) => permute::write_into_holes(h, x, how, &ss.0, &sd.0)?,
+            (Holey::Float(h), Slice::Float(x)) => permute::write_into_holes(h, x, how, &ss.0, &sd.0)?,
+            (Holey::Bool(h), Slice::Bool(x)) => permute::write_into_holes(h, x, how, &ss.0, &sd.0)?,
             _ => false,
         };
         if !done {
@@ -1039,7 +1012,7 @@ impl Cvl for CpuCvl {
             if let Some(r) = Self::scatter_into_dist(p, v, ix, &plan, d, ss, sd)? {
                 return Ok(r);
             }
-            if let Some(r) = Self::scatter_into_holes(p, v, ix, &plan, d, ss, sd)? {
+            if let Some(r) = Self::into_holes(v, permute::HoleWrite::Runs(p, ix, &plan), d, ss, sd)? {
                 return Ok(r);
             }
             let Some(buf) = d.unique()? else { return Self::scatter_into_copy(p, v, ix, &plan, d, ss, sd) };
@@ -1049,7 +1022,7 @@ impl Cvl for CpuCvl {
         if d.has_gaps() && v.len() <= permute::FEW {
             let iv = ints(i.data()?, "DPERMUTE indices")?;
             let targets = permute::check_scatter(p, iv, None, &ss.0, &sd.0)?;
-            if let Some(r) = Self::few_into_holes(v, targets, d, ss, sd)? {
+            if let Some(r) = Self::into_holes(v, permute::HoleWrite::Few(targets), d, ss, sd)? {
                 return Ok(r);
             }
         }

@@ -828,6 +828,24 @@ pub(super) fn scatter_holey<T: Elem>(par: &Par, v: &[T], ix: Progressions, ss: &
     Ok(Some(Holey { buf, n, gaps: uncovered(None, &ts, n) }))
 }
 
+/// A `DPERMUTE` into a vector with gaps ([`write_into_holes`]): by the runs of an `INDEX`
+/// not written out, planned, or by checked written-out indices.
+#[derive(Clone, Copy)]
+pub(super) enum HoleWrite<'a> {
+    Runs(&'a Par, Progressions<'a>, &'a Plan),
+    Few(Targets<'a>),
+}
+
+/// `DPERMUTE` of `v` (over `ss`) into `h` (over `sd`) as `how` says, when it can write
+/// into the gaps' memory ([`scatter_into_holes`], [`scatter_few_into_holes`]); false,
+/// writing nothing, otherwise.
+pub(super) fn write_into_holes<T: Elem>(h: &mut Holey<T>, v: &[T], how: HoleWrite, ss: &Seg, sd: &Seg) -> Result<bool, Trap> {
+    match how {
+        HoleWrite::Runs(par, ix, plan) => scatter_into_holes(par, h, v, ix, ss, sd, plan),
+        HoleWrite::Few(t) => Ok(scatter_few_into_holes(h, v, t, ss, sd)),
+    }
+}
+
 /// The most elements [`scatter_few_into_holes`] writes (on the calling thread).
 pub(super) const FEW: usize = 1 << 14;
 
@@ -835,7 +853,7 @@ pub(super) const FEW: usize = 1 << 14;
 /// yet), checked by [`check_scatter`] and ascending (quicksort's `equal` in the middle of
 /// its `++`): the places written leave the gaps. False, writing nothing, for more than
 /// [`FEW`] elements or indices that do not ascend.
-pub(super) fn scatter_few_into_holes<T: Copy>(h: &mut Holey<T>, v: &[T], t: Targets, ss: &Seg, sd: &Seg) -> bool {
+fn scatter_few_into_holes<T: Copy>(h: &mut Holey<T>, v: &[T], t: Targets, ss: &Seg, sd: &Seg) -> bool {
     if !t.checked || !t.ascending || t.f.is_some() || v.len() > FEW || sd.total() != h.n || v.len() != t.i.len() {
         return false;
     }
@@ -860,7 +878,7 @@ pub(super) fn scatter_few_into_holes<T: Copy>(h: &mut Holey<T>, v: &[T], t: Targ
 /// `DPERMUTE` by an `INDEX` not written out into `h` (its gaps not written yet), when the
 /// runs ascend without holes: the runs are written and the places they cover leave the
 /// gaps. False, writing nothing, for another plan.
-pub(super) fn scatter_into_holes<T: Elem>(par: &Par, h: &mut Holey<T>, v: &[T], ix: Progressions, ss: &Seg, sd: &Seg, plan: &Plan) -> Result<bool, Trap> {
+fn scatter_into_holes<T: Elem>(par: &Par, h: &mut Holey<T>, v: &[T], ix: Progressions, ss: &Seg, sd: &Seg, plan: &Plan) -> Result<bool, Trap> {
     let Some(ends) = plan.ends.as_ref().filter(|_| plan.solid && !plan.chunks.is_empty() && sd.total() == h.n) else { return Ok(false) };
     let ts = scatter_uninit(par, &mut h.buf.spare_capacity_mut()[..h.n], v, ix, ss, sd, plan, ends);
     if crate::interrupt::abandoned() {
