@@ -249,6 +249,136 @@ dispatch! {
     pub(super) fn mul_add_kernel / mul_add_avx2 (form: MulAdd, a: Val, b: Val, c: Val, out: Out) = mul_add_body
 }
 
+/// `a op b` for a comparison `op` over `n` positions, as bits: position `i` goes to bit
+/// `(at + i) % 64` of word `(at + i) / 64` of `words`, whose bits there must be 0 (a
+/// pack's flag tree that is one comparison writes its flags this way, never a byte each).
+/// `false`, and nothing written, unless the operands are both `INT` or both `FLOAT` and
+/// `op` is a comparison. Bit-identical to [`binary_kernel`]'s booleans (the same IEEE
+/// comparisons: a NaN compares unequal and unordered).
+pub(super) fn compare_bits(op: BinOp, a: Val, b: Val, words: &mut [u64], at: usize, n: usize) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if wide512() {
+            // SAFETY: `wide512` checked that the processor has AVX-512F.
+            return unsafe { compare_bits_avx512(op, a, b, words, at, n) };
+        }
+        if wide() {
+            // SAFETY: `wide` checked that the processor has AVX2.
+            return unsafe { compare_bits_avx2(op, a, b, words, at, n) };
+        }
+    }
+    compare_bits_body(op, a, b, words, at, n)
+}
+
+/// Whether [`compare_bits`] runs its AVX-512 build (comparisons straight into mask
+/// registers): on x86-64 processors that have AVX-512F, unless `NESL_NO_AVX512` is set or
+/// the kernels are held to their baseline builds ([`NARROW`]).
+#[cfg(target_arch = "x86_64")]
+fn wide512() -> bool {
+    static WIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WIDE.get_or_init(|| std::arch::is_x86_feature_detected!("avx512f") && std::env::var_os("NESL_NO_AVX512").is_none())
+        && !NARROW.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+fn compare_bits_avx512(op: BinOp, a: Val, b: Val, words: &mut [u64], at: usize, n: usize) -> bool {
+    compare_bits_body(op, a, b, words, at, n)
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn compare_bits_avx2(op: BinOp, a: Val, b: Val, words: &mut [u64], at: usize, n: usize) -> bool {
+    compare_bits_body(op, a, b, words, at, n)
+}
+
+#[inline(always)]
+fn compare_bits_body(op: BinOp, a: Val, b: Val, words: &mut [u64], at: usize, n: usize) -> bool {
+    #[inline(always)]
+    fn typed<T: Copy + PartialOrd>(op: BinOp, a: V<T>, b: V<T>, words: &mut [u64], at: usize, n: usize) -> bool {
+        match op {
+            BinOp::Eq => bits2(a, b, words, at, n, |x, y| x == y),
+            BinOp::Ne => bits2(a, b, words, at, n, |x, y| x != y),
+            BinOp::Lt => bits2(a, b, words, at, n, |x, y| x < y),
+            BinOp::Le => bits2(a, b, words, at, n, |x, y| x <= y),
+            BinOp::Gt => bits2(a, b, words, at, n, |x, y| x > y),
+            BinOp::Ge => bits2(a, b, words, at, n, |x, y| x >= y),
+            _ => return false,
+        }
+        true
+    }
+    match (a, b) {
+        (Val::Int(a), Val::Int(b)) => typed(op, a, b, words, at, n),
+        (Val::Float(a), Val::Float(b)) => typed(op, a, b, words, at, n),
+        _ => false,
+    }
+}
+
+/// [`compare_bits`] of one comparison `f`, one loop per kind of operand (so that each
+/// compiles to whole-vector comparisons whose masks are the words).
+#[inline(always)]
+fn bits2<T: Copy>(a: V<T>, b: V<T>, words: &mut [u64], at: usize, n: usize, f: impl Fn(T, T) -> bool) {
+    match (a, b) {
+        (V::S(a), V::S(b)) => {
+            let (a, b) = (&a[..n], &b[..n]);
+            bits_by(words, at, n, |i| f(a[i], b[i]), |i| {
+                let (a, b): (&[T; 64], &[T; 64]) = (a[i..i + 64].try_into().unwrap(), b[i..i + 64].try_into().unwrap());
+                let mut w = 0u64;
+                for k in 0..64 {
+                    w |= (f(a[k], b[k]) as u64) << k;
+                }
+                w
+            })
+        }
+        (V::S(a), V::K(y)) => {
+            let a = &a[..n];
+            bits_by(words, at, n, |i| f(a[i], y), |i| {
+                let a: &[T; 64] = a[i..i + 64].try_into().unwrap();
+                let mut w = 0u64;
+                for k in 0..64 {
+                    w |= (f(a[k], y) as u64) << k;
+                }
+                w
+            })
+        }
+        (V::K(x), V::S(b)) => {
+            let b = &b[..n];
+            bits_by(words, at, n, |i| f(x, b[i]), |i| {
+                let b: &[T; 64] = b[i..i + 64].try_into().unwrap();
+                let mut w = 0u64;
+                for k in 0..64 {
+                    w |= (f(x, b[k]) as u64) << k;
+                }
+                w
+            })
+        }
+        (V::K(x), V::K(y)) => {
+            let v = f(x, y);
+            bits_by(words, at, n, |_| v, |_| if v { u64::MAX } else { 0 })
+        }
+    }
+}
+
+/// Writes the bits of positions `0..n` at bits `at..at + n` of `words`: `one(i)` gives
+/// position `i`'s, `word(i)` the 64 of positions `i..i + 64` (used where they fill a whole
+/// word, which is then stored, not ORed).
+#[inline(always)]
+fn bits_by(words: &mut [u64], at: usize, n: usize, one: impl Fn(usize) -> bool, word: impl Fn(usize) -> u64) {
+    let mut i = 0;
+    while i < n && (at + i) % 64 != 0 {
+        words[(at + i) / 64] |= (one(i) as u64) << ((at + i) % 64);
+        i += 1;
+    }
+    while i + 64 <= n {
+        words[(at + i) / 64] = word(i);
+        i += 64;
+    }
+    while i < n {
+        words[(at + i) / 64] |= (one(i) as u64) << ((at + i) % 64);
+        i += 1;
+    }
+}
+
 #[inline(always)]
 fn mul_add_body(form: MulAdd, a: Val, b: Val, c: Val, out: Out) -> Result<(), Trap> {
     match (a, b, c, out) {
@@ -467,4 +597,71 @@ fn select_body(f: Val, a: Val, b: Val, out: Out) -> Result<(), Trap> {
         (a, b, _) => return Err(crate::cvl::cpu::data::one_type(a.vtype(), b.vtype())),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every comparison written as bits ([`compare_bits`]) gives the booleans of
+    /// [`binary_kernel`], on `INT` and `FLOAT` (ties, NaNs, infinities, signed zeros),
+    /// operands and constants on either side, runs starting on and off a word boundary,
+    /// shorter and longer than a word; bits outside the run stay 0; other types and
+    /// operators write nothing. Both the wide and the baseline builds.
+    #[test]
+    fn comparisons_as_bits_match_the_booleans() {
+        let mut x = 7u64;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        let len = 400;
+        let ints: Vec<Vec<i64>> = (0..2).map(|_| (0..len).map(|_| (next() % 7) as i64 - 3).collect()).collect();
+        let specials = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0, 1.5];
+        let floats: Vec<Vec<f64>> = (0..2).map(|_| (0..len).map(|_| specials[(next() % 6) as usize]).collect()).collect();
+        let ops = [BinOp::Eq, BinOp::Ne, BinOp::Lt, BinOp::Le, BinOp::Gt, BinOp::Ge];
+        let runs = [(0, 0), (0, 1), (0, 64), (3, 61), (5, 200), (63, 130), (64, 300), (1, 399)];
+        for narrow in [false, true] {
+            NARROW.store(narrow, std::sync::atomic::Ordering::Relaxed);
+            for &op in &ops {
+                for &(at, n) in &runs {
+                    for form in 0..4 {
+                        let cases: Vec<(Val, Val)> = vec![
+                            match form {
+                                0 => (Val::Int(V::S(&ints[0][..n])), Val::Int(V::S(&ints[1][..n]))),
+                                1 => (Val::Int(V::S(&ints[0][..n])), Val::Int(V::K(0))),
+                                2 => (Val::Int(V::K(1)), Val::Int(V::S(&ints[1][..n]))),
+                                _ => (Val::Int(V::K(2)), Val::Int(V::K(2))),
+                            },
+                            match form {
+                                0 => (Val::Float(V::S(&floats[0][..n])), Val::Float(V::S(&floats[1][..n]))),
+                                1 => (Val::Float(V::S(&floats[0][..n])), Val::Float(V::K(f64::NAN))),
+                                2 => (Val::Float(V::K(0.0)), Val::Float(V::S(&floats[1][..n]))),
+                                _ => (Val::Float(V::K(-0.0)), Val::Float(V::K(0.0))),
+                            },
+                        ];
+                        for (a, b) in cases {
+                            let mut want = vec![MaybeUninit::new(false); n];
+                            binary_kernel(op, a, b, Out::Bool(&mut want)).unwrap();
+                            // SAFETY: every element was initialised above.
+                            let want: Vec<bool> = want.iter().map(|w| unsafe { w.assume_init() }).collect();
+                            let mut words = vec![0u64; (at + n) / 64 + 2];
+                            assert!(compare_bits(op, a, b, &mut words, at, n));
+                            for p in 0..64 * words.len() {
+                                let bit = words[p / 64] >> (p % 64) & 1 == 1;
+                                let expect = (at..at + n).contains(&p) && want[p - at];
+                                assert_eq!(bit, expect, "{op:?} form {form} at {at} n {n} position {p} narrow {narrow} {}", a.vtype().name());
+                            }
+                        }
+                    }
+                }
+            }
+            let mut words = vec![0u64; 2];
+            let bools = [true, false, true];
+            assert!(!compare_bits(BinOp::Eq, Val::Bool(V::S(&bools)), Val::Bool(V::S(&bools)), &mut words, 0, 3));
+            assert!(!compare_bits(BinOp::Add, Val::Int(V::S(&ints[0][..3])), Val::Int(V::K(1)), &mut words, 0, 3));
+            assert_eq!(words, [0, 0]);
+        }
+        NARROW.store(false, std::sync::atomic::Ordering::Relaxed);
+    }
 }

@@ -5,7 +5,7 @@
 //! or over an operand whose only handle the caller gave up.
 
 use super::data::{view_as, write_data, Data, Elem, Out, Slice, Val, V};
-use super::elementwise::{binary_kernel, mul_add_kernel, select_kernel, unary_kernel, MulAdd};
+use super::elementwise::{binary_kernel, compare_bits, mul_add_kernel, select_kernel, unary_kernel, MulAdd};
 use super::par::{cut, split_mut, Chunk, Par, BLOCK};
 use super::scan::{block_offsets, fold_lanes, scan_in_place};
 use super::seg::Seg;
@@ -37,6 +37,12 @@ pub(super) enum Operand<'a> {
 }
 
 impl<'a> Operand<'a> {
+    fn vtype(&self) -> VType {
+        match self {
+            Operand::Elems(s) | Operand::Dist(s, _) | Operand::Gather(s, ..) => s.vtype(),
+            Operand::Index(_) => VType::Int,
+        }
+    }
     pub(super) fn len(&self) -> usize {
         match self {
             Operand::Elems(s) => s.len(),
@@ -488,6 +494,27 @@ impl Prog {
     pub(super) fn result_type(&self) -> VType {
         self.rt
     }
+    /// The comparison this program is, when it is one step comparing two operands or
+    /// constants of `args` that are both `INT` or both `FLOAT` (a pack's flag tree
+    /// `e < p`): [`compare_bits`] then writes its flags as bits.
+    fn comparison(&self, args: &[Operand]) -> Option<(BinOp, Src, Src)> {
+        let ty = |s: Src| match s {
+            Src::Arg(i) => args.get(i).map(Operand::vtype),
+            Src::Const(HostScalar::Int(_)) => Some(VType::Int),
+            Src::Const(HostScalar::Float(_)) => Some(VType::Float),
+            Src::Const(HostScalar::Bool(_)) => Some(VType::Bool),
+            Src::Reg(_) => None,
+        };
+        match self.code.as_slice() {
+            [Ins { step: Step::Bin(op, a, b), rt: VType::Bool, .. }] if self.root.is_none() && op.is_comparison() => {
+                match (ty(*a)?, ty(*b)?) {
+                    (VType::Int, VType::Int) | (VType::Float, VType::Float) => Some((*op, *a, *b)),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
     /// Fresh (empty) registers, then a scratch buffer per operand.
     fn registers(&self) -> Vec<Data> {
         (0..self.registers + self.nargs).map(|_| Data::none()).collect()
@@ -628,10 +655,14 @@ pub(super) fn eval_flags(par: &Par, ps: &[Prog], args: &[Operand], len: usize) -
             items[b].1.push(part);
         }
     }
-    let init = || (ps.iter().map(Prog::registers).collect::<Vec<_>>(), vec![vec![false; BLOCK.min(len)]; ps.len()]);
+    let cmps: Vec<_> = ps.iter().map(|p| p.comparison(args)).collect();
+    let init = || {
+        let bufs = cmps.iter().map(|c| if c.is_some() { Vec::new() } else { vec![false; BLOCK.min(len)] }).collect::<Vec<Vec<bool>>>();
+        (ps.iter().map(Prog::registers).collect::<Vec<_>>(), bufs)
+    };
     let work = ps.iter().map(|p| p.work(len)).fold(0, usize::saturating_add);
     let results = par.map_init(work, items, init, |(regs, buf), (lo, mut parts)| {
-        flags_range(ps, args, lo, (lo + BLOCK).min(len), &mut parts, regs, buf)
+        flags_range(ps, &cmps, args, lo, (lo + BLOCK).min(len), &mut parts, regs, buf)
     });
     for r in results {
         r?;
@@ -651,9 +682,13 @@ pub(super) fn eval_flags(par: &Par, ps: &[Prog], args: &[Operand], len: usize) -
 
 /// [`eval_flags`] at positions `lo..hi`, [`CHUNK`] elements at a time: every program
 /// runs over a chunk of the operands (expanded once for all of them) into its buffer in
-/// `bufs` (each at least `hi - lo` flags), whose flags then go into the words `outs[i]`.
+/// `bufs` (each at least `hi - lo` flags), whose flags then go into the words `outs[i]`;
+/// a program that is one comparison (`cmps[i]`, [`Prog::comparison`]) writes its flags
+/// straight into its words as bits ([`compare_bits`]).
+#[allow(clippy::too_many_arguments)]
 fn flags_range(
     ps: &[Prog],
+    cmps: &[Option<(BinOp, Src, Src)>],
     args: &[Operand],
     lo: usize,
     hi: usize,
@@ -669,22 +704,42 @@ fn flags_range(
         // writes whole `bool`s through this view, so `s` stays initialised.
         unsafe { &mut *(s as *mut [bool] as *mut [MaybeUninit<bool>]) }
     }
+    /// Program `p`'s flags at positions `c..e` of the block: as bits into `words` for a
+    /// comparison, else as booleans into `b`.
+    #[allow(clippy::too_many_arguments)]
+    fn one(p: &Prog, cmp: Option<(BinOp, Src, Src)>, args: &[Val], rs: &mut [Data], b: &mut [bool], words: &mut [MaybeUninit<u64>], c: usize, e: usize) -> Result<(), Trap> {
+        let Some((op, x, y)) = cmp else { return run_chunk(p, args, rs, bool::out(&mut view(b)[c..e])) };
+        // The words were zeroed before the first piece.
+        if compare_bits(op, operand(x, args, &[]), operand(y, args, &[]), assume_init(words), c, e - c) {
+            Ok(())
+        } else {
+            Err(Trap::ty("a pack's flag comparison changed its operand types"))
+        }
+    }
     let n = hi.saturating_sub(lo);
+    for (o, c) in outs.iter_mut().zip(cmps) {
+        if c.is_some() {
+            o.fill(MaybeUninit::new(0));
+        }
+    }
     let Some(((p0, ps), (r0, regs))) = ps.split_first().zip(regs.split_first_mut()) else { return Ok(()) };
-    let Some((b0, bufs_rest)) = bufs.split_first_mut() else { return Ok(()) };
+    let Some(((b0, bufs_rest), (o0, outs_rest))) = bufs.split_first_mut().zip(outs.split_first_mut()) else { return Ok(()) };
     let (r0, scratch) = r0.split_at_mut(p0.registers);
     let mut cur = Cursors::new(args.len());
     let mut c = 0;
     while c < n {
         let mut chunk_args = Vec::with_capacity(args.len());
         let e = piece(args, &mut cur, lo + c, lo + (c + CHUNK).min(n), scratch, &mut chunk_args) - lo;
-        run_chunk(p0, &chunk_args, r0, bool::out(&mut view(b0)[c..e]))?;
-        for ((p, rs), b) in ps.iter().zip(regs.iter_mut()).zip(bufs_rest.iter_mut()) {
-            run_chunk(p, &chunk_args, &mut rs[..p.registers], bool::out(&mut view(b)[c..e]))?;
+        one(p0, cmps[0], &chunk_args, r0, b0, o0, c, e)?;
+        for (i, (((p, rs), b), o)) in ps.iter().zip(regs.iter_mut()).zip(bufs_rest.iter_mut()).zip(outs_rest.iter_mut()).enumerate() {
+            one(p, cmps[i + 1], &chunk_args, &mut rs[..p.registers], b, o, c, e)?;
         }
         c = e;
     }
-    for (out, b) in outs.iter_mut().zip(bufs.iter()) {
+    for ((out, b), cmp) in outs.iter_mut().zip(bufs.iter()).zip(cmps) {
+        if cmp.is_some() {
+            continue;
+        }
         let b = &b[..n];
         for (w, o) in out.iter_mut().enumerate() {
             o.write(pack::word_of(b, 64 * w));
@@ -936,6 +991,64 @@ mod tests {
     /// [`super::eval`] over stored operands.
     fn eval(par: &Par, p: &Prog, args: &[Slice], len: usize) -> Result<Data, Trap> {
         super::eval(par, p, &args.iter().map(|s| Operand::Elems(*s)).collect::<Vec<_>>(), len)
+    }
+
+    /// A pack's flag trees that are one comparison (written as bits) and one that is not
+    /// (written as booleans, then bits) give the flags of evaluating each tree alone: over
+    /// a `DIST` whose segments end on and off word and chunk boundaries (pieces cut at
+    /// segment ends), against a constant and an operand, `INT` and `FLOAT`, one and two
+    /// threads, lengths that end inside a word and on one.
+    #[test]
+    fn comparison_flag_trees_write_the_flags_of_their_trees() {
+        let mut x = 3u64;
+        let mut next = || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x >> 33
+        };
+        let trees = [
+            "(INT INT) (< INT $0 $1)",
+            "(INT INT) (= INT $0 $1)",
+            "(INT INT) (>= INT (CONST INT 3) $0)",
+            "(INT INT) (> INT (+ INT $0 (CONST INT 1)) $1)",
+            "(FLOAT FLOAT) (< FLOAT $0 $1)",
+            "(FLOAT FLOAT) (!= FLOAT $1 $0)",
+        ];
+        let layouts: Vec<Vec<i64>> = vec![
+            vec![300, 5, 1000, 64, 0, 700, 257, 3000, 1],
+            (0..3000).map(|_| (next() % 40) as i64).collect(),
+            vec![BLOCK as i64 + 70, 999, 64],
+        ];
+        for lens in layouts {
+            let n: usize = lens.iter().map(|&l| l as usize).sum();
+            let m = lens.len();
+            let ints: Vec<i64> = (0..n).map(|_| (next() % 9) as i64).collect();
+            let pivots: Vec<i64> = (0..m).map(|_| (next() % 9) as i64).collect();
+            let floats: Vec<f64> = ints.iter().map(|&v| if v == 8 { f64::NAN } else { v as f64 }).collect();
+            let fpivots: Vec<f64> = pivots.iter().map(|&v| v as f64 * 0.5).collect();
+            for threads in [1, 2] {
+                let par = Par::new(threads);
+                let seg = Seg::new(&par, std::sync::Arc::new(Data::Int(lens.clone()))).unwrap();
+                for (ty, group) in [(0, &trees[..4]), (1, &trees[4..])] {
+                    let args = if ty == 0 {
+                        vec![Operand::Elems(Slice::Int(&ints)), Operand::Dist(Slice::Int(&pivots), &seg)]
+                    } else {
+                        vec![Operand::Elems(Slice::Float(&floats)), Operand::Dist(Slice::Float(&fpivots), &seg)]
+                    };
+                    let progs: Vec<Prog> = group.iter().map(|t| Prog::compile(&SuperOp::parse(t).expect("parses")).expect("compiles")).collect();
+                    let direct = progs.iter().filter(|p| p.comparison(&args).is_some()).count();
+                    assert_eq!(direct, group.len() - usize::from(ty == 0), "which trees are comparisons");
+                    let words = eval_flags(&par, &progs, &args, n).unwrap();
+                    for (p, w) in progs.iter().zip(&words) {
+                        let Data::Bool(want) = super::eval(&par, p, &args, n).unwrap() else { panic!("not BOOL") };
+                        assert_eq!(w.len(), pack::words_for(n));
+                        for i in 0..64 * w.len() {
+                            let bit = w[i / 64] >> (i % 64) & 1 == 1;
+                            assert_eq!(bit, i < n && want[i], "flag {i} of {n}, {threads} threads, {:?}", p.code);
+                        }
+                    }
+                }
+            }
+        }
     }
 
     /// The work that decides whether a superoperator runs on several threads grows with
