@@ -323,33 +323,21 @@ fn bits2<T: Copy>(a: V<T>, b: V<T>, words: &mut [u64], at: usize, n: usize, f: i
             let (a, b) = (&a[..n], &b[..n]);
             bits_by(words, at, n, |i| f(a[i], b[i]), |i| {
                 let (a, b): (&[T; 64], &[T; 64]) = (a[i..i + 64].try_into().unwrap(), b[i..i + 64].try_into().unwrap());
-                let mut w = 0u64;
-                for k in 0..64 {
-                    w |= (f(a[k], b[k]) as u64) << k;
-                }
-                w
+                word64(|k| f(a[k], b[k]))
             })
         }
         (V::S(a), V::K(y)) => {
             let a = &a[..n];
             bits_by(words, at, n, |i| f(a[i], y), |i| {
                 let a: &[T; 64] = a[i..i + 64].try_into().unwrap();
-                let mut w = 0u64;
-                for k in 0..64 {
-                    w |= (f(a[k], y) as u64) << k;
-                }
-                w
+                word64(|k| f(a[k], y))
             })
         }
         (V::K(x), V::S(b)) => {
             let b = &b[..n];
             bits_by(words, at, n, |i| f(x, b[i]), |i| {
                 let b: &[T; 64] = b[i..i + 64].try_into().unwrap();
-                let mut w = 0u64;
-                for k in 0..64 {
-                    w |= (f(x, b[k]) as u64) << k;
-                }
-                w
+                word64(|k| f(x, b[k]))
             })
         }
         (V::K(x), V::K(y)) => {
@@ -359,13 +347,20 @@ fn bits2<T: Copy>(a: V<T>, b: V<T>, words: &mut [u64], at: usize, n: usize, f: i
     }
 }
 
+/// The word whose bit `k` is `bit(k)` (a fixed 64 iterations: one mask per vector of
+/// comparisons).
+#[inline(always)]
+fn word64(bit: impl Fn(usize) -> bool) -> u64 {
+    (0..64).fold(0u64, |w, k| w | (bit(k) as u64) << k)
+}
+
 /// Writes the bits of positions `0..n` at bits `at..at + n` of `words`: `one(i)` gives
 /// position `i`'s, `word(i)` the 64 of positions `i..i + 64` (used where they fill a whole
 /// word, which is then stored, not ORed).
 #[inline(always)]
 fn bits_by(words: &mut [u64], at: usize, n: usize, one: impl Fn(usize) -> bool, word: impl Fn(usize) -> u64) {
     let mut i = 0;
-    while i < n && (at + i) % 64 != 0 {
+    while i < n && !(at + i).is_multiple_of(64) {
         words[(at + i) / 64] |= (one(i) as u64) << ((at + i) % 64);
         i += 1;
     }
