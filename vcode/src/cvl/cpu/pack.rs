@@ -245,7 +245,7 @@ fn compress() -> bool {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,popcnt")]
 unsafe fn pack8_avx512(v: &[i64], ones: &Ones, at: usize, out: &mut [MaybeUninit<i64>]) {
-    use std::arch::x86_64::{_mm512_loadu_si512, _mm512_mask_storeu_epi64, _mm512_maskz_compress_epi64};
+    use std::arch::x86_64::{_mm512_loadu_si512, _mm512_mask_storeu_epi64, _mm512_maskz_compress_epi64, _mm512_storeu_si512};
     let n = v.len();
     let (mut i, mut j) = (0usize, 0usize);
     while i + 8 <= n {
@@ -262,7 +262,13 @@ unsafe fn pack8_avx512(v: &[i64], ones: &Ones, at: usize, out: &mut [MaybeUninit
                 unsafe {
                     let x = _mm512_loadu_si512(v.as_ptr().add(i + 8 * g) as *const _);
                     let c = _mm512_maskz_compress_epi64(mask, x);
-                    _mm512_mask_storeu_epi64(out.as_mut_ptr().add(j) as *mut i64, ((1u16 << kept) - 1) as u8, c);
+                    if j + 8 <= out.len() {
+                        // All 8 lanes fit: the ones past the kept are overwritten by the
+                        // next group's (or are past the last kept, inside `out`).
+                        _mm512_storeu_si512(out.as_mut_ptr().add(j) as *mut _, c);
+                    } else {
+                        _mm512_mask_storeu_epi64(out.as_mut_ptr().add(j) as *mut i64, ((1u16 << kept) - 1) as u8, c);
+                    }
                 }
                 j += kept;
             }
