@@ -62,12 +62,12 @@ fn scalar(vals: Slice, k: usize) -> HostScalar {
 }
 
 /// Writes positions `lo..hi` of the `DIST` of `vals` over `s` into `out`, from segment
-/// `k` (the one holding `lo`). Every segment after the first stores [`SPLAT`] copies of
-/// its value whatever its length (a fixed-size store the compiler makes one vector
-/// store; the next segment's own stores overwrite what lies past this one's end, and
-/// `out` has room for the overhang), then the rest of a longer one: a chunk over
-/// quicksort's deep levels, segments of ten or twenty elements, pays no loop set-up and
-/// no mispredicted exit per segment.
+/// `k` (the one holding `lo`). Every segment after the first stores its value [`SPLAT`]
+/// copies at a time (a fixed-size store the compiler makes one vector store), at least
+/// once whatever its length, up to its end or at most `SPLAT - 1` copies past it (the
+/// next segment's own stores overwrite what lies past this one's end, and `out` has room
+/// for the overhang): a chunk over quicksort's deep levels, segments of ten or twenty
+/// elements, pays no loop set-up and one loop exit per segment.
 fn expand<T: Elem>(vals: &[T], s: &Seg, k: usize, lo: usize, hi: usize, out: &mut Vec<T>) {
     out.clear();
     let n = hi - lo;
@@ -83,12 +83,16 @@ fn expand<T: Elem>(vals: &[T], s: &Seg, k: usize, lo: usize, hi: usize, out: &mu
             break;
         }
         let l = (l as usize).min(n - pos);
-        for o in &mut buf[pos..pos + SPLAT] {
-            o.write(y);
-        }
-        if l > SPLAT {
-            for o in &mut buf[pos + SPLAT..pos + l] {
+        // Whole stores of SPLAT copies up to the segment's end (one loop exit per
+        // segment, at most SPLAT - 1 copies past its end, which the next overwrites).
+        let mut q = pos;
+        loop {
+            for o in &mut buf[q..q + SPLAT] {
                 o.write(y);
+            }
+            q += SPLAT;
+            if q >= pos + l {
+                break;
             }
         }
         pos += l;
