@@ -35,7 +35,7 @@ use fused::{Operand, Prog, Step};
 use par::{Par, GRAIN};
 use permute::Targets;
 use seg::Seg;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// Handle to a CPU data vector (reference counted, shareable between threads): its
 /// elements, or a `DIST`, `INDEX` or range of another vector not written out yet.
@@ -367,6 +367,14 @@ pub struct CpuCvl {
     rng: u64,
     max_elements: usize,
     par: Par,
+    /// The results of `RANK` still alive, each with the descriptor whose segments it
+    /// permutes: a `PERMUTE` by one of them over segments of the same lengths needs no
+    /// check of its indices (in range, no two alike), which costs more than the scatter
+    /// on two threads (Barnes-Hut permutes three vectors of 4M terms by one rank). The
+    /// registry holds them weakly, so the buffer cannot be written in place
+    /// ([`Arc::get_mut`] refuses) while it is registered, nor be freed and its address
+    /// reused.
+    permutations: Vec<(Weak<Data>, Arc<Seg>)>,
 }
 
 impl Default for CpuCvl {
@@ -396,7 +404,7 @@ impl CpuCvl {
     }
     /// A library on `n` threads (at least 1).
     pub fn with_threads(n: usize) -> Self {
-        CpuCvl { rng: 0, max_elements: usize::MAX, par: Par::new(n.max(1)) }
+        CpuCvl { rng: 0, max_elements: usize::MAX, par: Par::new(n.max(1)), permutations: Vec::new() }
     }
     /// A library that refuses (with an out-of-memory trap) any segment descriptor or
     /// fill describing more than `n` elements: a guard for untrusted programs.
@@ -445,6 +453,13 @@ impl CpuCvl {
         let Some(h) = h else { return Ok(None) };
         let form = Form::Holes(Mutex::new(Holes { h, vals, ds }));
         Self::settled(Lazy { form, seg: sd.0.clone(), par: p.clone(), forced: OnceLock::new() }).map(Some)
+    }
+    /// True when `i` is a live result of `RANK` ([`CpuCvl::permutations`]) over segments
+    /// of the lengths of `s`: each of its segments is a permutation of its positions.
+    fn is_permutation(&self, i: &Arc<Data>, s: &Arc<Seg>) -> bool {
+        self.permutations.iter().any(|(w, rs)| {
+            w.upgrade().is_some_and(|r| Arc::ptr_eq(&r, i)) && (Arc::ptr_eq(rs, s) || rs.lens() == s.lens())
+        })
     }
     /// `l` as a vector: a vector with gaps whose scatters left none, as its elements.
     fn settled(mut l: Lazy) -> Result<CpuVector, Trap> {
@@ -841,11 +856,12 @@ impl Cvl for CpuCvl {
 
     fn permute(&mut self, v: &CpuVector, i: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::permute(v.shape(), i.shape(), s.shape())?;
-        let iv = ints(i.data()?, "PERMUTE indices")?;
+        let ia = i.arc()?;
+        let iv = ints(ia, "PERMUTE indices")?;
+        let t = if self.is_permutation(ia, &s.0) { Targets::permutation(iv) } else { Targets::new(iv, None) };
         let p = &self.par;
         Ok(vecd(each!(v.elems()?, |x| {
-            mem::filled(p, Default::default(), x.len())
-                .and_then(|mut out| permute::scatter(p, &mut out, x, Targets::new(iv, None), &s.0, &s.0).map(|_| out))
+            mem::filled(p, Default::default(), x.len()).and_then(|mut out| permute::scatter(p, &mut out, x, t, &s.0, &s.0).map(|_| out))
         })))
     }
     fn dpermute(&mut self, v: &CpuVector, i: &CpuVector, d: &CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<CpuVector, Trap> {
@@ -1049,11 +1065,14 @@ impl Cvl for CpuCvl {
     }
     fn rank(&mut self, up: bool, v: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::rank(v.shape(), s.shape())?;
-        Ok(vecd(Data::Int(match v.data()? {
+        let r = Arc::new(Data::Int(match v.data()? {
             Data::Int(x) => rank::rank(&self.par, x, &s.0, up)?,
             Data::Float(x) => rank::rank(&self.par, x, &s.0, up)?,
             Data::Bool(_) => return Err(data::unsupported("RANK", VType::Bool)),
-        })))
+        }));
+        self.permutations.retain(|(w, _)| w.strong_count() > 0);
+        self.permutations.push((Arc::downgrade(&r), s.0.clone()));
+        Ok(CpuVector(Rep::Data(r)))
     }
 
     fn fused_fold(&mut self, op: &SuperOp, args: &[Option<&CpuVector>], seg: &CpuSegdes, len: usize) -> Result<CpuVector, Trap> {
@@ -1251,6 +1270,49 @@ mod tests {
     fn stored(c: &mut CpuCvl, v: &CpuVector) -> CpuVector {
         let h = host(c, v);
         c.from_host(h).expect("host")
+    }
+
+    impl CpuCvl {
+        /// The buffer of `v` (written out).
+        fn arc_of(&self, v: &CpuVector) -> Arc<Data> {
+            v.arc().expect("written").clone()
+        }
+    }
+
+    /// A `PERMUTE` by a result of `RANK` over segments of its lengths skips the index
+    /// checks and gives what the same indices written anew (checked) give: one long
+    /// segment (the parallel scatter on two threads) and several; a rank over other
+    /// lengths is checked as any index (out of range here); the rank's buffer is not
+    /// written in place while the library knows it as a permutation.
+    #[test]
+    fn a_permute_by_a_rank_needs_no_check_and_permutes_alike() {
+        for threads in [1, 2] {
+            let mut c = CpuCvl::with_threads(threads);
+            for lens in [vec![300_000i64], vec![200_000, 5, 0, 99_995]] {
+                let s = c.segdes_from_host(&lens).expect("seg");
+                let n = lens.iter().sum::<i64>();
+                let keys = iv(&mut c, &(0..n).map(|x| (x * 7919 + 13) % 100_003).collect::<Vec<_>>());
+                let r = c.rank(true, &keys, &s).expect("rank");
+                let i = c.arc_of(&r);
+                assert!(c.is_permutation(&i, &s.0), "{threads} threads, {lens:?}");
+                let fresh = stored(&mut c, &r);
+                assert!(!c.is_permutation(&c.arc_of(&fresh), &s.0));
+                let vals = c.from_host(HostVector::Float((0..n).map(|x| x as f64 * 0.25).collect())).expect("host");
+                let got = c.permute(&vals, &r, &s).expect("permute");
+                let want = c.permute(&vals, &fresh, &s).expect("permute");
+                assert_eq!(host(&mut c, &got), host(&mut c, &want), "{threads} threads, {lens:?}");
+                // Another descriptor of the same total: the rank is checked there.
+                let other = c.segdes_from_host(&[n / 2, n - n / 2]).expect("seg");
+                assert!(!c.is_permutation(&i, &other.0));
+                if lens.len() == 1 {
+                    assert!(c.permute(&vals, &r, &other).is_err(), "indices past a half are out of range there");
+                }
+                drop(i);
+                let mut r2 = r.clone();
+                drop(r);
+                assert!(r2.owned().is_none(), "registered: not written in place");
+            }
+        }
     }
 
     #[test]

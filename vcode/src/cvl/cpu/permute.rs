@@ -68,12 +68,19 @@ pub(super) struct Targets<'a> {
     /// [`check_scatter`]): no two indices hit one place.
     ascending: bool,
     checked: bool,
+    /// Unflagged, and no two indices of a segment alike (known, not checked).
+    distinct: bool,
 }
 
 impl<'a> Targets<'a> {
     /// Indices (and flags) still to be checked by the scatter.
     pub(super) fn new(i: &'a [i64], f: Option<&'a [bool]>) -> Self {
-        Targets { i, f, checked: false, ascending: false }
+        Targets { i, f, checked: false, ascending: false, distinct: false }
+    }
+    /// Indices known to permute the positions of every segment (a result of `RANK`,
+    /// over segments of the destination's lengths): nothing to check.
+    pub(super) fn permutation(i: &'a [i64]) -> Self {
+        Targets { i, f: None, checked: true, ascending: false, distinct: true }
     }
 }
 
@@ -95,16 +102,17 @@ pub(super) fn scatter<T: Elem>(par: &Par, out: &mut [T], v: &[T], t: Targets, ss
         // quicksort, every level) need no bitmap.
         let t = if t.checked { t } else { check_scatter(par, t.i, None, ss, sd)? };
         let cs = chunks(par, ss, true);
-        if t.ascending || distinct_targets(par, t.i, ss, sd, &cs) {
+        if t.ascending || t.distinct || distinct_targets(par, t.i, ss, sd, &cs) {
             let to = Shared(out.as_mut_ptr());
             par.each(ss.total() + ss.m(), cs, |c| {
                 for (k, lo, hi) in c.pieces(ss) {
                     let base = sd.start(k);
                     for (&x, &i) in v[lo..hi].iter().zip(&t.i[lo..hi]) {
                         // SAFETY: `check_scatter` put every index in its destination
-                        // segment, so `base + i < out.len()`; the indices ascend, or
-                        // `distinct_targets` found no two sources with one target, so no
-                        // other thread writes it.
+                        // segment (or they permute its positions), so `base + i <
+                        // out.len()`; the indices ascend, permute, or `distinct_targets`
+                        // found no two sources with one target, so no other thread
+                        // writes it.
                         unsafe { to.put(base + i as usize, x) };
                     }
                 }
@@ -196,7 +204,7 @@ pub(super) fn check_scatter<'a>(par: &Par, i: &'a [i64], f: Option<&'a [bool]>, 
     // Where a segment goes on from one chunk into the next, it ascends across the cut.
     let across = |c: &Chunk| c.s0 >= ss.m() || c.e0 <= ss.start(c.s0) || c.e0 >= i.len() || i[c.e0 - 1] < i[c.e0];
     let ascending = ups.iter().all(|&u| u) && cs.iter().skip(1).all(across);
-    Ok(Targets { i, f, checked: true, ascending })
+    Ok(Targets { i, f, checked: true, ascending, distinct: ascending })
 }
 
 /// Gather: destination position `e` of segment `k` gets `v[start_ss(k) + i[e]]` (flagged
