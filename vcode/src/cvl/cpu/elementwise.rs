@@ -605,11 +605,7 @@ mod tests {
     /// operators write nothing. Both the wide and the baseline builds.
     #[test]
     fn comparisons_as_bits_match_the_booleans() {
-        let mut x = 7u64;
-        let mut next = || {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            x >> 33
-        };
+        let mut next = super::super::test_rng(7);
         let len = 400;
         let ints: Vec<Vec<i64>> = (0..2).map(|_| (0..len).map(|_| (next() % 7) as i64 - 3).collect()).collect();
         let specials = [f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0, 1.5];

@@ -1004,11 +1004,7 @@ mod tests {
     /// threads, lengths that end inside a word and on one.
     #[test]
     fn comparison_flag_trees_write_the_flags_of_their_trees() {
-        let mut x = 3u64;
-        let mut next = || {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            x >> 33
-        };
+        let mut next = super::super::test_rng(3);
         let trees = [
             "(INT INT) (< INT $0 $1)",
             "(INT INT) (= INT $0 $1)",

@@ -1254,6 +1254,17 @@ fn fused_args<'a>(op: &SuperOp, args: &[Option<&'a CpuVector>], len: usize) -> R
     Ok((Prog::compile(op)?, slices))
 }
 
+/// The pseudo-random numbers the module's tests draw (a 64-bit linear congruential
+/// generator from `seed`, its high 31 bits): one sequence per seed, the same on every run.
+#[cfg(test)]
+fn test_rng(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed;
+    move || {
+        x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        x >> 33
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -371,11 +371,7 @@ mod tests {
         use super::super::data::Data;
         use super::super::par::BLOCK;
         use std::sync::Arc;
-        let mut x = 11u64;
-        let mut next = || {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            x >> 33
-        };
+        let mut next = super::super::test_rng(11);
         let layouts: Vec<Vec<i64>> = vec![
             vec![],
             vec![0],
@@ -412,11 +408,7 @@ mod tests {
     /// vector and written directly agree.
     #[test]
     fn packs_keep_the_flagged_elements() {
-        let mut x = 7u64;
-        let mut next = || {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            x >> 33
-        };
+        let mut next = super::super::test_rng(7);
         let par = Par::new(1);
         let v: Vec<i64> = (0..300).map(|_| next() as i64 - (1 << 30)).collect();
         for len in 0..=150 {

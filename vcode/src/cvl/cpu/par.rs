@@ -267,11 +267,8 @@ mod tests {
     #[test]
     fn cutting_by_search_matches_the_walk_over_the_lengths() {
         let b = BLOCK as i64;
-        let mut x = 5u64;
-        let mut next = || {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (x >> 33) as i64
-        };
+        let mut rng = super::super::test_rng(5);
+        let mut next = || rng() as i64;
         let layouts: Vec<Vec<i64>> = vec![
             vec![],
             vec![0],
