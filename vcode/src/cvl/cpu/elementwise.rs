@@ -576,12 +576,13 @@ fn select_body(f: Val, a: Val, b: Val, out: Out) -> Result<(), Trap> {
         Val::Bool(V::S(f)) => f,
         // A constant flag picks one operand.
         Val::Bool(V::K(c)) => {
-            return match (if c { a } else { b }, out) {
-                (Val::Int(x), Out::Int(o)) => Ok(map1(x, o, |x| x)),
-                (Val::Float(x), Out::Float(o)) => Ok(map1(x, o, |x| x)),
-                (Val::Bool(x), Out::Bool(o)) => Ok(map1(x, o, |x| x)),
-                (x, o) => Err(crate::cvl::cpu::data::one_type(x.vtype(), o.vtype())),
+            match (if c { a } else { b }, out) {
+                (Val::Int(x), Out::Int(o)) => map1(x, o, |x| x),
+                (Val::Float(x), Out::Float(o)) => map1(x, o, |x| x),
+                (Val::Bool(x), Out::Bool(o)) => map1(x, o, |x| x),
+                (x, o) => return Err(crate::cvl::cpu::data::one_type(x.vtype(), o.vtype())),
             }
+            return Ok(());
         }
         f => return Err(Trap::ty(format!("SELECT flags must be BOOL, not {}", f.vtype().name()))),
     };
@@ -597,6 +598,32 @@ fn select_body(f: Val, a: Val, b: Val, out: Out) -> Result<(), Trap> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A `SELECT` whose flag is a constant copies the operand it picks (a vector or a
+    /// constant) whole, of every type; operands of two types are refused.
+    #[test]
+    fn a_constant_flag_selects_one_operand_whole() {
+        let (xs, ys) = ([1i64, -2, 3, 40], [5i64, 6, -7, 8]);
+        for c in [true, false] {
+            let mut out = vec![MaybeUninit::new(0i64); 4];
+            select_body(Val::Bool(V::K(c)), Val::Int(V::S(&xs)), Val::Int(V::S(&ys)), Out::Int(&mut out)).expect("selects");
+            // SAFETY: every element was initialised above.
+            let got: Vec<i64> = out.iter().map(|e| unsafe { e.assume_init() }).collect();
+            assert_eq!(got, if c { xs } else { ys }, "flag {c}");
+            let mut out = vec![MaybeUninit::new(0.0f64); 3];
+            select_body(Val::Bool(V::K(c)), Val::Float(V::K(1.5)), Val::Float(V::S(&[2.0, 3.0, 4.0])), Out::Float(&mut out)).expect("selects");
+            // SAFETY: as above.
+            let got: Vec<f64> = out.iter().map(|e| unsafe { e.assume_init() }).collect();
+            assert_eq!(got, if c { vec![1.5; 3] } else { vec![2.0, 3.0, 4.0] }, "flag {c}, floats");
+            let mut out = vec![MaybeUninit::new(false); 2];
+            select_body(Val::Bool(V::K(c)), Val::Bool(V::S(&[true, false])), Val::Bool(V::K(true)), Out::Bool(&mut out)).expect("selects");
+            // SAFETY: as above.
+            let got: Vec<bool> = out.iter().map(|e| unsafe { e.assume_init() }).collect();
+            assert_eq!(got, if c { vec![true, false] } else { vec![true, true] }, "flag {c}, booleans");
+            let mut out = vec![MaybeUninit::new(0i64); 2];
+            assert!(select_body(Val::Bool(V::K(c)), Val::Float(V::K(1.0)), Val::Float(V::K(2.0)), Out::Int(&mut out)).is_err(), "mixed types");
+        }
+    }
 
     /// Every comparison written as bits ([`compare_bits`]) gives the booleans of
     /// [`binary_kernel`], on `INT` and `FLOAT` (ties, NaNs, infinities, signed zeros),
