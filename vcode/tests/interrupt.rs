@@ -51,6 +51,25 @@ fn interrupts_stop_the_interpreter_and_the_kernels() {
     interrupt::request();
     assert_eq!(one.dist(&x, &s).map(|_| ()).unwrap_err().kind, TrapKind::Interrupted);
 
+    // A vector with gaps (a `DPERMUTE` into the first half of each segment of a `DIST`
+    // not written out) whose filling is interrupted traps, and is whole when read again.
+    interrupt::clear();
+    let segs = 4096;
+    let ss = one.segdes_from_host(&vec![32; segs]).unwrap();
+    let sd = one.segdes_from_host(&vec![64; segs]).unwrap();
+    let sevens = one.fill(HostScalar::Int(7), segs).unwrap();
+    let d = one.dist(&sevens, &sd).unwrap();
+    let (zeros, ones) = (one.fill(HostScalar::Int(0), segs).unwrap(), one.fill(HostScalar::Int(1), segs).unwrap());
+    let i = one.index(&zeros, &ones, &ss).unwrap();
+    let fives = one.fill(HostScalar::Int(5), 32 * segs).unwrap();
+    let holey = one.dpermute(&fives, &i, &d, &ss, &sd).unwrap();
+    interrupt::request();
+    assert_eq!(one.get_int(&holey, 40).unwrap_err().kind, TrapKind::Interrupted, "the interrupted fill");
+    interrupt::clear();
+    let whole = one.to_host(&holey).expect("filled when read again");
+    let want: Vec<i64> = (0..64 * segs).map(|p| if p % 64 < 32 { 5 } else { 7 }).collect();
+    assert_eq!(whole, vcode::HostVector::Int(want), "each segment's first half from the DPERMUTE, the rest from the DIST");
+
     // Cleared, everything runs again, whole.
     interrupt::clear();
     let w = cvl.fill(HostScalar::Int(7), n).unwrap();

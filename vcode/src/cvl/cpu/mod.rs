@@ -115,14 +115,17 @@ impl Holey {
 }
 
 impl Holes {
-    /// The vector, its gaps filled with the `DIST`'s values.
+    /// The vector, its gaps filled with the `DIST`'s values (an interrupted fill leaves
+    /// it as it was, to be filled when read again).
     fn fill(&mut self, par: &Par) -> Result<Data, Trap> {
-        Ok(match (std::mem::replace(&mut self.h, Holey::Taken), &*self.vals) {
+        let d = match (&mut self.h, &*self.vals) {
             (Holey::Int(h), Data::Int(w)) => Data::Int(h.fill(par, w, &self.ds)?),
             (Holey::Float(h), Data::Float(w)) => Data::Float(h.fill(par, w, &self.ds)?),
             (Holey::Bool(h), Data::Bool(w)) => Data::Bool(h.fill(par, w, &self.ds)?),
             _ => return Err(Trap::ty("a scattered vector's gaps were filled twice")),
-        })
+        };
+        self.h = Holey::Taken;
+        Ok(d)
     }
 }
 

@@ -722,13 +722,15 @@ pub(super) struct Holey<T> {
 
 impl<T: Copy> Holey<T> {
     /// The vector, the gaps written with `vals` over `ds` (a `DIST` of `n` elements), in
-    /// parallel blocks; an interrupt trap if blocks were skipped.
-    pub(super) fn fill(mut self, par: &Par, vals: &[T], ds: &Seg) -> Result<Vec<T>, Trap>
+    /// parallel blocks, its memory taken out of `self`; an interrupt trap if blocks were
+    /// skipped, `self` then left as it was (the gaps it wrote are written again by the
+    /// next fill).
+    pub(super) fn fill(&mut self, par: &Par, vals: &[T], ds: &Seg) -> Result<Vec<T>, Trap>
     where
         T: Send + Sync,
     {
-        let gaps = &self.gaps;
-        par.blocks_mut(&mut self.buf.spare_capacity_mut()[..self.n], |lo, blk| {
+        let (gaps, n) = (&self.gaps, self.n);
+        par.blocks_mut(&mut self.buf.spare_capacity_mut()[..n], |lo, blk| {
             let hi = lo + blk.len();
             let mut k = None;
             for &(a, b) in &gaps[gaps.partition_point(|&(_, b)| b <= lo)..] {
@@ -755,11 +757,12 @@ impl<T: Copy> Holey<T> {
             // Blocks may have been skipped: not written.
             return Err(Trap::new(crate::trap::TrapKind::Interrupted));
         }
+        let mut buf = std::mem::take(&mut self.buf);
         // SAFETY: every place outside the gaps was written by the scatters that made this
         // (`scatter_holey`, `scatter_into_holes`), and every gap just above (no block was
         // skipped); the capacity is at least `n`.
-        unsafe { self.buf.set_len(self.n) };
-        Ok(self.buf)
+        unsafe { buf.set_len(n) };
+        Ok(buf)
     }
 }
 
