@@ -211,3 +211,23 @@ fn smvm_reads_a_free_vector_without_replicating_its_descriptor() {
     assert!(t.contains("(res, seconds) = ("), "{t}");
     assert!(per_entry < 9.0, "{per_entry:.2} elements touched per matrix entry");
 }
+
+/// The two components of a force (Barnes-Hut's `pull`) share the square root and the
+/// division of their distance: at `--opt 2` both are one superoperator with two
+/// results, so the pair costs the CVL calls of its first component alone (one more
+/// before), and prints what `--opt 0` prints.
+#[test]
+fn the_components_of_a_force_are_one_superoperator() {
+    let force = |result: &str| {
+        format!(
+            "let xs = {{float(i) / 7.0 - 20.0 : i in index(300)}}; ys = {{float(i) / 5.0 - 9.0 : i in index(300)}}\n\
+             in {{let r2 = x * x + y * y + 1.0e-6; fm = 2.0 / (r2 * sqrt(r2)) in {result} : x in xs; y in ys}};\n"
+        )
+    };
+    let (pair, t2) = calls_of("", &force("(fm * x, fm * y)"));
+    let (one, _) = calls_of("", &force("fm * x"));
+    assert_eq!(pair, one, "CVL calls of both components, and of the first alone");
+    let t0 = nesl::corpus::transcript(Path::new("force.nesl"), &force("(fm * x, fm * y)"), &Config::new(Backend::Cpu, 0), None);
+    assert!(t2.starts_with("it = [("), "{t2}");
+    assert!(t0.ends_with(&t2), "--opt 0:\n{t0}\n--opt 2:\n{t2}");
+}

@@ -1157,6 +1157,10 @@ impl Cvl for CudaCvl {
         if op.pack.is_some() {
             return Err(Trap::ty("a superoperator with a pack pushes a vector and a segment descriptor per flag"));
         }
+        if !op.more.is_empty() {
+            // `fused_many` (the trait's) runs each result as its own superoperator.
+            return Err(Trap::ty("a superoperator with several results pushes each"));
+        }
         self.run_superop(op, args, len)
     }
 
@@ -1180,8 +1184,8 @@ impl Cvl for CudaCvl {
         seg: &CudaSegdes,
         len: usize,
     ) -> Result<(CudaVector, CudaVector), Trap> {
-        if op.guard.is_none() {
-            return Err(Trap::ty("superoperator has no guard"));
+        if op.guard.is_none() || !op.more.is_empty() {
+            return Err(Trap::ty("superoperator has no guard, or several results"));
         }
         self.run_guarded(op, args, seg, len)
     }

@@ -122,7 +122,7 @@ impl CudaCvl {
     /// An element-wise superoperator over one position whose data operands are all known
     /// scalars, on the host (segment descriptor operands stay `None`).
     pub(crate) fn fused_on_host(&mut self, op: &SuperOp, args: &[Option<&CudaVector>], len: usize) -> Option<Result<CudaVector, Trap>> {
-        if len != 1 || op.fold.is_some() || op.guard.is_some() || op.pack.is_some() {
+        if len != 1 || op.fold.is_some() || op.guard.is_some() || op.pack.is_some() || !op.more.is_empty() {
             return None;
         }
         let data: Vec<&CudaVector> = args.iter().flatten().copied().collect();

@@ -274,6 +274,10 @@ pub fn kernel_source(op: &SuperOp) -> Result<SuperKernel, Trap> {
         // The library runs the body and each flag tree (`SuperOp::parts`), then packs.
         return Err(bad("a superoperator with a pack runs as its element-wise parts".into()));
     }
+    if !op.more.is_empty() {
+        // The library runs each result as its own superoperator (`SuperOp::parts`).
+        return Err(bad("a superoperator with several results runs as its parts".into()));
+    }
     let b = gen_body(op)?;
     let sig = b.signature();
     let (res, rt) = (&b.res.0, b.res.1);

@@ -36,6 +36,7 @@
 //! are dropped from the table.
 
 use crate::fuse::intern;
+use crate::util::{add_operands, renumber};
 use crate::lir::{removable, superop_may_trap, use_counts, Block, LProgram, Rhs, Stmt, Var};
 use std::collections::HashMap;
 use vcode::cvl::{BinOp, ReduceOp};
@@ -69,35 +70,6 @@ fn test_at(b: &Block, i: usize, uses: &HashMap<Var, usize>, table: &[SuperOp]) -
     let empty_else = els.stmts.is_empty() && els.results.is_empty() && !els.diverges;
     let no_results = then.results.is_empty();
     (cond == c && t.defs.is_empty() && no_results && empty_else).then(|| Check { at: i, op: *k as usize, args: args.clone() })
-}
-
-/// Adds the operands `args` (of types `types`) to `vars` / `params`, each variable once;
-/// the parameter number of each.
-fn add_operands(vars: &mut Vec<Var>, params: &mut Vec<Ty>, args: &[Var], types: &[Ty]) -> Vec<usize> {
-    args.iter()
-        .zip(types)
-        .map(|(v, t)| match vars.iter().position(|x| x == v) {
-            Some(k) => k,
-            None => {
-                vars.push(*v);
-                params.push(*t);
-                vars.len() - 1
-            }
-        })
-        .collect()
-}
-
-/// `e` with parameter `$i` renamed `$map[i]`.
-fn renumber(e: &Expr, map: &[usize]) -> Expr {
-    match e {
-        Expr::Arg(i) => Expr::Arg(map[*i]),
-        Expr::Const(c) => Expr::Const(*c),
-        Expr::Binary { op, ty, a, b } => Expr::Binary { op: *op, ty: *ty, a: Box::new(renumber(a, map)), b: Box::new(renumber(b, map)) },
-        Expr::Unary { op, ty, a } => Expr::Unary { op: *op, ty: *ty, a: Box::new(renumber(a, map)) },
-        Expr::Select { ty, f, a, b } => {
-            Expr::Select { ty: *ty, f: Box::new(renumber(f, map)), a: Box::new(renumber(a, map)), b: Box::new(renumber(b, map)) }
-        }
-    }
 }
 
 /// The superoperator OR-reducing the conditions of `checks` (all over the same segment
@@ -216,7 +188,8 @@ fn merge_block(b: &mut Block, uses: &HashMap<Var, usize>, table: &mut Vec<SuperO
 }
 
 /// The operator and operands of statement `s` when it is an element-wise superoperator
-/// that a test over `test`'s operands can guard: no fold, no guard, nothing that traps,
+/// (of one result or several) that a test over `test`'s operands can guard: no fold, no
+/// guard, no pack, nothing that traps,
 /// and a data operand in common with the test (so both run over the same elements).
 fn guardable<'a>(s: &'a Stmt, test: &Check, table: &[SuperOp]) -> Option<(usize, &'a [Var])> {
     let Rhs::Prim { ins, args } = &s.rhs else { return None };
@@ -225,7 +198,8 @@ fn guardable<'a>(s: &'a Stmt, test: &Check, table: &[SuperOp]) -> Option<(usize,
     let tested = &table[test.op];
     let data = |v: &Var, params: &[Ty], vars: &[Var]| vars.iter().zip(params).any(|(x, t)| x == v && *t != Ty::Segdes);
     let shared = args.iter().any(|v| data(v, &op.params, args) && data(v, &tested.params, &test.args));
-    (op.fold.is_none() && op.guard.is_none() && s.defs.len() == 1 && !superop_may_trap(op) && shared).then_some((*k as usize, args))
+    let plain = op.fold.is_none() && op.guard.is_none() && op.pack.is_none() && s.defs.len() == op.results();
+    (plain && !superop_may_trap(op) && shared).then_some((*k as usize, args))
 }
 
 /// `op` (at its operands `args`) with `test`'s condition as its guard, and the operands
@@ -237,7 +211,7 @@ fn guarded(op: &SuperOp, args: &[Var], test: &Check, table: &[SuperOp]) -> Optio
     let mut params = op.params.clone();
     let map = add_operands(&mut vars, &mut params, &test.args, &tested.params);
     let guard = Guard { cond: renumber(&tested.body, &map), seg: map[fold.seg] };
-    let g = SuperOp { params, body: op.body.clone(), fold: None, guard: Some(guard), pack: None };
+    let g = SuperOp { params, body: op.body.clone(), fold: None, guard: Some(guard), pack: None, more: op.more.clone() };
     g.check().ok()?;
     Some((g, vars))
 }

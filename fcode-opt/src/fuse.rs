@@ -19,9 +19,14 @@
 //! each read ([`share_block`]): superoperators are trees in their text, but the vector
 //! libraries evaluate identical subexpressions once. Then a small tree read by several
 //! later trees is computed again in each of them ([`remat_block`]) instead of stored.
+//!
+//! Last, element-wise superoperators over the same elements that compute a subexpression
+//! in common become one superoperator with several results ([`results_block`]): the two
+//! components of Barnes-Hut's `pull` each divided the mass by `r2 * sqrt(r2)`, over the
+//! same operands; now one pass computes the square root and the division once.
 
 use crate::lir::{removable, use_counts, Block, LProgram, Rhs, Stmt, Tree, Var};
-use crate::util::{exec_of, operand_types, scalar_const};
+use crate::util::{add_operands, exec_of, operand_types, renumber, scalar_const};
 use std::collections::{HashMap, HashSet};
 use vcode::op::{Exec, SlotTy};
 use vcode::{Expr, Fold, HostScalar, HostVector, Imm, Instr, Opcode, Origin, SuperOp, Ty, VType};
@@ -548,6 +553,143 @@ fn fuse_block(b: &mut Block, uses: &HashMap<Var, usize>, table: &mut Vec<SuperOp
     }
 }
 
+/// Statements after an element-wise superoperator among which [`results_block`] looks
+/// for others to compute with it.
+const RESULTS_WINDOW: usize = 16;
+
+/// Most results of one superoperator [`results_block`] makes.
+const RESULTS_MAX: usize = 4;
+
+/// The superoperator and operands of statement `s` when it is a `FUSED` of one
+/// element-wise result that cannot trap.
+fn plain_elementwise<'a>(s: &'a Stmt, table: &'a [SuperOp]) -> Option<(&'a SuperOp, &'a [Var])> {
+    let Rhs::Prim { ins, args } = &s.rhs else { return None };
+    let (Opcode::Fused, Imm::Index(k)) = (ins.op, &ins.imm) else { return None };
+    let op = table.get(*k as usize)?;
+    let plain = op.fold.is_none() && op.guard.is_none() && op.pack.is_none() && op.more.is_empty() && s.defs.len() == 1;
+    (plain && !op.body.may_trap()).then_some((op, args))
+}
+
+/// The subtrees of `e` of at least two operations.
+fn big_subtrees<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
+    let kids: Vec<&Expr> = match e {
+        Expr::Arg(_) | Expr::Const(_) => return,
+        Expr::Binary { a, b, .. } => vec![a, b],
+        Expr::Unary { a, .. } => vec![a],
+        Expr::Select { f, a, b, .. } => vec![f, a, b],
+    };
+    if e.size() - e_leaves(e) >= 2 {
+        out.push(e);
+    }
+    for k in kids {
+        big_subtrees(k, out);
+    }
+}
+
+/// The leaves (parameters and constants) of `e`.
+fn e_leaves(e: &Expr) -> usize {
+    match e {
+        Expr::Arg(_) | Expr::Const(_) => 1,
+        Expr::Binary { a, b, .. } => e_leaves(a) + e_leaves(b),
+        Expr::Unary { a, .. } => e_leaves(a),
+        Expr::Select { f, a, b, .. } => e_leaves(f) + e_leaves(a) + e_leaves(b),
+    }
+}
+
+/// Whether `a` and `b` (over the same parameters) have a subtree of at least two
+/// operations in common.
+fn share_work(a: &[&Expr], b: &Expr) -> bool {
+    let mut subs = Vec::new();
+    for e in a {
+        big_subtrees(e, &mut subs);
+    }
+    let mut theirs = Vec::new();
+    big_subtrees(b, &mut theirs);
+    theirs.iter().any(|t| subs.contains(t))
+}
+
+/// Makes element-wise superoperators over the same elements (a data operand in common)
+/// that have a subexpression of two operations or more in common one superoperator with
+/// several results, at the first of them: a later one joins when its operands are all
+/// defined before the first and no timer lies between (it cannot trap and has no effect,
+/// so it may run earlier). Its results keep their variables; its origin list is the
+/// first's, then each joining one's.
+fn results_block(b: &mut Block, table: &mut Vec<SuperOp>, parts: &mut Vec<Vec<Origin>>) {
+    for s in &mut b.stmts {
+        if let Rhs::If { then, els, .. } = &mut s.rhs {
+            results_block(then, table, parts);
+            results_block(els, table, parts);
+        }
+    }
+    let mut i = 0;
+    while i < b.stmts.len() {
+        let Some((first, first_args)) = plain_elementwise(&b.stmts[i], table) else {
+            i += 1;
+            continue;
+        };
+        let mut op = first.clone();
+        let mut vars = first_args.to_vec();
+        let mut joined: Vec<usize> = Vec::new();
+        let defined_before: HashSet<Var> = b.stmts[..i].iter().flat_map(|s| s.defs.iter().copied()).collect();
+        let defined_here: HashSet<Var> = b.stmts.iter().flat_map(|s| s.defs.iter().copied()).collect();
+        let data = |vars: &[Var], params: &[Ty]| -> HashSet<Var> { vars.iter().zip(params).filter(|(_, t)| **t != Ty::Segdes).map(|(v, _)| *v).collect() };
+        let end = (i + 1 + RESULTS_WINDOW).min(b.stmts.len());
+        for j in i + 1..end {
+            if b.stmts[j].rhs.is_timer() || op.results() >= RESULTS_MAX {
+                break;
+            }
+            let Some((other, args)) = plain_elementwise(&b.stmts[j], table) else { continue };
+            let ready = args.iter().all(|v| defined_before.contains(v) || !defined_here.contains(v));
+            let common = !data(&vars, &op.params).is_disjoint(&data(args, &other.params));
+            if !ready || !common {
+                continue;
+            }
+            let (mut v2, mut p2) = (vars.clone(), op.params.clone());
+            let map = add_operands(&mut v2, &mut p2, args, &other.params);
+            let e = renumber(&other.body, &map);
+            let trees: Vec<&Expr> = std::iter::once(&op.body).chain(&op.more).collect();
+            // (A tree equal to one already computed would be a second copy of its values:
+            // left to be computed on its own.)
+            if trees.contains(&&e) || !share_work(&trees, &e) {
+                continue;
+            }
+            let mut next = SuperOp { params: p2, more: op.more.clone(), ..op.clone() };
+            next.more.push(e);
+            if next.check().is_err() {
+                continue;
+            }
+            op = next;
+            vars = v2;
+            joined.push(j);
+        }
+        if joined.is_empty() {
+            i += 1;
+            continue;
+        }
+        let mut list: Vec<Origin> = Vec::new();
+        let mut defs = b.stmts[i].defs.clone();
+        for &k in std::iter::once(&i).chain(&joined) {
+            let st = &b.stmts[k];
+            if let Some(ops) = (st.origin.parts as usize).checked_sub(1).and_then(|n| parts.get(n)) {
+                list.extend(ops.iter().copied());
+            }
+            if k != i {
+                defs.extend(st.defs.iter().copied());
+            }
+        }
+        parts.push(list);
+        let k = intern(table, op);
+        let st = &mut b.stmts[i];
+        st.defs = defs;
+        st.origin.parts = parts.len() as u32;
+        st.rhs = Rhs::Prim { ins: Instr { op: Opcode::Fused, ty: None, imm: Imm::Index(k as u32) }, args: vars };
+        for &j in joined.iter().rev() {
+            b.stmts.remove(j);
+        }
+        i += 1;
+    }
+}
+
 /// Replaces every fusible tree of the program by a `FUSED` statement.
 pub fn fuse(p: &mut LProgram) {
     let mut table = std::mem::take(&mut p.superops);
@@ -557,6 +699,7 @@ pub fn fuse(p: &mut LProgram) {
         share_block(&mut f.body, &mut uses, &table);
         remat_block(&mut f.body, &mut uses);
         fuse_block(&mut f.body, &uses, &mut table, &mut parts);
+        results_block(&mut f.body, &mut table, &mut parts);
     }
     p.superops = table;
     p.fused_parts = parts;

@@ -296,9 +296,9 @@ pub fn removable(rhs: &Rhs, superops: &[SuperOp]) -> bool {
     }
 }
 
-/// True when a superoperator (its body or its guard) can trap.
+/// True when a superoperator (its body, a further result or its guard) can trap.
 pub fn superop_may_trap(op: &SuperOp) -> bool {
-    op.body.may_trap() || op.guard.as_ref().is_some_and(|g| g.cond.may_trap())
+    op.body.may_trap() || op.more.iter().any(|e| e.may_trap()) || op.guard.as_ref().is_some_and(|g| g.cond.may_trap())
 }
 
 impl Block {

@@ -2,9 +2,10 @@
 //! the `vcode` instruction table, scalar constants, and the structured view of a
 //! function body (`IF`/`ELSE`/`ENDIF` nested as a tree).
 
+use crate::lir::Var;
 use crate::OptError;
 use vcode::op::{Effect, Exec, SlotTy};
-use vcode::{Const, Function, HostScalar, Imm, Instr, SuperOp};
+use vcode::{Const, Expr, Function, HostScalar, Imm, Instr, SuperOp, Ty};
 
 /// The operation an instruction performs.
 pub fn exec_of(ins: &Instr) -> Exec {
@@ -109,4 +110,33 @@ pub fn structure(f: &Function) -> Result<Vec<Node>, OptError> {
         return Err(bad(*at, "`IF` without `ENDIF`"));
     }
     Ok(top)
+}
+
+/// Adds the operands `args` (of types `types`) to `vars` / `params`, each variable once;
+/// the parameter number of each.
+pub(crate) fn add_operands(vars: &mut Vec<Var>, params: &mut Vec<Ty>, args: &[Var], types: &[Ty]) -> Vec<usize> {
+    args.iter()
+        .zip(types)
+        .map(|(v, t)| match vars.iter().position(|x| x == v) {
+            Some(k) => k,
+            None => {
+                vars.push(*v);
+                params.push(*t);
+                vars.len() - 1
+            }
+        })
+        .collect()
+}
+
+/// `e` with parameter `$i` renamed `$map[i]`.
+pub(crate) fn renumber(e: &Expr, map: &[usize]) -> Expr {
+    match e {
+        Expr::Arg(i) => Expr::Arg(map[*i]),
+        Expr::Const(c) => Expr::Const(*c),
+        Expr::Binary { op, ty, a, b } => Expr::Binary { op: *op, ty: *ty, a: Box::new(renumber(a, map)), b: Box::new(renumber(b, map)) },
+        Expr::Unary { op, ty, a } => Expr::Unary { op: *op, ty: *ty, a: Box::new(renumber(a, map)) },
+        Expr::Select { ty, f, a, b } => {
+            Expr::Select { ty: *ty, f: Box::new(renumber(f, map)), a: Box::new(renumber(a, map)), b: Box::new(renumber(b, map)) }
+        }
+    }
 }

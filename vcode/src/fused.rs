@@ -44,6 +44,19 @@
 //! guards (the check's `IF` then reads the flag); neither tree may trap (no integer `/`
 //! or `%`: the values are computed before the flag is read).
 //!
+//! An element-wise superoperator may have *further results*: more element-wise trees
+//! over the same parameters, written after the body (and before a guard),
+//!
+//! ```text
+//! SUPEROP 4 (FLOAT FLOAT FLOAT) (* FLOAT (SQRT FLOAT $0) $1) (* FLOAT (SQRT FLOAT $0) $2)
+//! ```
+//!
+//! `FUSED n` then pushes the body's vector, then each further tree's, in order (then the
+//! guard's flags, with a guard): what `FUSED` of each tree alone would push, in one pass
+//! over the operands that computes the subexpressions the trees share once (the two
+//! components of a force over the same distance). No tree may trap (no integer `/` or
+//! `%`: every result is computed before any is pushed).
+//!
 //! A superoperator may instead end in a *pack*: its root keeps, in every segment of one
 //! of its `SEGDES` parameters, the elements of the body whose flag is true, for each of
 //! one or more boolean flag trees,
@@ -75,6 +88,9 @@ pub struct SuperOp {
     pub guard: Option<Guard>,
     /// The body's values packed by each of several flag trees (no fold, no guard).
     pub pack: Option<Pack>,
+    /// Further element-wise results over the same parameters, pushed after the body's
+    /// (no fold, no pack; no tree traps).
+    pub more: Vec<Expr>,
 }
 
 /// The pack root of a superoperator: the body's values packed, within the segments of
@@ -352,15 +368,15 @@ impl Expr {
 impl SuperOp {
     /// An element-wise superoperator (no fold).
     pub fn elementwise(params: Vec<Ty>, body: Expr) -> SuperOp {
-        SuperOp { params, body, fold: None, guard: None, pack: None }
+        SuperOp { params, body, fold: None, guard: None, pack: None, more: Vec::new() }
     }
     /// A superoperator folding `body` with `fold`.
     pub fn folding(params: Vec<Ty>, body: Expr, fold: Fold) -> SuperOp {
-        SuperOp { params, body, fold: Some(fold), guard: None, pack: None }
+        SuperOp { params, body, fold: Some(fold), guard: None, pack: None, more: Vec::new() }
     }
     /// A superoperator packing `body` by each of `flags` over `SEGDES` parameter `seg`.
     pub fn packing(params: Vec<Ty>, body: Expr, seg: usize, flags: Vec<Expr>) -> SuperOp {
-        SuperOp { params, body, fold: None, guard: None, pack: Some(Pack { seg, flags }) }
+        SuperOp { params, body, fold: None, guard: None, pack: Some(Pack { seg, flags }), more: Vec::new() }
     }
     /// Flag tree `i` of a pack root as an element-wise superoperator of its own (over the
     /// same parameters), if there is one.
@@ -369,13 +385,28 @@ impl SuperOp {
         Some(SuperOp::elementwise(self.params.clone(), f.clone()))
     }
     /// The element-wise superoperators a vector library that does not evaluate this one
-    /// whole runs in its place: for a pack root, the body and each flag tree; otherwise
-    /// the operator itself.
+    /// whole runs in its place: for a pack root, the body and each flag tree; with
+    /// further results, the operator without them (its guard kept) and each further
+    /// tree; otherwise the operator itself.
     pub fn parts(&self) -> Vec<SuperOp> {
         match &self.pack {
-            None => vec![self.clone()],
+            None if self.more.is_empty() => vec![self.clone()],
+            None => std::iter::once(SuperOp { more: Vec::new(), ..self.clone() })
+                .chain(self.more.iter().map(|e| SuperOp::elementwise(self.params.clone(), e.clone())))
+                .collect(),
             Some(p) => std::iter::once(self.without_fold()).chain((0..p.flags.len()).filter_map(|i| self.flag_op(i))).collect(),
         }
+    }
+    /// Element-wise result `i` (`0` the body, then the further ones) as a superoperator of
+    /// its own over the same parameters, without a guard.
+    pub fn output_op(&self, i: usize) -> Option<SuperOp> {
+        let e = if i == 0 { &self.body } else { self.more.get(i - 1)? };
+        Some(SuperOp::elementwise(self.params.clone(), e.clone()))
+    }
+    /// The element types of the element-wise results: the body's, then each further
+    /// tree's (checks the trees).
+    pub fn output_types(&self) -> Result<Vec<VType>, String> {
+        std::iter::once(self.result_type()).chain(self.more.iter().map(|e| e.result_type(&self.params))).collect()
     }
     /// The element-wise part of this operator: the same parameters and tree, no fold
     /// and no guard.
@@ -389,12 +420,13 @@ impl SuperOp {
         let fold = Fold { kind: FoldKind::Reduce, op: ReduceOp::Or, ty: VType::Bool, seg: g.seg };
         Some(SuperOp::folding(self.params.clone(), g.cond.clone(), fold))
     }
-    /// Number of values `FUSED` of this operator pushes: 2 with a guard, a vector and a
-    /// segment descriptor per flag tree with a pack root, else 1.
+    /// Number of values `FUSED` of this operator pushes: a vector and a segment
+    /// descriptor per flag tree with a pack root, else a vector per element-wise result
+    /// and one more with a guard.
     pub fn results(&self) -> usize {
         match &self.pack {
             Some(p) => 2 * p.flags.len(),
-            None => 1 + self.guard.is_some() as usize,
+            None => 1 + self.more.len() + self.guard.is_some() as usize,
         }
     }
     /// The parameter whose element count is the length of every data operand: the fold's
@@ -441,6 +473,18 @@ impl SuperOp {
                 Some(Ty::Segdes) => {}
                 Some(p) => return Err(format!("the guard reduces over ${}, a {}, not a SEGDES", g.seg, p.name())),
                 None => return Err(format!("parameter ${} is not declared ({} parameters)", g.seg, self.params.len())),
+            }
+        }
+        if !self.more.is_empty() {
+            if self.fold.is_some() || self.pack.is_some() {
+                return Err("a superoperator with several results has no fold and no pack".into());
+            }
+            if self.body.may_trap() || self.more.iter().any(Expr::may_trap) {
+                // Every result is computed before any is pushed: nothing may fail.
+                return Err("a superoperator with several results cannot trap (integer `/` or `%`)".into());
+            }
+            for e in &self.more {
+                e.result_type(&self.params)?;
             }
         }
         if let Some(p) = &self.pack {
@@ -531,6 +575,9 @@ impl fmt::Display for SuperOp {
                 write!(f, ") ({name} {} {} ${})", fold.ty.name(), self.body, fold.seg)?
             }
         }
+        for e in &self.more {
+            write!(f, " {e}")?;
+        }
         match &self.guard {
             None => Ok(()),
             Some(g) => write!(f, " (OR_REDUCE BOOL {} ${})", g.cond, g.seg),
@@ -582,6 +629,36 @@ mod tests {
     }
 
     #[test]
+    fn several_results() {
+        let src = "(FLOAT FLOAT FLOAT SEGDES) (* FLOAT (SQRT FLOAT $0) $1) (* FLOAT (SQRT FLOAT $0) $2) (< FLOAT $1 $2) (OR_REDUCE BOOL (< FLOAT $0 (CONST FLOAT 0.0)) $3)";
+        let op = SuperOp::parse(src).expect("parses");
+        assert_eq!(op.to_string(), src);
+        assert_eq!(op.more.len(), 2);
+        assert!(op.guard.is_some());
+        assert_eq!(op.results(), 4);
+        assert_eq!(op.output_types(), Ok(vec![VType::Float, VType::Float, VType::Bool]));
+        assert_eq!(op.output_op(2).map(|o| o.to_string()), Some("(FLOAT FLOAT FLOAT SEGDES) (< FLOAT $1 $2)".to_string()));
+        assert_eq!(op.output_op(3), None);
+        // A library that runs it as parts: the body with its guard, then each further tree.
+        let parts: Vec<String> = op.parts().iter().map(|p| p.to_string()).collect();
+        assert_eq!(
+            parts,
+            [
+                "(FLOAT FLOAT FLOAT SEGDES) (* FLOAT (SQRT FLOAT $0) $1) (OR_REDUCE BOOL (< FLOAT $0 (CONST FLOAT 0.0)) $3)",
+                "(FLOAT FLOAT FLOAT SEGDES) (* FLOAT (SQRT FLOAT $0) $2)",
+                "(FLOAT FLOAT FLOAT SEGDES) (< FLOAT $1 $2)",
+            ]
+        );
+        // No tree may trap; no fold or pack beside them; the guard comes last; a further
+        // tree is checked like the body.
+        assert!(SuperOp::parse("(INT INT) (+ INT $0 $1) (/ INT $0 $1)").is_err());
+        assert!(SuperOp::parse("(INT INT SEGDES) (+_REDUCE INT $0 $2) (+ INT $0 $1)").is_err());
+        assert!(SuperOp::parse("(INT SEGDES) (+ INT $0 $0) (OR_REDUCE BOOL (< INT $0 $0) $1) (+ INT $0 $0)").is_err());
+        assert!(SuperOp::parse("(INT FLOAT) (+ INT $0 $0) (+ INT $0 $1)").is_err());
+        assert!(SuperOp::parse("(INT INT) (+ INT $0 $1) (- INT $0 $1)").is_ok());
+    }
+
+    #[test]
     fn guards() {
         let src = "(FLOAT FLOAT SEGDES) (SQRT FLOAT (/ FLOAT $0 $1)) (OR_REDUCE BOOL (< FLOAT $0 (CONST FLOAT 0.0)) $2)";
         let op = SuperOp::parse(src).expect("parses");
@@ -599,7 +676,8 @@ mod tests {
         assert!(SuperOp::parse("(FLOAT SEGDES) (SQRT FLOAT $0) (OR_REDUCE BOOL (SQRT FLOAT $0) $1)").is_err());
         assert!(SuperOp::parse("(FLOAT FLOAT) (SQRT FLOAT $0) (OR_REDUCE BOOL (< FLOAT $0 $1) $1)").is_err());
         assert!(SuperOp::parse("(FLOAT SEGDES) (+_REDUCE FLOAT $0 $1) (OR_REDUCE BOOL (< FLOAT $0 $0) $1)").is_err());
-        assert!(SuperOp::parse("(FLOAT SEGDES) (SQRT FLOAT $0) (< FLOAT $0 $0)").is_err());
+        // (an element-wise second root is a further result: `several_results`)
+        assert_eq!(SuperOp::parse("(FLOAT SEGDES) (SQRT FLOAT $0) (< FLOAT $0 $0)").map(|o| o.results()), Ok(2));
         // neither tree may trap
         assert!(SuperOp::parse("(INT SEGDES) (/ INT $0 $0) (OR_REDUCE BOOL (< INT $0 $0) $1)").is_err());
         assert!(SuperOp::parse("(INT SEGDES) $0 (OR_REDUCE BOOL (< INT (% INT $0 $0) $0) $1)").is_err());

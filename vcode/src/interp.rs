@@ -561,6 +561,25 @@ impl<C: Cvl> Machine<'_, C> {
                         }
                     }
                 }
+                if !op.more.is_empty() {
+                    let seg = match op.guard {
+                        Some(_) => Some(seg_at(s, op.length_param())?),
+                        None => None,
+                    };
+                    let args: Vec<Option<&C::Vector>> = s
+                        .iter()
+                        .map(|v| match v {
+                            Value::Vec(x) => Some(x),
+                            _ => None,
+                        })
+                        .collect();
+                    let outs = self.cvl.fused_many(op, &args, seg, len)?;
+                    if outs.len() != op.results() {
+                        return Err(Trap::ty(format!("superoperator {k} made {} results, not {}", outs.len(), op.results())));
+                    }
+                    self.finish(base, outs.into_iter().map(Value::Vec).collect());
+                    return Ok(Flow::Next);
+                }
                 if op.fold.is_some() || op.guard.is_some() || op.pack.is_some() {
                     let seg = seg_at(s, op.length_param())?;
                     let args: Vec<Option<&C::Vector>> = s

@@ -495,20 +495,22 @@ impl Parser {
             return op;
         }
         let (body, fold) = self.fold_or_expr()?;
-        // A guard: a second root on the same line, `(OR_REDUCE BOOL tree $k)`.
-        let guard = if matches!(self.peek().tok, Tok::LParen) && self.peek().pos.line == start.line {
+        // Further roots on the same line: element-wise trees (further results), then
+        // possibly a guard, `(OR_REDUCE BOOL tree $k)`, which comes last.
+        let mut more = Vec::new();
+        let mut guard = None;
+        while guard.is_none() && matches!(self.peek().tok, Tok::LParen | Tok::Arg(_)) && self.peek().pos.line == start.line {
             let at = self.peek().pos;
             match self.fold_or_expr()? {
-                (cond, Some(Fold { kind: FoldKind::Reduce, op: ReduceOp::Or, ty: VType::Bool, seg })) => Some(Guard { cond, seg }),
+                (e, None) if fold.is_none() => more.push(e),
+                (cond, Some(Fold { kind: FoldKind::Reduce, op: ReduceOp::Or, ty: VType::Bool, seg })) if fold.is_none() => guard = Some(Guard { cond, seg }),
                 _ => {
-                    self.err(at, "a superoperator's second root is its guard, `(OR_REDUCE BOOL tree $k)`");
+                    self.err(at, "after an element-wise body, a superoperator's further roots are element-wise trees and, last, its guard `(OR_REDUCE BOOL tree $k)`");
                     return None;
                 }
             }
-        } else {
-            None
-        };
-        let op = SuperOp { params, body, fold, guard, pack: None };
+        }
+        let op = SuperOp { params, body, fold, guard, pack: None, more };
         if let Err(m) = op.check() {
             self.err(start, format!("ill-typed superoperator: {m}"));
             return None;

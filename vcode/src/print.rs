@@ -179,6 +179,9 @@ impl WithOrigins<'_> {
         let parts = self.program.parts_of(o);
         let mut names = Vec::new();
         op_names(&op.body, &mut names);
+        for e in &op.more {
+            op_names(e, &mut names);
+        }
         // A pack keeps the origins of its flag trees' operations.
         for f in op.pack.iter().flat_map(|p| &p.flags) {
             op_names(f, &mut names);

@@ -449,6 +449,12 @@ impl Checker<'_> {
                     return;
                 }
                 st.stack.push(t);
+                for e in &op.more {
+                    st.stack.push(match e.result_type(&op.params) {
+                        Ok(t) => S::Known(SlotTy::Vec(t)),
+                        Err(_) => S::Any,
+                    });
+                }
                 if op.guard.is_some() {
                     st.stack.push(S::Known(SlotTy::Vec(VType::Bool)));
                 }

@@ -505,6 +505,11 @@ fn check_guards(seed: u64, segments: usize) {
         "(INT SEGDES) (+ INT $0 (CONST INT 1)) (OR_REDUCE BOOL (> INT $0 (CONST INT 9223372036854775806)) $1)",
         // the guard is the body's select flag
         "(FLOAT INT SEGDES) (SELECT FLOAT (< INT $1 (CONST INT 0)) $0 (CONST FLOAT 1.5)) (OR_REDUCE BOOL (< INT $1 (CONST INT 0)) $2)",
+        // the body reads the guard's value half way, then computes another BOOL (which
+        // took the guard's register, so the guard read that BOOL's values: a guard that
+        // never holds held, and one that always holds did not)
+        "(FLOAT FLOAT SEGDES) (SELECT FLOAT (AND BOOL (OR BOOL (< FLOAT $0 (CONST FLOAT -1.0e300)) (> FLOAT $1 $0)) (< FLOAT $1 (CONST FLOAT 1.0e300))) $0 $1) (OR_REDUCE BOOL (< FLOAT $0 (CONST FLOAT -1.0e300)) $2)",
+        "(FLOAT FLOAT SEGDES) (SELECT FLOAT (AND BOOL (OR BOOL (< FLOAT $0 (CONST FLOAT 1.0e300)) (> FLOAT $1 $0)) (> FLOAT $1 (CONST FLOAT 1.0e300))) $0 $1) (OR_REDUCE BOOL (< FLOAT $0 (CONST FLOAT 1.0e300)) $2)",
     ];
     let run = |threads: usize, one_segment: bool| -> Vec<(HostVector, HostVector, HostVector, HostVector)> {
         let mut c = CpuCvl::with_threads(threads);
@@ -555,6 +560,77 @@ proptest! {
 fn guards_over_one_long_segment_and_many_short() {
     check_guards(5, 1);
     check_guards(6, 200);
+}
+
+/// A superoperator with several results (`FUSED` pushing each tree's values, then its
+/// guard's flags) against its parts run on their own, over one segment and over the
+/// case's segments, on 1, 2 and 4 threads: bit-identical.
+fn check_several_results(seed: u64, segments: usize) {
+    use vcode::SuperOp;
+    let k = case(seed, segments);
+    let ops = [
+        // the two components of a force: the square root and the division shared
+        "(FLOAT FLOAT INT SEGDES) (* FLOAT (/ FLOAT $0 (SQRT FLOAT (+ FLOAT (* FLOAT $1 $1) (CONST FLOAT 1.0e-6)))) $1) (* FLOAT (/ FLOAT $0 (SQRT FLOAT (+ FLOAT (* FLOAT $1 $1) (CONST FLOAT 1.0e-6)))) (I_TO_F INT $2))",
+        // results of three types, one a parameter, one a constant
+        "(INT INT BOOL SEGDES) (+ INT $0 $1) (< INT (+ INT $0 $1) (CONST INT 0)) $2 (CONST FLOAT 2.5)",
+        // with a guard sharing the body's subtree
+        "(FLOAT FLOAT SEGDES) (LOG FLOAT (SQRT FLOAT $0)) (* FLOAT (SQRT FLOAT $0) $1) (OR_REDUCE BOOL (< FLOAT (SQRT FLOAT $0) (CONST FLOAT 0.5)) $2)",
+    ];
+    let run = |threads: usize, one_segment: bool| -> Vec<(Vec<HostVector>, Vec<HostVector>)> {
+        let mut c = CpuCvl::with_threads(threads);
+        let n = k.ints.len();
+        let s = if one_segment { c.segdes_from_host(&[n as i64]).unwrap() } else { c.segdes_from_host(&k.lens).unwrap() };
+        let iv = c.from_host(HostVector::Int(k.ints.clone())).unwrap();
+        let fv = c.from_host(HostVector::Float(k.floats.clone())).unwrap();
+        let bv = c.from_host(HostVector::Bool(k.flags.clone())).unwrap();
+        let lv = c.from_host(HostVector::Int(k.local.clone())).unwrap();
+        ops.iter()
+            .map(|src| {
+                let op = SuperOp::parse(src).unwrap();
+                let args = operands(&op, [&iv, &lv, &fv, &bv]);
+                let all = c.fused_many(&op, &args, Some(&s), n).unwrap();
+                let mut parts: Vec<HostVector> = (0..=op.more.len()).map(|i| {
+                    let v = c.fused(&op.output_op(i).unwrap(), &args, n).unwrap();
+                    c.to_host(&v).unwrap()
+                }).collect();
+                if let Some(g) = op.guard_op() {
+                    let f = c.fused_fold(&g, &args, &s, n).unwrap();
+                    parts.push(c.to_host(&f).unwrap());
+                }
+                (all.iter().map(|v| c.to_host(v).unwrap()).collect(), parts)
+            })
+            .collect()
+    };
+    let bits = |h: &HostVector| match h {
+        HostVector::Float(f) => HostVector::Int(f.iter().map(|x| x.to_bits() as i64).collect()),
+        h => h.clone(),
+    };
+    let all_bits = |v: &[HostVector]| v.iter().map(bits).collect::<Vec<_>>();
+    for one_segment in [true, false] {
+        let one = run(1, one_segment);
+        for (i, (all, parts)) in one.iter().enumerate() {
+            assert_eq!(all_bits(all), all_bits(parts), "superoperator {i} ({}): results differ from its parts'", ops[i]);
+        }
+        for threads in [2, 4] {
+            for (i, (a, b)) in one.iter().zip(run(threads, one_segment)).enumerate() {
+                assert_eq!(all_bits(&a.0), all_bits(&b.0), "superoperator {i} differs between 1 and {threads} threads");
+            }
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 10, .. ProptestConfig::default() })]
+    #[test]
+    fn superoperators_with_several_results_match_their_parts(seed in any::<u64>(), segments in 1usize..40) {
+        check_several_results(seed, segments);
+    }
+}
+
+#[test]
+fn several_results_over_one_long_segment_and_many_short() {
+    check_several_results(7, 1);
+    check_several_results(8, 200);
 }
 
 /// Segments long enough for the parallel radix sort (over 128K elements), beside short

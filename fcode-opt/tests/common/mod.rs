@@ -102,7 +102,7 @@ pub fn fixtures(dir: &Path) -> Vec<(PathBuf, Option<String>)> {
 }
 
 /// Operations of a superoperator tree (`Program::fused_parts` has one origin for each of
-/// the body's and a pack's flag trees').
+/// the body's, a pack's flag trees' and the further results' trees').
 fn body_ops(e: &vcode::Expr) -> usize {
     match e {
         vcode::Expr::Arg(_) | vcode::Expr::Const(_) => 0,
@@ -122,8 +122,10 @@ pub fn check_origins(name: &str, q: &Program) {
             if let (vcode::Opcode::Fused, vcode::Imm::Index(k)) = (ins.op, &ins.imm) {
                 let parts = q.parts_of(*o);
                 let op = &q.superops[*k as usize];
-                // A pack keeps its flag trees' operations after the body's.
-                let ops = body_ops(&op.body) + op.pack.iter().flat_map(|p| &p.flags).map(body_ops).sum::<usize>();
+                // A pack keeps its flag trees' operations after the body's, a superoperator
+                // with several results its further trees'.
+                let more = op.pack.iter().flat_map(|p| &p.flags).chain(&op.more);
+                let ops = body_ops(&op.body) + more.map(body_ops).sum::<usize>();
                 assert_eq!(parts.len(), ops, "{name}: `{ins}` in {}: origins of its operations", f.name);
                 assert!(parts.iter().all(|p| p.pos.line > 0 && p.parts == 0), "{name}: `{ins}` in {}: {parts:?}", f.name);
             }

@@ -432,6 +432,40 @@ pub trait Cvl {
         Ok((r, flags))
     }
 
+    /// `FUSED n` of a superoperator with further results ([`SuperOp::more`]): the
+    /// vector of each element-wise result over `len` positions in order (the body's
+    /// first), then, with a guard, its flags as [`Cvl::fused_guarded`] gives them (`seg`
+    /// is then the guard's descriptor). `args` as for [`Cvl::fused`]. No tree traps.
+    ///
+    /// The default evaluates each result with [`Cvl::fused`] (the body with its guard
+    /// through [`Cvl::fused_guarded`]); a backend overrides it to read the operands once
+    /// and compute the subexpressions the trees share once.
+    fn fused_many(
+        &mut self,
+        op: &SuperOp,
+        args: &[Option<&Self::Vector>],
+        seg: Option<&Self::Segdes>,
+        len: usize,
+    ) -> Result<Vec<Self::Vector>, Trap> {
+        let mut out = Vec::with_capacity(op.results());
+        let mut flags = None;
+        for i in 0..=op.more.len() {
+            let part = op.output_op(i).ok_or_else(|| Trap::ty("superoperator result out of range"))?;
+            match (i, &op.guard, seg) {
+                (0, Some(g), Some(seg)) => {
+                    let guarded = SuperOp { guard: Some(g.clone()), ..part };
+                    let (r, f) = self.fused_guarded(&guarded, args, seg, len)?;
+                    out.push(r);
+                    flags = Some(f);
+                }
+                (0, Some(_), None) => return Err(Trap::ty("a guarded superoperator's descriptor is missing")),
+                _ => out.push(self.fused(&part, args, len)?),
+            }
+        }
+        out.extend(flags);
+        Ok(out)
+    }
+
     /// `FUSED n` of a superoperator with a pack root: for each flag tree in order, the
     /// body's values (over `len` positions) packed by the tree's values within the
     /// segments of `seg` (whose element count is `len`), and the new descriptor, as

@@ -9,7 +9,7 @@ use super::elementwise::{binary_kernel, compare_bits, mul_add_kernel, select_ker
 use super::par::{cut, split_mut, Chunk, Par, BLOCK};
 use super::scan::{block_offsets, fold_lanes, scan_in_place};
 use super::seg::Seg;
-use super::mem::build;
+use super::mem::{alloc, build};
 use super::pack;
 use super::permute::{Gathered, Progressions};
 use crate::cvl::{BinOp, HostScalar, UnOp, VType};
@@ -254,6 +254,9 @@ pub(super) struct Prog {
     /// Where a chunk's guard values are once its steps have run (a register kept to the
     /// end, a parameter or a constant), for a superoperator with a guard.
     guard: Option<Src>,
+    /// Where a chunk's values of each further result are once its steps have run (as
+    /// for `guard`), for a superoperator with several results.
+    more: Vec<(Src, VType)>,
 }
 
 /// What identifies an operand while compiling (a constant by its bits, so that `-0.0`
@@ -353,15 +356,16 @@ impl Ssa {
 
     /// Makes every `INT` or `FLOAT` sum (`+`, `-`) of a product read only there one
     /// [`Step::MulAdd`] (a polynomial by Horner's rule is then one step per degree), and
-    /// drops the products; `root` and `guard` follow the renumbered steps. Products and
-    /// sums never trap, so no trap loses the operation it would name.
-    fn fuse_mul_adds(&mut self, root: Src, guard: Option<Src>) -> (Src, Option<Src>) {
+    /// drops the products; the results `roots` (the body's, the guard's, the further
+    /// ones) follow the renumbered steps. Products and sums never trap, so no trap loses
+    /// the operation it would name.
+    fn fuse_mul_adds(&mut self, roots: &mut [Src]) {
         if !self.steps.iter().any(|(s, _)| matches!(s, Step::Bin(BinOp::Mul, ..))) {
-            return (root, guard);
+            return;
         }
         let n = self.steps.len();
         let mut uses = vec![0usize; n];
-        for s in [Some(root), guard].into_iter().flatten().chain(self.steps.iter().flat_map(|(s, _)| operands(s))) {
+        for s in roots.iter().copied().chain(self.steps.iter().flat_map(|(s, _)| operands(s))) {
             if let Src::Reg(v) = s {
                 uses[v] += 1;
             }
@@ -388,7 +392,7 @@ impl Ssa {
             }
         }
         if !dead.contains(&true) {
-            return (root, guard);
+            return;
         }
         let mut new_of = vec![usize::MAX; n];
         let mut steps = Vec::with_capacity(n);
@@ -403,7 +407,9 @@ impl Ssa {
         self.steps = steps;
         self.parts = parts;
         self.seen.clear();
-        (rename(root, &new_of), guard.map(|g| rename(g, &new_of)))
+        for r in roots.iter_mut() {
+            *r = rename(*r, &new_of);
+        }
     }
 }
 
@@ -418,51 +424,68 @@ fn map_srcs(step: Step, f: impl Fn(Src) -> Src) -> Step {
 }
 
 impl Prog {
-    /// Compiles a checked superoperator (with its guard, if any: the guard's tree first,
-    /// then the body, sharing the steps they have in common).
+    /// Compiles a checked superoperator (with its guard and further results, if any: the
+    /// guard's tree first, then the further trees, then the body, sharing the steps they
+    /// have in common).
     pub(super) fn compile(op: &SuperOp) -> Result<Prog, Trap> {
         let rt = op.result_type().map_err(Trap::ty)?;
         let params = op.params.iter().map(|t| t.vtype()).collect();
         let mut ssa = Ssa { steps: Vec::new(), parts: Vec::new(), ops: 0, seen: HashMap::new(), params };
-        let guard = match &op.guard {
-            Some(g) => Some(ssa.add(&g.cond)?.0),
-            None => None,
-        };
+        // The results other than the body's: the guard's (first), then the further ones.
+        let mut kept = Vec::with_capacity(1 + op.more.len());
+        let mut types = Vec::with_capacity(op.more.len());
+        if let Some(g) = &op.guard {
+            kept.push(ssa.add(&g.cond)?.0);
+        }
+        for e in &op.more {
+            let (src, t) = ssa.add(e)?;
+            kept.push(src);
+            types.push(t);
+        }
         let (root, _) = ssa.add(&op.body)?;
-        let (mut root, guard) = ssa.fuse_mul_adds(root, guard);
+        kept.push(root);
+        ssa.fuse_mul_adds(&mut kept);
+        let mut root = kept.pop().unwrap_or(root);
         let nargs = op.params.len();
         let may_trap = ssa.steps.iter().any(|(s, rt)| matches!(s, Step::Bin(BinOp::Div | BinOp::Mod, ..)) && *rt == VType::Int);
-        if guard.is_some() && (root != Src::Reg(ssa.steps.len().wrapping_sub(1)) || guard == Some(root)) {
-            // The body's value is not the last step (the guard's tree computed it, or it
-            // is a parameter or constant): a last step copies it into the result.
+        if !kept.is_empty() && (root != Src::Reg(ssa.steps.len().wrapping_sub(1)) || kept.contains(&root)) {
+            // The body's value is not the last step (another result's tree computed it,
+            // or it is a parameter or constant), or another result is that step (which
+            // writes the body's result, not a register): a last step copies it into the
+            // result.
             ssa.steps.push((Step::Sel(Src::Const(HostScalar::Bool(true)), root, root), rt));
             root = Src::Reg(ssa.steps.len() - 1);
         }
         Ok(match root {
             // The root is the last step (a tree is never its own subtree).
-            Src::Reg(_) => Prog { nargs, ..Prog::allocate(ssa.steps, &ssa.parts, rt, may_trap, guard) },
-            r => Prog { code: Vec::new(), registers: 0, root: Some(r), rt, may_trap, nargs, guard: None },
+            Src::Reg(_) => Prog { nargs, ..Prog::allocate(ssa.steps, &ssa.parts, rt, may_trap, op.guard.is_some(), &kept, types) },
+            r => Prog { code: Vec::new(), registers: 0, root: Some(r), rt, may_trap, nargs, guard: None, more: Vec::new() },
         })
     }
     /// A program of one step over `$0` (and `$1`, `$2`) with result type `rt`.
     pub(super) fn one(step: Step, rt: VType) -> Prog {
-        Prog { code: vec![Ins { step, rt, dst: 0, part: None }], registers: 0, root: None, rt, may_trap: false, nargs: 3, guard: None }
+        Prog { code: vec![Ins { step, rt, dst: 0, part: None }], registers: 0, root: None, rt, may_trap: false, nargs: 3, guard: None, more: Vec::new() }
     }
     /// Assigns registers to the values of `steps` (the last one is the result): a value's
     /// register is free again after the last step that reads it, and is reused for the
-    /// next value of the same type. The guard's value, when it is a step's, keeps its
-    /// register to the end.
-    fn allocate(steps: Vec<(Step, VType)>, parts: &[u32], rt: VType, may_trap: bool, guard: Option<Src>) -> Prog {
+    /// next value of the same type. The other results' values (`kept`: the guard's first
+    /// when `guarded`, then the further results', of `types`), when they are steps',
+    /// keep their registers to the end.
+    #[allow(clippy::too_many_arguments)]
+    fn allocate(steps: Vec<(Step, VType)>, parts: &[u32], rt: VType, may_trap: bool, guarded: bool, kept: &[Src], more_types: Vec<VType>) -> Prog {
         let n = steps.len();
         let mut last = vec![0; n];
-        if let Some(Src::Reg(g)) = guard {
-            last[g] = n;
-        }
         for (i, (s, _)) in steps.iter().enumerate() {
             for o in operands(s) {
                 if let Src::Reg(v) = o {
                     last[v] = i;
                 }
+            }
+        }
+        // (After the readers: a kept value that a later step also reads stays kept.)
+        for k in kept {
+            if let Src::Reg(g) = *k {
+                last[g] = n;
             }
         }
         let mut reg_of = vec![usize::MAX; n];
@@ -492,8 +515,10 @@ impl Prog {
             }
             code.push(Ins { step, rt: t, dst, part: parts.get(i).copied() });
         }
-        let guard = guard.map(|g| rename(g, &reg_of));
-        Prog { code, registers: types.len(), root: None, rt, may_trap, nargs: 0, guard }
+        let mut kept = kept.iter().map(|&k| rename(k, &reg_of));
+        let guard = if guarded { kept.next() } else { None };
+        let more = kept.zip(more_types).collect();
+        Prog { code, registers: types.len(), root: None, rt, may_trap, nargs: 0, guard, more }
     }
     pub(super) fn result_type(&self) -> VType {
         self.rt
@@ -773,7 +798,7 @@ fn fill<T: Elem>(par: &Par, p: &Prog, args: &[Operand], out: &mut [MaybeUninit<T
     let len = out.len();
     let blocks: Vec<(usize, &mut [MaybeUninit<T>])> =
         split_mut(out, (0..len.div_ceil(BLOCK)).map(|b| (len - b * BLOCK).min(BLOCK))).into_iter().enumerate().map(|(b, s)| (b * BLOCK, s)).collect();
-    let results = par.map_init(p.work(len), blocks, || p.registers(), |regs, (lo, blk)| eval_range(p, args, lo, blk, regs, over));
+    let results = par.map_init(p.work(len), blocks, || p.registers(), |regs, (lo, blk)| eval_range(p, args, lo, blk, regs, over, &mut []));
     let mut any = false;
     for r in results {
         any |= r?;
@@ -790,10 +815,11 @@ fn any_true(v: Val, n: usize) -> Result<bool, Trap> {
     }
 }
 
-/// Evaluates `p` at positions `lo..lo + out.len()` into `out`, [`CHUNK`] elements at a
-/// time. With `over = Some((a, ty))`, `out` is initialised and holds operand `$a`, of
-/// type `ty` (read before it is written). Returns whether `p`'s guard held at one of
-/// these positions.
+/// Evaluates `p` at positions `lo..lo + out.len()` into `out` (and its further results
+/// into `more`, as long as `out`, one per further result), [`CHUNK`] elements at a time.
+/// With `over = Some((a, ty))`, `out` is initialised and holds operand `$a`, of type
+/// `ty` (read before it is written). Returns whether `p`'s guard held at one of these
+/// positions.
 fn eval_range<T: Elem>(
     p: &Prog,
     args: &[Operand],
@@ -801,6 +827,7 @@ fn eval_range<T: Elem>(
     out: &mut [MaybeUninit<T>],
     regs: &mut [Data],
     over: Option<(usize, VType)>,
+    more: &mut [Out],
 ) -> Result<bool, Trap> {
     if crate::interrupt::skip_work() {
         return Err(Trap::new(crate::trap::TrapKind::Interrupted));
@@ -834,9 +861,93 @@ fn eval_range<T: Elem>(
         if let Some(g) = p.guard {
             any = any || any_true(operand(g, &chunk_args, rs), hi - c)?;
         }
+        for (&(src, _), o) in p.more.iter().zip(more.iter_mut()) {
+            let v = operand(src, &chunk_args, rs);
+            select_kernel(Val::Bool(V::K(true)), v, v, sub_out(o, c, hi))?;
+        }
         c = hi;
     }
     Ok(any)
+}
+
+/// Positions `lo..hi` of `o`.
+fn sub_out<'b>(o: &'b mut Out<'_>, lo: usize, hi: usize) -> Out<'b> {
+    match o {
+        Out::Int(x) => Out::Int(&mut x[lo..hi]),
+        Out::Float(x) => Out::Float(&mut x[lo..hi]),
+        Out::Bool(x) => Out::Bool(&mut x[lo..hi]),
+    }
+}
+
+/// `o` cut into consecutive pieces of the lengths `sizes`.
+fn split_out<'a>(o: Out<'a>, sizes: impl IntoIterator<Item = usize>) -> Vec<Out<'a>> {
+    match o {
+        Out::Int(x) => split_mut(x, sizes).into_iter().map(Out::Int).collect(),
+        Out::Float(x) => split_mut(x, sizes).into_iter().map(Out::Float).collect(),
+        Out::Bool(x) => split_mut(x, sizes).into_iter().map(Out::Bool).collect(),
+    }
+}
+
+/// An empty vector of type `t` with room for `n` elements.
+fn alloc_data(t: VType, n: usize) -> Result<Data, Trap> {
+    Ok(match t {
+        VType::Int => Data::Int(alloc(n)?),
+        VType::Float => Data::Float(alloc(n)?),
+        VType::Bool => Data::Bool(alloc(n)?),
+    })
+}
+
+/// The first `n` places of `d`'s room, to be written.
+fn room(d: &mut Data, n: usize) -> Out<'_> {
+    match d {
+        Data::Int(v) => Out::Int(&mut v.spare_capacity_mut()[..n]),
+        Data::Float(v) => Out::Float(&mut v.spare_capacity_mut()[..n]),
+        Data::Bool(v) => Out::Bool(&mut v.spare_capacity_mut()[..n]),
+    }
+}
+
+/// [`eval_guarded`] of a program with further results: the body's values, then each
+/// further result's, and whether the guard holds at some position; one pass over the
+/// operands, in parallel blocks.
+pub(super) fn eval_many(par: &Par, p: &Prog, args: &[Operand], len: usize) -> Result<(Vec<Data>, bool), Trap> {
+    let mut outs = std::iter::once(p.rt).chain(p.more.iter().map(|&(_, t)| t)).map(|t| alloc_data(t, len)).collect::<Result<Vec<_>, _>>()?;
+    let blocks = len.div_ceil(BLOCK);
+    let sizes = (0..blocks).map(|b| (len - b * BLOCK).min(BLOCK));
+    let mut items: Vec<(usize, Vec<Out>)> = (0..blocks).map(|b| (b * BLOCK, Vec::with_capacity(outs.len()))).collect();
+    for d in outs.iter_mut() {
+        for (item, part) in items.iter_mut().zip(split_out(room(d, len), sizes.clone())) {
+            item.1.push(part);
+        }
+    }
+    let results = par.map_init(p.work(len), items, || p.registers(), |regs, (lo, mut parts)| {
+        let Some((first, rest)) = parts.split_first_mut() else { return Ok(false) };
+        match first {
+            Out::Int(o) => eval_range(p, args, lo, o, regs, None, rest),
+            Out::Float(o) => eval_range(p, args, lo, o, regs, None, rest),
+            Out::Bool(o) => eval_range(p, args, lo, o, regs, None, rest),
+        }
+    });
+    let mut any = false;
+    for r in results {
+        any |= r?;
+    }
+    if crate::interrupt::abandoned() {
+        // Blocks may have been skipped: not written.
+        return Err(Trap::new(crate::trap::TrapKind::Interrupted));
+    }
+    for d in &mut outs {
+        // SAFETY: every block wrote all its positions of every result (`eval_range`
+        // returned `Ok` for each, over the whole block, into the body's part and each
+        // further result's), the blocks cover `len` positions, and none was skipped.
+        unsafe {
+            match d {
+                Data::Int(v) => v.set_len(len),
+                Data::Float(v) => v.set_len(len),
+                Data::Bool(v) => v.set_len(len),
+            }
+        }
+    }
+    Ok((outs, any))
 }
 
 /// Views `out`, all of whose elements have been written, as initialised.
@@ -872,7 +983,7 @@ pub(super) fn reduce<T: Elem>(
         let n = c.e1 - c.e0;
         scratch.clear();
         scratch.reserve(n);
-        eval_range(p, args, c.e0, &mut scratch.spare_capacity_mut()[..n], regs, None)?;
+        eval_range(p, args, c.e0, &mut scratch.spare_capacity_mut()[..n], regs, None, &mut [])?;
         // SAFETY: `eval_range` wrote all `n` elements.
         unsafe { scratch.set_len(n) };
         if c.s1 == c.s0 + 1 && s.len(c.s0) > BLOCK {
@@ -954,7 +1065,7 @@ pub(super) fn scan<T: Elem>(
         let items: Vec<(Chunk, &mut [MaybeUninit<T>])> = cs.iter().copied().zip(parts).collect();
         // Pass 1: values; whole segments scanned; the total of each block of a long one.
         let firsts = par.map_init(p.work(n) + s.m(), items, || p.registers(), |regs, (c, part)| -> Result<(Chunk, Option<T>, &mut [T]), Trap> {
-            eval_range(p, args, c.e0, part, regs, None)?;
+            eval_range(p, args, c.e0, part, regs, None, &mut [])?;
             let vals = assume_init(part);
             if long(&c) {
                 let t = fold_lanes(vals, c.e0 == s.start(c.s0), lanes, &f);
@@ -1258,6 +1369,70 @@ mod tests {
                     format!("({op} {ty} {} {})", tree(r, depth - 1, st, shared), tree(r, depth - 1, st, shared))
                 }
             },
+        }
+    }
+
+    /// A superoperator with several results gives each tree's values, as evaluating each
+    /// alone does, in one pass: random trees with a shared subtree, the body a parameter
+    /// or equal to another result, a guard beside them; one thread and two.
+    #[test]
+    fn several_results_are_each_trees_values() {
+        let n = 3 * CHUNK + 7;
+        let mut r = 0x2545_F491_4F6C_DD1Du64;
+        let args: Vec<Vec<f64>> = (0..3).map(|k| (0..n).map(|i| ((i * 6007 + k * 7919) % 1999) as f64 / 300.0 - 3.0).collect()).collect();
+        let slices: Vec<Operand> = args.iter().map(|a| Operand::Elems(Slice::Float(a))).collect();
+        let fixed = [
+            "(FLOAT FLOAT FLOAT) $0 (* FLOAT (SQRT FLOAT $1) $2) (CONST FLOAT 1.5)".to_string(),
+            "(FLOAT FLOAT FLOAT) (+ FLOAT $0 $1) (+ FLOAT $0 $1) (< FLOAT (+ FLOAT $0 $1) $2)".to_string(),
+            "(FLOAT FLOAT FLOAT) (* FLOAT (+ FLOAT $0 $1) $2) (+ FLOAT $0 $1)".to_string(),
+        ];
+        let random = (0..150).map(|case| {
+            let shared = tree(&mut r, 2, VType::Float, "");
+            let trees: Vec<String> = (0..2 + case % 2).map(|k| tree(&mut r, 5, [VType::Float, VType::Int, VType::Bool][(case + k) % 3], &shared)).collect();
+            format!("(FLOAT FLOAT FLOAT) {}", trees.join(" "))
+        });
+        for text in fixed.into_iter().chain(random) {
+            let op = SuperOp::parse(&text).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+            if op.check().is_err() {
+                // (A random tree with an integer `/` or `%`: several results may not trap.)
+                continue;
+            }
+            let p = Prog::compile(&op).expect("compiles");
+            for threads in [1, 2] {
+                let (got, any) = eval_many(&Par::new(threads), &p, &slices, n).expect("runs");
+                assert!(!any, "no guard");
+                assert_eq!(got.len(), 1 + op.more.len());
+                for (k, g) in got.iter().enumerate() {
+                    let e = if k == 0 { &op.body } else { &op.more[k - 1] };
+                    for i in 0..n {
+                        let same = match (g, reference(e, &args, i)) {
+                            (Data::Float(g), HostScalar::Float(w)) => g[i].to_bits() == w.to_bits(),
+                            (Data::Int(g), HostScalar::Int(w)) => g[i] == w,
+                            (Data::Bool(g), HostScalar::Bool(w)) => g[i] == w,
+                            _ => false,
+                        };
+                        assert!(same, "result {k}, element {i}: {text}\n{p:?}");
+                    }
+                }
+            }
+        }
+        // With a guard: the values, and whether the guard's tree holds anywhere.
+        for (limit, holds) in [("4.0", false), ("2.0", true)] {
+            let text = format!("(FLOAT FLOAT FLOAT SEGDES) (* FLOAT (SQRT FLOAT $0) $1) (* FLOAT (SQRT FLOAT $0) $2) (OR_REDUCE BOOL (> FLOAT $0 (CONST FLOAT {limit})) $3)");
+            let op = SuperOp::parse(&text).expect("parses");
+            let p = Prog::compile(&op).expect("compiles");
+            let mut with_seg = slices.clone();
+            with_seg.push(Operand::Elems(Slice::Int(&[])));
+            let (got, any) = eval_many(&Par::new(2), &p, &with_seg, n).expect("runs");
+            assert_eq!(any, holds, "{text}");
+            let bits = |d: &Data| match d {
+                Data::Float(v) => v.iter().map(|x| x.to_bits()).collect::<Vec<_>>(),
+                _ => Vec::new(),
+            };
+            let want = |k: usize| (0..n).map(|i| (args[0][i].sqrt() * args[k][i]).to_bits()).collect::<Vec<_>>();
+            assert_eq!(got.len(), 2);
+            assert_eq!(bits(&got[0]), want(1));
+            assert_eq!(bits(&got[1]), want(2));
         }
     }
 

@@ -533,7 +533,7 @@ impl CpuCvl {
     /// `INDEX` or `INT` `DIST` over segments of the same lengths (an `INDEX` among them)
     /// and the tree keeps progressions ([`affine`]); `None` otherwise.
     fn affine_index(&self, op: &SuperOp, args: &[Option<&CpuVector>]) -> Result<Option<CpuVector>, Trap> {
-        if op.fold.is_some() || op.guard.is_some() {
+        if op.fold.is_some() || op.guard.is_some() || !op.more.is_empty() {
             return Ok(None);
         }
         let mut seg: Option<&Arc<Seg>> = None;
@@ -1101,8 +1101,8 @@ impl Cvl for CpuCvl {
         seg: &CpuSegdes,
         len: usize,
     ) -> Result<(CpuVector, CpuVector), Trap> {
-        if op.guard.is_none() {
-            return Err(Trap::ty("superoperator has no guard"));
+        if op.guard.is_none() || !op.more.is_empty() {
+            return Err(Trap::ty("superoperator has no guard, or several results"));
         }
         check::len("guard segment descriptor", seg.0.total(), len)?;
         if seg.0.m() != 1 {
@@ -1114,6 +1114,32 @@ impl Cvl for CpuCvl {
         let (prog, slices) = fused_args(op, args, len)?;
         let (r, any) = fused::eval_guarded(&self.par, &prog, &slices, len)?;
         Ok((vecd(r), vecd(Data::Bool(vec![any]))))
+    }
+    fn fused_many(&mut self, op: &SuperOp, args: &[Option<&CpuVector>], seg: Option<&CpuSegdes>, len: usize) -> Result<Vec<CpuVector>, Trap> {
+        if op.fold.is_some() || op.pack.is_some() {
+            return Err(Trap::ty("a superoperator with a fold or a pack has one kind of result"));
+        }
+        // A guard over several segments (a flag each) runs as its fold first, then the
+        // values without it; over one segment, in the same pass as the values.
+        let mut flags = None;
+        let mut op = std::borrow::Cow::Borrowed(op);
+        if op.guard.is_some() {
+            let seg = seg.ok_or_else(|| Trap::ty("a guarded superoperator's descriptor is missing"))?;
+            check::len("guard segment descriptor", seg.0.total(), len)?;
+            if seg.0.m() != 1 {
+                let guard = op.guard_op().ok_or_else(|| Trap::ty("superoperator has no guard"))?;
+                flags = Some(self.fused_fold(&guard, args, seg, len)?);
+                op = std::borrow::Cow::Owned(SuperOp { guard: None, ..op.into_owned() });
+            }
+        }
+        let (prog, slices) = fused_args(&op, args, len)?;
+        let (outs, any) = fused::eval_many(&self.par, &prog, &slices, len)?;
+        let mut r: Vec<CpuVector> = outs.into_iter().map(vecd).collect();
+        if op.guard.is_some() {
+            r.push(vecd(Data::Bool(vec![any])));
+        }
+        r.extend(flags);
+        Ok(r)
     }
     fn fused_pack(
         &mut self,
@@ -1164,6 +1190,9 @@ impl Cvl for CpuCvl {
             .collect()
     }
     fn fused(&mut self, op: &SuperOp, args: &[Option<&CpuVector>], len: usize) -> Result<CpuVector, Trap> {
+        if !op.more.is_empty() {
+            return Err(Trap::ty("a superoperator with several results pushes each (FUSED runs it through `fused_many`)"));
+        }
         if op.guard.is_some() {
             return Err(Trap::ty("a superoperator with a guard pushes two results (FUSED runs it through `fused_guarded`)"));
         }
@@ -1177,6 +1206,9 @@ impl Cvl for CpuCvl {
         Ok(vecd(fused::eval(&self.par, &prog, &slices, len)?))
     }
     fn fused_reusing(&mut self, op: &SuperOp, args: &mut [Option<&mut CpuVector>], len: usize) -> Result<CpuVector, Trap> {
+        if !op.more.is_empty() {
+            return Err(Trap::ty("a superoperator with several results pushes each (FUSED runs it through `fused_many`)"));
+        }
         if op.guard.is_some() {
             return Err(Trap::ty("a superoperator with a guard pushes two results (FUSED runs it through `fused_guarded`)"));
         }
