@@ -570,30 +570,19 @@ fn plain_elementwise<'a>(s: &'a Stmt, table: &'a [SuperOp]) -> Option<(&'a Super
     (plain && !op.body.may_trap()).then_some((op, args))
 }
 
-/// The subtrees of `e` of at least two operations.
-fn big_subtrees<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) {
-    let kids: Vec<&Expr> = match e {
-        Expr::Arg(_) | Expr::Const(_) => return,
-        Expr::Binary { a, b, .. } => vec![a, b],
-        Expr::Unary { a, .. } => vec![a],
-        Expr::Select { f, a, b, .. } => vec![f, a, b],
+/// Pushes the subtrees of `e` of at least two operations onto `out`; returns the
+/// operations of `e`.
+fn big_subtrees<'a>(e: &'a Expr, out: &mut Vec<&'a Expr>) -> usize {
+    let ops = match e {
+        Expr::Arg(_) | Expr::Const(_) => return 0,
+        Expr::Binary { a, b, .. } => 1 + big_subtrees(a, out) + big_subtrees(b, out),
+        Expr::Unary { a, .. } => 1 + big_subtrees(a, out),
+        Expr::Select { f, a, b, .. } => 1 + big_subtrees(f, out) + big_subtrees(a, out) + big_subtrees(b, out),
     };
-    if e.size() - e_leaves(e) >= 2 {
+    if ops >= 2 {
         out.push(e);
     }
-    for k in kids {
-        big_subtrees(k, out);
-    }
-}
-
-/// The leaves (parameters and constants) of `e`.
-fn e_leaves(e: &Expr) -> usize {
-    match e {
-        Expr::Arg(_) | Expr::Const(_) => 1,
-        Expr::Binary { a, b, .. } => e_leaves(a) + e_leaves(b),
-        Expr::Unary { a, .. } => e_leaves(a),
-        Expr::Select { f, a, b, .. } => e_leaves(f) + e_leaves(a) + e_leaves(b),
-    }
+    ops
 }
 
 /// Whether `a` and `b` (over the same parameters) have a subtree of at least two
@@ -621,6 +610,9 @@ fn results_block(b: &mut Block, table: &mut Vec<SuperOp>, parts: &mut Vec<Vec<Or
             results_block(els, table, parts);
         }
     }
+    // Where each variable of the block is defined (again after each merge).
+    let positions = |b: &Block| -> HashMap<Var, usize> { b.stmts.iter().enumerate().flat_map(|(i, s)| s.defs.iter().map(move |v| (*v, i))).collect() };
+    let mut def_at = positions(b);
     let mut i = 0;
     while i < b.stmts.len() {
         let Some((first, first_args)) = plain_elementwise(&b.stmts[i], table) else {
@@ -630,8 +622,6 @@ fn results_block(b: &mut Block, table: &mut Vec<SuperOp>, parts: &mut Vec<Vec<Or
         let mut op = first.clone();
         let mut vars = first_args.to_vec();
         let mut joined: Vec<usize> = Vec::new();
-        let defined_before: HashSet<Var> = b.stmts[..i].iter().flat_map(|s| s.defs.iter().copied()).collect();
-        let defined_here: HashSet<Var> = b.stmts.iter().flat_map(|s| s.defs.iter().copied()).collect();
         let data = |vars: &[Var], params: &[Ty]| -> HashSet<Var> { vars.iter().zip(params).filter(|(_, t)| **t != Ty::Segdes).map(|(v, _)| *v).collect() };
         let end = (i + 1 + RESULTS_WINDOW).min(b.stmts.len());
         for j in i + 1..end {
@@ -639,7 +629,8 @@ fn results_block(b: &mut Block, table: &mut Vec<SuperOp>, parts: &mut Vec<Vec<Or
                 break;
             }
             let Some((other, args)) = plain_elementwise(&b.stmts[j], table) else { continue };
-            let ready = args.iter().all(|v| defined_before.contains(v) || !defined_here.contains(v));
+            // (A variable not defined in this block comes from around it.)
+            let ready = args.iter().all(|v| def_at.get(v).is_none_or(|&d| d < i));
             let common = !data(&vars, &op.params).is_disjoint(&data(args, &other.params));
             if !ready || !common {
                 continue;
@@ -686,6 +677,7 @@ fn results_block(b: &mut Block, table: &mut Vec<SuperOp>, parts: &mut Vec<Vec<Or
         for &j in joined.iter().rev() {
             b.stmts.remove(j);
         }
+        def_at = positions(b);
         i += 1;
     }
 }
