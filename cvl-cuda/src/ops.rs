@@ -1158,8 +1158,7 @@ impl Cvl for CudaCvl {
             return Err(Trap::ty("a superoperator with a pack pushes a vector and a segment descriptor per flag"));
         }
         if !op.more.is_empty() {
-            // `fused_many` (the trait's) runs each result as its own superoperator.
-            return Err(Trap::ty("a superoperator with several results pushes each"));
+            return Err(Trap::ty("a superoperator with several results pushes each (FUSED runs it through `fused_many`)"));
         }
         self.run_superop(op, args, len)
     }
@@ -1188,5 +1187,18 @@ impl Cvl for CudaCvl {
             return Err(Trap::ty("superoperator has no guard, or several results"));
         }
         self.run_guarded(op, args, seg, len)
+    }
+
+    fn fused_many(
+        &mut self,
+        op: &vcode::fused::SuperOp,
+        args: &[Option<&CudaVector>],
+        seg: Option<&CudaSegdes>,
+        len: usize,
+    ) -> Result<Vec<CudaVector>, Trap> {
+        if op.fold.is_some() || op.pack.is_some() {
+            return Err(Trap::ty("a superoperator with a fold or a pack has one kind of result"));
+        }
+        self.run_many(op, args, seg, len)
     }
 }

@@ -10,6 +10,9 @@
 //! * guarded (a second result, the `OR_REDUCE` of a boolean tree): `NAME(operands..., R* r,
 //!   b8* g, i64 n, i64* err)` writes the body and the guard's flag of every element in one
 //!   pass, the library's OR reduction then folds the flags per segment;
+//! * with further results (`SuperOp::more`), element-wise or guarded: a pointer per further
+//!   result after `r` (`NAME(operands..., R* r, R1* r1, ..., [b8* g,] i64 n, i64* err)`),
+//!   every result written in the same pass, their common subexpressions computed once;
 //! * folding (a reduction or scan of the element-wise values): the library's scan
 //!   templates (`kernels::SCAN_TEMPLATES`) over a generated source functor, so the values
 //!   are computed as the tiles are loaded and never stored: `NAME_tiles` and `NAME_down`,
@@ -75,6 +78,8 @@ pub struct SuperKernel {
     pub text: String,
     /// Element type of the (body's) result.
     pub result: VType,
+    /// Element types of the further results (`SuperOp::more`), in order.
+    pub more: Vec<VType>,
     /// True when the kernel may report a division by zero.
     pub may_trap: bool,
     /// Which kernels the module has.
@@ -213,6 +218,8 @@ struct Body {
     loads: String,
     eval: String,
     res: (String, VType),
+    /// The further results' expressions.
+    more: Vec<(String, VType)>,
     guard: Option<String>,
     may_trap: bool,
 }
@@ -223,6 +230,7 @@ fn gen_body(op: &SuperOp) -> Result<Body, Trap> {
     }
     let mut g = Gen::new();
     let res = g.expr(&op.body, &op.params)?;
+    let more = op.more.iter().map(|e| g.expr(e, &op.params)).collect::<Result<Vec<_>, _>>()?;
     let guard = match &op.guard {
         Some(gd) => {
             let (c, t) = g.expr(&gd.cond, &op.params)?;
@@ -240,7 +248,7 @@ fn gen_body(op: &SuperOp) -> Result<Body, Trap> {
             loads.push_str(&format!("        const {} x{i} = a{i}[p];\n", cty(*vt)));
         }
     }
-    Ok(Body { params, loads, eval: g.body, res, guard, may_trap: g.may_trap })
+    Ok(Body { params, loads, eval: g.body, res, more, guard, may_trap: g.may_trap })
 }
 
 impl Body {
@@ -274,26 +282,28 @@ pub fn kernel_source(op: &SuperOp) -> Result<SuperKernel, Trap> {
         // The library runs the body and each flag tree (`SuperOp::parts`), then packs.
         return Err(bad("a superoperator with a pack runs as its element-wise parts".into()));
     }
-    if !op.more.is_empty() {
-        // The library runs each result as its own superoperator (`SuperOp::parts`).
-        return Err(bad("a superoperator with several results runs as its parts".into()));
-    }
     let b = gen_body(op)?;
     let sig = b.signature();
     let (res, rt) = (&b.res.0, b.res.1);
     let rty = cty(rt);
+    if !b.more.is_empty() && op.fold.is_some() {
+        return Err(bad("a superoperator with several results has no fold".into()));
+    }
+    // The further results' pointers (after `r`) and stores (after `r[p]`'s).
+    let more_ptrs: String = b.more.iter().enumerate().map(|(i, (_, t))| format!("{}* __restrict__ r{}, ", cty(*t), i + 1)).collect();
+    let more_stores: String = b.more.iter().enumerate().map(|(i, (e, _))| format!("        r{}[p] = {e};\n", i + 1)).collect();
     let (code, shape) = match (&op.fold, &b.guard) {
         (Some(_), Some(_)) => return Err(bad("a superoperator has both a fold and a guard".into())),
         (None, None) => (
             format!(
-                "extern \"C\" __global__ void (NAME)({sig}{rty}* __restrict__ r, i64 n, i64* err) {{\n    GRID_LOOP(p, n) {{\n{}{}        r[p] = {res};\n    }}\n}}\n",
+                "extern \"C\" __global__ void (NAME)({sig}{rty}* __restrict__ r, {more_ptrs}i64 n, i64* err) {{\n    GRID_LOOP(p, n) {{\n{}{}        r[p] = {res};\n{more_stores}    }}\n}}\n",
                 b.loads, b.eval
             ),
             Shape::Map,
         ),
         (None, Some(gc)) => (
             format!(
-                "extern \"C\" __global__ void (NAME)({sig}{rty}* __restrict__ r, b8* __restrict__ g, i64 n, i64* err) {{\n    GRID_LOOP(p, n) {{\n{}{}        r[p] = {res};\n        g[p] = {gc};\n    }}\n}}\n",
+                "extern \"C\" __global__ void (NAME)({sig}{rty}* __restrict__ r, {more_ptrs}b8* __restrict__ g, i64 n, i64* err) {{\n    GRID_LOOP(p, n) {{\n{}{}        r[p] = {res};\n{more_stores}        g[p] = {gc};\n    }}\n}}\n",
                 b.loads, b.eval
             ),
             Shape::Guarded,
@@ -330,7 +340,8 @@ pub fn kernel_source(op: &SuperOp) -> Result<SuperKernel, Trap> {
     }
     let code = format!("// SUPEROP {what}\n{}", code.replace("(NAME)", &name));
     let text = compile::module_text(&format!("{}\n{code}", kernels::SCAN_TEMPLATES));
-    Ok(SuperKernel { name, code, text, result: rt, may_trap: b.may_trap, shape })
+    let more = b.more.iter().map(|(_, t)| *t).collect();
+    Ok(SuperKernel { name, code, text, result: rt, more, may_trap: b.may_trap, shape })
 }
 
 /// One compilable CUDA C text holding the kernels of a whole superoperator table (what
@@ -500,8 +511,8 @@ impl CudaCvl {
             return r;
         }
         let k = self.superkernel(op)?;
-        if k.shape != Shape::Map {
-            return Err(Trap::ty("superoperator is not element-wise"));
+        if k.shape != Shape::Map || !k.more.is_empty() {
+            return Err(Trap::ty("superoperator is not element-wise with one result"));
         }
         let out = self.new_vec(k.result, len)?;
         if len == 0 {
@@ -528,8 +539,8 @@ impl CudaCvl {
     ) -> Result<(CudaVector, CudaVector), Trap> {
         let mut ptrs = Self::operand_args(op, args, len)?;
         let k = self.superkernel(op)?;
-        if k.shape != Shape::Guarded {
-            return Err(Trap::ty("superoperator has no guard"));
+        if k.shape != Shape::Guarded || !k.more.is_empty() {
+            return Err(Trap::ty("superoperator has no guard, or several results"));
         }
         let out = self.new_vec(k.result, len)?;
         let flags = self.new_vec(VType::Bool, len)?;
@@ -545,6 +556,48 @@ impl CudaCvl {
         }
         let any = vcode::Cvl::reduce(self, ReduceOp::Or, &flags, seg)?;
         Ok((out, any))
+    }
+
+    /// `FUSED` of a superoperator with several results (and perhaps a guard, over `seg`):
+    /// every result, then the guard's flags ORed per segment, from one pass.
+    pub(crate) fn run_many(
+        &mut self,
+        op: &SuperOp,
+        args: &[Option<&CudaVector>],
+        seg: Option<&CudaSegdes>,
+        len: usize,
+    ) -> Result<Vec<CudaVector>, Trap> {
+        let mut ptrs = Self::operand_args(op, args, len)?;
+        let k = self.superkernel(op)?;
+        let guarded = match (k.shape, seg) {
+            (Shape::Map, _) => None,
+            (Shape::Guarded, Some(seg)) => Some(seg),
+            (Shape::Guarded, None) => return Err(Trap::ty("a guarded superoperator's descriptor is missing")),
+            _ => return Err(Trap::ty("a folding superoperator has one result")),
+        };
+        let mut outs = vec![self.new_vec(k.result, len)?];
+        for t in &k.more {
+            outs.push(self.new_vec(*t, len)?);
+        }
+        let flags = match guarded {
+            Some(_) => Some(self.new_vec(VType::Bool, len)?),
+            None => None,
+        };
+        if len > 0 {
+            ptrs.extend(outs.iter().map(|o| P(o.0.buf.ptr())));
+            ptrs.extend(flags.iter().map(|f| P(f.0.buf.ptr())));
+            ptrs.push(I(len as i64));
+            ptrs.push(P(self.err_slot()));
+            self.dev.launch_n(&k.name, len, &ptrs)?;
+            if k.may_trap {
+                self.check()?;
+            }
+        }
+        if let (Some(f), Some(seg)) = (flags, guarded) {
+            let any = vcode::Cvl::reduce(self, ReduceOp::Or, &f, seg)?;
+            outs.push(any);
+        }
+        Ok(outs)
     }
 
     /// `FUSED` of a folding superoperator: its values reduced or scanned over the segments

@@ -873,6 +873,9 @@ fn folding_and_guarded_superoperators_match_cpu() {
     let guarded = [
         "(FLOAT FLOAT SEGDES) (+ FLOAT (SQRT FLOAT $0) (SQRT FLOAT $0)) (OR_REDUCE BOOL (< FLOAT $1 (CONST FLOAT 1.0)) $2)",
         "(INT INT SEGDES) (* INT $0 (+ INT $0 $1)) (OR_REDUCE BOOL (= INT $0 (CONST INT 5)) $2)",
+        // several results, with a guard and without
+        "(FLOAT FLOAT INT SEGDES) (* FLOAT (SQRT FLOAT $0) $1) (- FLOAT (SQRT FLOAT $0) (I_TO_F INT $2)) (< INT $2 (CONST INT 50)) (OR_REDUCE BOOL (< FLOAT $1 (CONST FLOAT 1.0)) $3)",
+        "(FLOAT INT SEGDES) (+ FLOAT (SQRT FLOAT $0) $0) (* INT $1 (CONST INT 3)) (SQRT FLOAT $0)",
     ];
     let mut r = Rng(29);
     for &n in sizes(&p.gpu) {
@@ -903,7 +906,19 @@ fn folding_and_guarded_superoperators_match_cpu() {
                 let ac: Vec<Option<&<CpuCvl as Cvl>::Vector>> = args.iter().map(|a| a.as_ref().map(|x| &x.c)).collect();
                 let ag: Vec<Option<&<CudaCvl as Cvl>::Vector>> = args.iter().map(|a| a.as_ref().map(|x| &x.g)).collect();
                 let what = format!("FUSED {src} n={n} segments={}", lens.len());
-                if op.guard.is_some() {
+                if !op.more.is_empty() {
+                    let c = p.cpu.fused_many(&op, &ac, Some(&seg.c), n);
+                    let g = p.gpu.fused_many(&op, &ag, Some(&seg.g), n);
+                    let (c, g) = match (c, g) {
+                        (Ok(c), Ok(g)) => (c, g),
+                        (c, g) => panic!("{what}: cpu {:?}, gpu {:?}", c.map(|_| ()), g.map(|_| ())),
+                    };
+                    assert_eq!(c.len(), op.results(), "{what}");
+                    assert_eq!(g.len(), op.results(), "{what}");
+                    for (i, (c, g)) in c.into_iter().zip(g).enumerate() {
+                        p.same(&format!("{what} (result {i})"), (Ok(c), Ok(g)), false);
+                    }
+                } else if op.guard.is_some() {
                     let c = p.cpu.fused_guarded(&op, &ac, &seg.c, n);
                     let g = p.gpu.fused_guarded(&op, &ag, &seg.g, n);
                     let (c, g) = match (c, g) {

@@ -2,7 +2,7 @@
 //! `libnvrtc` is loadable) their compilation for sm_90.
 
 use cvl_cuda::{compile, superop};
-use vcode::SuperOp;
+use vcode::{SuperOp, VType};
 
 const SAMPLES: &[&str] = &[
     "SUPEROP 0 (INT INT SEGDES) (* INT (- INT $0 $1) (CONST INT 7))",
@@ -72,6 +72,7 @@ const SHAPED: &[&str] = &[
     "SUPEROP 6 (FLOAT FLOAT SEGDES) (+_REDUCE FLOAT (* FLOAT $0 $1) $2)",
     "SUPEROP 7 (INT SEGDES) (MAX_SCAN INT (/ INT $0 (CONST INT 3)) $1)",
     "SUPEROP 8 (FLOAT FLOAT SEGDES) (- FLOAT (SQRT FLOAT $0) (SQRT FLOAT $0)) (OR_REDUCE BOOL (< FLOAT $1 (CONST FLOAT 0.0)) $2)",
+    "SUPEROP 9 (FLOAT FLOAT INT SEGDES) (* FLOAT (SQRT FLOAT $0) $1) (* FLOAT (SQRT FLOAT $0) (I_TO_F INT $2)) (< INT $2 (CONST INT 0)) (OR_REDUCE BOOL (< FLOAT $0 (CONST FLOAT 0.0)) $3)",
 ];
 
 #[test]
@@ -87,6 +88,13 @@ fn folding_and_guarded_shapes_and_the_emitted_table() {
     assert!(guarded.text.contains("b8* __restrict__ g") && guarded.text.contains("g[p] = "), "{}", guarded.text);
     // The repeated `SQRT $0` is computed once.
     assert_eq!(guarded.code.matches("sqrt(").count(), 1, "{}", guarded.code);
+    // Several results: a pointer each after `r`, the guard's last; the square root they
+    // share computed once.
+    let many = superop::kernel_source(&parse(SHAPED[3])).expect("generates");
+    assert_eq!((many.shape, many.result, many.more.clone()), (superop::Shape::Guarded, VType::Float, vec![VType::Float, VType::Bool]));
+    assert!(many.text.contains("double* __restrict__ r, double* __restrict__ r1, b8* __restrict__ r2, b8* __restrict__ g, i64 n"), "{}", many.text);
+    assert!(many.text.contains("r1[p] = ") && many.text.contains("r2[p] = "), "{}", many.text);
+    assert_eq!(many.code.matches("sqrt(").count(), 1, "{}", many.code);
     let ops: Vec<SuperOp> = SAMPLES.iter().chain(SHAPED).map(|s| parse(s)).collect();
     let unit = superop::program_source(&ops).expect("emits");
     for op in &ops {

@@ -385,15 +385,11 @@ impl SuperOp {
         Some(SuperOp::elementwise(self.params.clone(), f.clone()))
     }
     /// The element-wise superoperators a vector library that does not evaluate this one
-    /// whole runs in its place: for a pack root, the body and each flag tree; with
-    /// further results, the operator without them (its guard kept) and each further
-    /// tree; otherwise the operator itself.
+    /// whole runs in its place: for a pack root, the body and each flag tree; otherwise
+    /// the operator itself (the CUDA library runs one with several results whole).
     pub fn parts(&self) -> Vec<SuperOp> {
         match &self.pack {
-            None if self.more.is_empty() => vec![self.clone()],
-            None => std::iter::once(SuperOp { more: Vec::new(), ..self.clone() })
-                .chain(self.more.iter().map(|e| SuperOp::elementwise(self.params.clone(), e.clone())))
-                .collect(),
+            None => vec![self.clone()],
             Some(p) => std::iter::once(self.without_fold()).chain((0..p.flags.len()).filter_map(|i| self.flag_op(i))).collect(),
         }
     }
@@ -639,16 +635,7 @@ mod tests {
         assert_eq!(op.output_types(), Ok(vec![VType::Float, VType::Float, VType::Bool]));
         assert_eq!(op.output_op(2).map(|o| o.to_string()), Some("(FLOAT FLOAT FLOAT SEGDES) (< FLOAT $1 $2)".to_string()));
         assert_eq!(op.output_op(3), None);
-        // A library that runs it as parts: the body with its guard, then each further tree.
-        let parts: Vec<String> = op.parts().iter().map(|p| p.to_string()).collect();
-        assert_eq!(
-            parts,
-            [
-                "(FLOAT FLOAT FLOAT SEGDES) (* FLOAT (SQRT FLOAT $0) $1) (OR_REDUCE BOOL (< FLOAT $0 (CONST FLOAT 0.0)) $3)",
-                "(FLOAT FLOAT FLOAT SEGDES) (* FLOAT (SQRT FLOAT $0) $2)",
-                "(FLOAT FLOAT FLOAT SEGDES) (< FLOAT $1 $2)",
-            ]
-        );
+        assert_eq!(op.parts(), vec![op.clone()], "run whole");
         // No tree may trap; no fold or pack beside them; the guard comes last; a further
         // tree is checked like the body.
         assert!(SuperOp::parse("(INT INT) (+ INT $0 $1) (/ INT $0 $1)").is_err());
