@@ -231,3 +231,27 @@ fn the_components_of_a_force_are_one_superoperator() {
     assert!(t2.starts_with("it = [("), "{t2}");
     assert!(t0.ends_with(&t2), "--opt 0:\n{t0}\n--opt 2:\n{t2}");
 }
+
+/// The two sums of a direct N-body step (each body's total force: the sum of every other
+/// body's pull, by component) reduce trees that share the square root and the division:
+/// at `--opt 2` they are one superoperator with two reductions, so the pair of sums costs
+/// the CVL calls of the first sum alone (one more before), and prints what `--opt 0`
+/// prints.
+#[test]
+fn the_sums_of_a_direct_force_are_one_superoperator() {
+    let forces = |result: &str| {
+        format!(
+            "let xs = {{float(i) / 7.0 - 20.0 : i in index(60)}}; ys = {{float(i) / 5.0 - 9.0 : i in index(60)}}\n\
+             in {{let ps = {{let dx = qx - x; dy = qy - y; r2 = dx * dx + dy * dy + 1.0e-6; fm = 1.5 / (r2 * sqrt(r2)) in (fm * dx, fm * dy)\n\
+                            : qx in xs; qy in ys}}\n\
+                 in {result} : x in xs; y in ys}};\n"
+        )
+    };
+    let both = "(sum({a : (a, b) in ps}), sum({b : (a, b) in ps}))";
+    let (pair, t2) = calls_of("", &forces(both));
+    let (one, _) = calls_of("", &forces("sum({a : (a, b) in ps})"));
+    assert_eq!(pair, one, "CVL calls of both sums, and of the first alone");
+    let t0 = nesl::corpus::transcript(Path::new("forces.nesl"), &forces(both), &Config::new(Backend::Cpu, 0), None);
+    assert!(t2.starts_with("it = [("), "{t2}");
+    assert!(t0.ends_with(&t2), "--opt 0:\n{t0}\n--opt 2:\n{t2}");
+}

@@ -1196,8 +1196,18 @@ impl Cvl for CudaCvl {
         seg: Option<&CudaSegdes>,
         len: usize,
     ) -> Result<Vec<CudaVector>, Trap> {
-        if op.fold.is_some() || op.pack.is_some() {
-            return Err(Trap::ty("a superoperator with a fold or a pack has one kind of result"));
+        if op.pack.is_some() {
+            return Err(Trap::ty("a superoperator with a pack has one kind of result"));
+        }
+        if op.fold.is_some() {
+            // Several reductions: one each (`SuperOp::parts`).
+            let seg = seg.ok_or_else(|| Trap::ty("a folding superoperator's descriptor is missing"))?;
+            return (0..=op.more.len())
+                .map(|i| {
+                    let part = op.output_op(i).ok_or_else(|| Trap::ty("superoperator result out of range"))?;
+                    self.run_fold(&part, args, seg, len)
+                })
+                .collect();
         }
         self.run_many(op, args, seg, len)
     }

@@ -876,6 +876,8 @@ fn folding_and_guarded_superoperators_match_cpu() {
         // several results, with a guard and without
         "(FLOAT FLOAT INT SEGDES) (* FLOAT (SQRT FLOAT $0) $1) (- FLOAT (SQRT FLOAT $0) (I_TO_F INT $2)) (< INT $2 (CONST INT 50)) (OR_REDUCE BOOL (< FLOAT $1 (CONST FLOAT 1.0)) $3)",
         "(FLOAT INT SEGDES) (+ FLOAT (SQRT FLOAT $0) $0) (* INT $1 (CONST INT 3)) (SQRT FLOAT $0)",
+        // several reductions
+        "(INT INT SEGDES) (+_REDUCE INT (* INT (+ INT $0 $1) $0) $2) (+_REDUCE INT (+ INT $0 $1) $2)",
     ];
     let mut r = Rng(29);
     for &n in sizes(&p.gpu) {

@@ -23,13 +23,16 @@
 //! Last, element-wise superoperators over the same elements that compute a subexpression
 //! in common become one superoperator with several results ([`results_block`]): the two
 //! components of Barnes-Hut's `pull` each divided the mass by `r2 * sqrt(r2)`, over the
-//! same operands; now one pass computes the square root and the division once.
+//! same operands; now one pass computes the square root and the division once. Reductions
+//! by the same operator over the same segments that read an operand in common become one
+//! too (the two components of a direct N-body sum).
 
 use crate::lir::{removable, use_counts, Block, LProgram, Rhs, Stmt, Tree, Var};
 use crate::util::{add_operands, exec_of, operand_types, renumber, scalar_const};
 use std::collections::{HashMap, HashSet};
 use vcode::op::{Exec, SlotTy};
-use vcode::{Expr, Fold, HostScalar, HostVector, Imm, Instr, Opcode, Origin, SuperOp, Ty, VType};
+use vcode::cvl::ReduceOp;
+use vcode::{Expr, Fold, FoldKind, HostScalar, HostVector, Imm, Instr, Opcode, Origin, SuperOp, Ty, VType};
 
 struct Lift {
     params: Vec<(Var, Ty)>,
@@ -561,13 +564,22 @@ const RESULTS_WINDOW: usize = 16;
 const RESULTS_MAX: usize = 4;
 
 /// The superoperator and operands of statement `s` when it is a `FUSED` of one
-/// element-wise result that cannot trap.
-fn plain_elementwise<'a>(s: &'a Stmt, table: &'a [SuperOp]) -> Option<(&'a SuperOp, &'a [Var])> {
+/// element-wise result, or of one reduction (not an `OR` of flags), that cannot trap.
+fn single_result<'a>(s: &'a Stmt, table: &'a [SuperOp]) -> Option<(&'a SuperOp, &'a [Var])> {
     let Rhs::Prim { ins, args } = &s.rhs else { return None };
     let (Opcode::Fused, Imm::Index(k)) = (ins.op, &ins.imm) else { return None };
     let op = table.get(*k as usize)?;
-    let plain = op.fold.is_none() && op.guard.is_none() && op.pack.is_none() && op.more.is_empty() && s.defs.len() == 1;
-    (plain && !op.body.may_trap()).then_some((op, args))
+    let single = op.guard.is_none() && op.pack.is_none() && op.more.is_empty() && s.defs.len() == 1;
+    // (An `OR_REDUCE` of flags is how a run-time check tests its condition: the checks
+    // pass merges those into one test, which becomes a guard.)
+    let kind = op.fold.is_none_or(|f| f.kind == FoldKind::Reduce && !(f.op == ReduceOp::Or && f.ty == VType::Bool));
+    (single && kind && !op.body.may_trap()).then_some((op, args))
+}
+
+/// The fold of superoperator `op` at operands `args`, with the variable of its
+/// descriptor: results can be computed together when these are equal.
+fn fold_of(op: &SuperOp, args: &[Var]) -> Option<(FoldKind, ReduceOp, VType, Option<Var>)> {
+    op.fold.map(|f| (f.kind, f.op, f.ty, args.get(f.seg).copied()))
 }
 
 /// Pushes the subtrees of `e` of at least two operations onto `out`; returns the
@@ -599,7 +611,9 @@ fn share_work(a: &[&Expr], b: &Expr) -> bool {
 
 /// Makes element-wise superoperators over the same elements (a data operand in common)
 /// that have a subexpression of two operations or more in common one superoperator with
-/// several results, at the first of them: a later one joins when its operands are all
+/// several results, and reductions by the same operator over the same segment
+/// descriptor that read a data operand in common one superoperator with several
+/// reductions (one pass over the operand), at the first of them: a later one joins when its operands are all
 /// defined before the first and no timer lies between (it cannot trap and has no effect,
 /// so it may run earlier). Its results keep their variables; its origin list is the
 /// first's, then each joining one's.
@@ -615,7 +629,7 @@ fn results_block(b: &mut Block, table: &mut Vec<SuperOp>, parts: &mut Vec<Vec<Or
     let mut def_at = positions(b);
     let mut i = 0;
     while i < b.stmts.len() {
-        let Some((first, first_args)) = plain_elementwise(&b.stmts[i], table) else {
+        let Some((first, first_args)) = single_result(&b.stmts[i], table) else {
             i += 1;
             continue;
         };
@@ -628,11 +642,13 @@ fn results_block(b: &mut Block, table: &mut Vec<SuperOp>, parts: &mut Vec<Vec<Or
             if b.stmts[j].rhs.is_timer() || op.results() >= RESULTS_MAX {
                 break;
             }
-            let Some((other, args)) = plain_elementwise(&b.stmts[j], table) else { continue };
+            let Some((other, args)) = single_result(&b.stmts[j], table) else { continue };
             // (A variable not defined in this block comes from around it.)
             let ready = args.iter().all(|v| def_at.get(v).is_none_or(|&d| d < i));
             let common = !data(&vars, &op.params).is_disjoint(&data(args, &other.params));
-            if !ready || !common {
+            // Element-wise with element-wise, or the same reduction over the same segments.
+            let alike = fold_of(&op, &vars) == fold_of(other, args);
+            if !ready || !common || !alike {
                 continue;
             }
             let (mut v2, mut p2) = (vars.clone(), op.params.clone());
@@ -640,8 +656,9 @@ fn results_block(b: &mut Block, table: &mut Vec<SuperOp>, parts: &mut Vec<Vec<Or
             let e = renumber(&other.body, &map);
             let trees: Vec<&Expr> = std::iter::once(&op.body).chain(&op.more).collect();
             // (A tree equal to one already computed would be a second copy of its values:
-            // left to be computed on its own.)
-            if trees.contains(&&e) || !share_work(&trees, &e) {
+            // left to be computed on its own. Reductions join for the operand they read in
+            // common alone: their results are small.)
+            if trees.contains(&&e) || (op.fold.is_none() && !share_work(&trees, &e)) {
                 continue;
             }
             let mut next = SuperOp { params: p2, more: op.more.clone(), ..op.clone() };

@@ -57,6 +57,16 @@
 //! components of a force over the same distance). No tree may trap (no integer `/` or
 //! `%`: every result is computed before any is pushed).
 //!
+//! A superoperator whose root is a reduction may likewise reduce further trees, each by
+//! the same reduction over the same descriptor,
+//!
+//! ```text
+//! SUPEROP 5 (FLOAT FLOAT SEGDES) (+_REDUCE FLOAT (* FLOAT (SQRT FLOAT $0) $1) $2) (+_REDUCE FLOAT (SQRT FLOAT $0) $2)
+//! ```
+//!
+//! and pushes one reduced vector per tree (the two components of the total force on each
+//! body of a direct N-body sum).
+//!
 //! A superoperator may instead end in a *pack*: its root keeps, in every segment of one
 //! of its `SEGDES` parameters, the elements of the body whose flag is true, for each of
 //! one or more boolean flag trees,
@@ -88,8 +98,9 @@ pub struct SuperOp {
     pub guard: Option<Guard>,
     /// The body's values packed by each of several flag trees (no fold, no guard).
     pub pack: Option<Pack>,
-    /// Further element-wise results over the same parameters, pushed after the body's
-    /// (no fold, no pack; no tree traps).
+    /// Further results over the same parameters, pushed after the body's: element-wise
+    /// trees, or with a reduction as the fold, trees reduced the same way (no scan, no
+    /// pack; no tree traps).
     pub more: Vec<Expr>,
 }
 
@@ -384,20 +395,23 @@ impl SuperOp {
         let f = self.pack.as_ref()?.flags.get(i)?;
         Some(SuperOp::elementwise(self.params.clone(), f.clone()))
     }
-    /// The element-wise superoperators a vector library that does not evaluate this one
-    /// whole runs in its place: for a pack root, the body and each flag tree; otherwise
-    /// the operator itself (the CUDA library runs one with several results whole).
+    /// The superoperators a vector library that does not evaluate this one whole runs in
+    /// its place: for a pack root, the body and each flag tree (element-wise); with
+    /// several reductions, each; otherwise the operator itself (the CUDA library runs one
+    /// with several element-wise results whole).
     pub fn parts(&self) -> Vec<SuperOp> {
         match &self.pack {
+            // (Several reductions run as one each.)
+            None if self.fold.is_some() && !self.more.is_empty() => (0..=self.more.len()).filter_map(|i| self.output_op(i)).collect(),
             None => vec![self.clone()],
             Some(p) => std::iter::once(self.without_fold()).chain((0..p.flags.len()).filter_map(|i| self.flag_op(i))).collect(),
         }
     }
-    /// Element-wise result `i` (`0` the body, then the further ones) as a superoperator of
-    /// its own over the same parameters, without a guard.
+    /// Result `i` (`0` the body, then the further ones) as a superoperator of its own over
+    /// the same parameters, without a guard (with the fold, for a reduction).
     pub fn output_op(&self, i: usize) -> Option<SuperOp> {
         let e = if i == 0 { &self.body } else { self.more.get(i - 1)? };
-        Some(SuperOp::elementwise(self.params.clone(), e.clone()))
+        Some(SuperOp { fold: self.fold, ..SuperOp::elementwise(self.params.clone(), e.clone()) })
     }
     /// The element types of the element-wise results: the body's, then each further
     /// tree's (checks the trees).
@@ -472,8 +486,16 @@ impl SuperOp {
             }
         }
         if !self.more.is_empty() {
-            if self.fold.is_some() || self.pack.is_some() {
-                return Err("a superoperator with several results has no fold and no pack".into());
+            if self.pack.is_some() || self.fold.is_some_and(|f| f.kind != FoldKind::Reduce) {
+                return Err("a superoperator with several results has no pack and no scan".into());
+            }
+            if let Some(f) = self.fold {
+                for e in &self.more {
+                    let t = e.result_type(&self.params)?;
+                    if t != f.ty {
+                        return Err(format!("a further reduced tree is {}, not {}", t.name(), f.ty.name()));
+                    }
+                }
             }
             if self.body.may_trap() || self.more.iter().any(Expr::may_trap) {
                 // Every result is computed before any is pushed: nothing may fail.
@@ -572,7 +594,10 @@ impl fmt::Display for SuperOp {
             }
         }
         for e in &self.more {
-            write!(f, " {e}")?;
+            match &self.fold {
+                None => write!(f, " {e}")?,
+                Some(fold) => write!(f, " ({} {} {e} ${})", fold.opcode().map_or("?", |o| o.info().name), fold.ty.name(), fold.seg)?,
+            }
         }
         match &self.guard {
             None => Ok(()),
@@ -643,6 +668,25 @@ mod tests {
         assert!(SuperOp::parse("(INT SEGDES) (+ INT $0 $0) (OR_REDUCE BOOL (< INT $0 $0) $1) (+ INT $0 $0)").is_err());
         assert!(SuperOp::parse("(INT FLOAT) (+ INT $0 $0) (+ INT $0 $1)").is_err());
         assert!(SuperOp::parse("(INT INT) (+ INT $0 $1) (- INT $0 $1)").is_ok());
+        // Several reductions: the same reduction of each tree, run by a library that does
+        // not evaluate them together as one superoperator each.
+        let src = "(FLOAT FLOAT SEGDES) (+_REDUCE FLOAT (* FLOAT (SQRT FLOAT $0) $1) $2) (+_REDUCE FLOAT (SQRT FLOAT $0) $2)";
+        let op = SuperOp::parse(src).expect("parses");
+        assert_eq!(op.to_string(), src);
+        assert_eq!(op.results(), 2);
+        let parts: Vec<String> = op.parts().iter().map(|p| p.to_string()).collect();
+        assert_eq!(parts, ["(FLOAT FLOAT SEGDES) (+_REDUCE FLOAT (* FLOAT (SQRT FLOAT $0) $1) $2)", "(FLOAT FLOAT SEGDES) (+_REDUCE FLOAT (SQRT FLOAT $0) $2)"]);
+        // another reduction, another descriptor, a tree of another type, a scan, an
+        // element-wise tree beside a reduction
+        for bad in [
+            "(FLOAT FLOAT SEGDES) (+_REDUCE FLOAT $0 $2) (MAX_REDUCE FLOAT $1 $2)",
+            "(FLOAT FLOAT SEGDES SEGDES) (+_REDUCE FLOAT $0 $2) (+_REDUCE FLOAT $1 $3)",
+            "(FLOAT INT SEGDES) (+_REDUCE FLOAT $0 $2) (+_REDUCE FLOAT (I_TO_F INT $1) $2) (+_REDUCE INT $1 $2)",
+            "(INT INT SEGDES) (+_SCAN INT $0 $2) (+_SCAN INT $1 $2)",
+            "(INT INT SEGDES) (+_REDUCE INT $0 $2) (+ INT $0 $1)",
+        ] {
+            assert!(SuperOp::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -562,9 +562,9 @@ impl<C: Cvl> Machine<'_, C> {
                     }
                 }
                 if !op.more.is_empty() {
-                    let seg = match op.guard {
-                        Some(_) => Some(seg_at(s, op.length_param())?),
-                        None => None,
+                    let seg = match (&op.guard, &op.fold) {
+                        (None, None) => None,
+                        _ => Some(seg_at(s, op.length_param())?),
                     };
                     let args: Vec<Option<&C::Vector>> = s
                         .iter()

@@ -504,8 +504,13 @@ impl Parser {
             match self.fold_or_expr()? {
                 (e, None) if fold.is_none() => more.push(e),
                 (cond, Some(Fold { kind: FoldKind::Reduce, op: ReduceOp::Or, ty: VType::Bool, seg })) if fold.is_none() => guard = Some(Guard { cond, seg }),
+                // A further reduction: the body's, of another tree.
+                (e, Some(f)) if fold == Some(f) && f.kind == FoldKind::Reduce => more.push(e),
                 _ => {
-                    self.err(at, "after an element-wise body, a superoperator's further roots are element-wise trees and, last, its guard `(OR_REDUCE BOOL tree $k)`");
+                    self.err(
+                        at,
+                        "a superoperator's further roots are element-wise trees and, last, its guard `(OR_REDUCE BOOL tree $k)` after an element-wise body, and the body's reduction of other trees after a reduction",
+                    );
                     return None;
                 }
             }

@@ -575,6 +575,9 @@ fn check_several_results(seed: u64, segments: usize) {
         "(INT INT BOOL SEGDES) (+ INT $0 $1) (< INT (+ INT $0 $1) (CONST INT 0)) $2 (CONST FLOAT 2.5)",
         // with a guard sharing the body's subtree
         "(FLOAT FLOAT SEGDES) (LOG FLOAT (SQRT FLOAT $0)) (* FLOAT (SQRT FLOAT $0) $1) (OR_REDUCE BOOL (< FLOAT (SQRT FLOAT $0) (CONST FLOAT 0.5)) $2)",
+        // several reductions (a direct N-body sum's components), floats and ints
+        "(FLOAT FLOAT SEGDES) (+_REDUCE FLOAT (* FLOAT (/ FLOAT $0 (SQRT FLOAT (+ FLOAT (* FLOAT $1 $1) (CONST FLOAT 1.0)))) $1) $2) (+_REDUCE FLOAT (/ FLOAT $0 (SQRT FLOAT (+ FLOAT (* FLOAT $1 $1) (CONST FLOAT 1.0)))) $2) (+_REDUCE FLOAT $1 $2)",
+        "(INT INT SEGDES) (MAX_REDUCE INT (* INT (+ INT $0 $1) $0) $2) (MAX_REDUCE INT (+ INT $0 $1) $2)",
     ];
     let run = |threads: usize, one_segment: bool| -> Vec<(Vec<HostVector>, Vec<HostVector>)> {
         let mut c = CpuCvl::with_threads(threads);
@@ -590,7 +593,8 @@ fn check_several_results(seed: u64, segments: usize) {
                 let args = operands(&op, [&iv, &lv, &fv, &bv]);
                 let all = c.fused_many(&op, &args, Some(&s), n).unwrap();
                 let mut parts: Vec<HostVector> = (0..=op.more.len()).map(|i| {
-                    let v = c.fused(&op.output_op(i).unwrap(), &args, n).unwrap();
+                    let part = op.output_op(i).unwrap();
+                    let v = if part.fold.is_some() { c.fused_fold(&part, &args, &s, n) } else { c.fused(&part, &args, n) }.unwrap();
                     c.to_host(&v).unwrap()
                 }).collect();
                 if let Some(g) = op.guard_op() {

@@ -435,7 +435,8 @@ pub trait Cvl {
     /// `FUSED n` of a superoperator with further results ([`SuperOp::more`]): the
     /// vector of each element-wise result over `len` positions in order (the body's
     /// first), then, with a guard, its flags as [`Cvl::fused_guarded`] gives them (`seg`
-    /// is then the guard's descriptor). `args` as for [`Cvl::fused`]. No tree traps.
+    /// is then the guard's descriptor); with a reduction, each tree's reduction over the
+    /// segments of `seg`. `args` as for [`Cvl::fused`]. No tree traps.
     ///
     /// The default evaluates each result with [`Cvl::fused`] (the body with its guard
     /// through [`Cvl::fused_guarded`]); a backend overrides it to read the operands once
@@ -451,6 +452,11 @@ pub trait Cvl {
         let mut flags = None;
         for i in 0..=op.more.len() {
             let part = op.output_op(i).ok_or_else(|| Trap::ty("superoperator result out of range"))?;
+            if part.fold.is_some() {
+                let seg = seg.ok_or_else(|| Trap::ty("a folding superoperator's descriptor is missing"))?;
+                out.push(self.fused_fold(&part, args, seg, len)?);
+                continue;
+            }
             match (i, &op.guard, seg) {
                 (0, Some(g), Some(seg)) => {
                     let guarded = SuperOp { guard: Some(g.clone()), ..part };

@@ -964,11 +964,13 @@ enum Part<T> {
     Whole(Vec<T>),
 }
 
-/// The segmented reduction over `s` of `p`'s values, without storing them: each chunk of
-/// [`cut`](super::par::cut) is evaluated into a block-sized scratch buffer and folded
-/// there. The folds are those of [`reduce_t`](super::scan::reduce_t) (a segment of at most
-/// [`BLOCK`] elements left to right, a longer one per block in lanes, blocks in order), so
-/// the result is bit-identical to evaluating and then reducing, on any number of threads.
+/// The segmented reductions over `s` of `p`'s values, without storing them: one vector
+/// per result of `p` (its body's, then each further result's, all reduced by `f`). Each
+/// chunk of [`cut`](super::par::cut) is evaluated into block-sized scratch buffers (one per
+/// result) and folded there. The folds are those of [`reduce_t`](super::scan::reduce_t)
+/// (a segment of at most [`BLOCK`] elements left to right, a longer one per block in lanes,
+/// blocks in order), so each result is bit-identical to evaluating and then reducing, on
+/// any number of threads.
 pub(super) fn reduce<T: Elem>(
     par: &Par,
     p: &Prog,
@@ -977,71 +979,93 @@ pub(super) fn reduce<T: Elem>(
     id: T,
     lanes: bool,
     f: impl Fn(T, T) -> T + Sync + Send,
-) -> Result<Vec<T>, Trap> {
-    let init = || (p.registers(), Vec::<T>::new());
-    let parts = par.map_init(p.work(s.total()) + s.m(), cut(s, true), init, |(regs, scratch), c| -> Result<Part<T>, Trap> {
+) -> Result<Vec<Vec<T>>, Trap> {
+    let k = 1 + p.more.len();
+    if p.more.iter().any(|&(_, t)| t != p.rt) {
+        return Err(Trap::ty("a superoperator's reduced results are of different types"));
+    }
+    let init = || (p.registers(), (0..k).map(|_| Vec::<T>::new()).collect::<Vec<_>>());
+    let parts = par.map_init(p.work(s.total()) + s.m(), cut(s, true), init, |(regs, scratch), c| -> Result<Vec<Part<T>>, Trap> {
         let n = c.e1 - c.e0;
-        scratch.clear();
-        scratch.reserve(n);
-        eval_range(p, args, c.e0, &mut scratch.spare_capacity_mut()[..n], regs, None, &mut [])?;
-        // SAFETY: `eval_range` wrote all `n` elements.
-        unsafe { scratch.set_len(n) };
-        if c.s1 == c.s0 + 1 && s.len(c.s0) > BLOCK {
-            return Ok(Part::Piece(c.s0, fold_lanes(scratch, c.e0 == s.start(c.s0), lanes, &f)));
+        for b in scratch.iter_mut() {
+            b.clear();
+            b.reserve(n);
         }
-        // Whole segments, each folded left to right (as `reduce_t` does), walked with a
-        // running offset: no start lookup per segment, and short segments' folds are
-        // independent chains the processor overlaps.
-        // (`cut` only splits segments longer than a block, handled above.)
-        let Some(lens) = c.whole(s) else {
-            return Err(Trap::ty("fused reduction: a chunk holds part of a short segment"));
-        };
-        let mut vals = Vec::with_capacity(lens.len());
-        let mut rest: &[T] = scratch;
-        for &l in lens {
-            let (seg, tail) = rest.split_at(l as usize);
-            vals.push(match seg.split_first() {
-                Some((&a, more)) => more.iter().fold(a, |x, &y| f(x, y)),
-                None => id,
-            });
-            rest = tail;
+        let (first, rest) = scratch.split_first_mut().ok_or_else(|| Trap::ty("no result"))?;
+        let mut more: Vec<Out> = rest.iter_mut().map(|b| T::out(&mut b.spare_capacity_mut()[..n])).collect();
+        eval_range(p, args, c.e0, &mut first.spare_capacity_mut()[..n], regs, None, &mut more)?;
+        drop(more);
+        for b in scratch.iter_mut() {
+            // SAFETY: `eval_range` wrote all `n` elements of the body's buffer and of each
+            // further result's.
+            unsafe { b.set_len(n) };
         }
-        Ok(Part::Whole(vals))
+        scratch.iter().map(|b| fold_chunk(b, &c, s, id, lanes, &f)).collect()
     });
-    let mut out = Vec::with_capacity(s.m());
-    // The segment whose pieces are being combined, and their fold so far.
-    let mut open: Option<(usize, Option<T>)> = None;
-    for part in parts {
-        match part? {
-            Part::Piece(k, x) => match &mut open {
-                Some((j, acc)) if *j == k => {
-                    *acc = match (*acc, x) {
-                        (Some(a), Some(x)) => Some(f(a, x)),
-                        (a, x) => a.or(x),
+    let mut outs: Vec<Vec<T>> = (0..k).map(|_| Vec::with_capacity(s.m())).collect();
+    // Per result, the segment whose pieces are being combined, and their fold so far.
+    let mut open: Vec<Option<(usize, Option<T>)>> = vec![None; k];
+    for chunk in parts {
+        for ((part, out), open) in chunk?.into_iter().zip(outs.iter_mut()).zip(open.iter_mut()) {
+            match part {
+                Part::Piece(k, x) => match open {
+                    Some((j, acc)) if *j == k => {
+                        *acc = match (*acc, x) {
+                            (Some(a), Some(x)) => Some(f(a, x)),
+                            (a, x) => a.or(x),
+                        }
                     }
-                }
-                _ => {
+                    _ => {
+                        if let Some((_, acc)) = open.take() {
+                            out.push(acc.unwrap_or(id));
+                        }
+                        *open = Some((k, x));
+                    }
+                },
+                Part::Whole(vals) => {
                     if let Some((_, acc)) = open.take() {
                         out.push(acc.unwrap_or(id));
                     }
-                    open = Some((k, x));
+                    out.extend(vals);
                 }
-            },
-            Part::Whole(vals) => {
-                if let Some((_, acc)) = open.take() {
-                    out.push(acc.unwrap_or(id));
-                }
-                out.extend(vals);
             }
         }
     }
-    if let Some((_, acc)) = open {
-        out.push(acc.unwrap_or(id));
+    for (out, open) in outs.iter_mut().zip(open) {
+        if let Some((_, acc)) = open {
+            out.push(acc.unwrap_or(id));
+        }
+        if out.len() != s.m() {
+            return Err(Trap::ty(format!("fused reduction made {} values for {} segments", out.len(), s.m())));
+        }
     }
-    if out.len() != s.m() {
-        return Err(Trap::ty(format!("fused reduction made {} values for {} segments", out.len(), s.m())));
+    Ok(outs)
+}
+
+/// The fold of one chunk's values `vals` (positions `c.e0..c.e1`): of its piece of a long
+/// segment, or of each of its whole segments (`id` for an empty one).
+fn fold_chunk<T: Elem>(vals: &[T], c: &Chunk, s: &Seg, id: T, lanes: bool, f: &impl Fn(T, T) -> T) -> Result<Part<T>, Trap> {
+    if c.s1 == c.s0 + 1 && s.len(c.s0) > BLOCK {
+        return Ok(Part::Piece(c.s0, fold_lanes(vals, c.e0 == s.start(c.s0), lanes, f)));
     }
-    Ok(out)
+    // Whole segments, each folded left to right (as `reduce_t` does), walked with a
+    // running offset: no start lookup per segment, and short segments' folds are
+    // independent chains the processor overlaps.
+    // (`cut` only splits segments longer than a block, handled above.)
+    let Some(lens) = c.whole(s) else {
+        return Err(Trap::ty("fused reduction: a chunk holds part of a short segment"));
+    };
+    let mut out = Vec::with_capacity(lens.len());
+    let mut rest: &[T] = vals;
+    for &l in lens {
+        let (seg, tail) = rest.split_at(l as usize);
+        out.push(match seg.split_first() {
+            Some((&a, more)) => more.iter().fold(a, |x, &y| f(x, y)),
+            None => id,
+        });
+        rest = tail;
+    }
+    Ok(Part::Whole(out))
 }
 
 /// The exclusive segmented scan over `s` of `p`'s values: each chunk is evaluated into

@@ -1087,7 +1087,7 @@ impl Cvl for CpuCvl {
         let (p, s) = (&self.par, &seg.0);
         Ok(vecd(match fold.kind {
             FoldKind::Reduce => {
-                scan::monoid!(fold.op, prog.result_type(), |id, lanes, f| fused::reduce(p, &prog, &slices, s, id, lanes, f)?)
+                scan::monoid!(fold.op, prog.result_type(), |id, lanes, f| fused::reduce(p, &prog, &slices, s, id, lanes, f)?.swap_remove(0))
             }
             FoldKind::Scan => {
                 scan::monoid!(fold.op, prog.result_type(), |id, lanes, f| fused::scan(p, &prog, &slices, s, id, lanes, f)?)
@@ -1116,8 +1116,26 @@ impl Cvl for CpuCvl {
         Ok((vecd(r), vecd(Data::Bool(vec![any]))))
     }
     fn fused_many(&mut self, op: &SuperOp, args: &[Option<&CpuVector>], seg: Option<&CpuSegdes>, len: usize) -> Result<Vec<CpuVector>, Trap> {
-        if op.fold.is_some() || op.pack.is_some() {
-            return Err(Trap::ty("a superoperator with a fold or a pack has one kind of result"));
+        if op.pack.is_some() {
+            return Err(Trap::ty("a superoperator with a pack has one kind of result"));
+        }
+        if let Some(fold) = op.fold {
+            // Several reductions: every tree's values reduced from one pass.
+            let seg = seg.ok_or_else(|| Trap::ty("a folding superoperator's descriptor is missing"))?;
+            if fold.kind != FoldKind::Reduce {
+                return Err(Trap::ty("a superoperator with several results has no scan"));
+            }
+            let (prog, slices) = fused_args(op, args, len)?;
+            check::len("folded segment descriptor", seg.0.total(), len)?;
+            let (p, s) = (&self.par, &seg.0);
+            let rest: Vec<Data>;
+            let first = scan::monoid!(fold.op, prog.result_type(), |id, lanes, f| {
+                let mut all = fused::reduce(p, &prog, &slices, s, id, lanes, f)?;
+                let first = all.remove(0);
+                rest = all.into_iter().map(data::Elem::wrap).collect();
+                first
+            });
+            return Ok(std::iter::once(first).chain(rest).map(vecd).collect());
         }
         // A guard over several segments (a flag each) runs as its fold first, then the
         // values without it; over one segment, in the same pass as the values.
