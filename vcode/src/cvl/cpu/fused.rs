@@ -832,6 +832,10 @@ fn eval_range<T: Elem>(
     if crate::interrupt::skip_work() {
         return Err(Trap::new(crate::trap::TrapKind::Interrupted));
     }
+    if more.len() != p.more.len() {
+        // (Every further result must be written: the callers mark them all written.)
+        return Err(Trap::ty(format!("a superoperator with {} further results given {} outputs", p.more.len(), more.len())));
+    }
     let mut stage: Vec<T> = Vec::new();
     let mut c = 0;
     let mut any = false;
@@ -980,11 +984,11 @@ pub(super) fn reduce<T: Elem>(
     lanes: bool,
     f: impl Fn(T, T) -> T + Sync + Send,
 ) -> Result<Vec<Vec<T>>, Trap> {
-    let k = 1 + p.more.len();
+    let results = 1 + p.more.len();
     if p.more.iter().any(|&(_, t)| t != p.rt) {
         return Err(Trap::ty("a superoperator's reduced results are of different types"));
     }
-    let init = || (p.registers(), (0..k).map(|_| Vec::<T>::new()).collect::<Vec<_>>());
+    let init = || (p.registers(), (0..results).map(|_| Vec::<T>::new()).collect::<Vec<_>>());
     let parts = par.map_init(p.work(s.total()) + s.m(), cut(s, true), init, |(regs, scratch), c| -> Result<Vec<Part<T>>, Trap> {
         let n = c.e1 - c.e0;
         for b in scratch.iter_mut() {
@@ -1002,9 +1006,9 @@ pub(super) fn reduce<T: Elem>(
         }
         scratch.iter().map(|b| fold_chunk(b, &c, s, id, lanes, &f)).collect()
     });
-    let mut outs: Vec<Vec<T>> = (0..k).map(|_| Vec::with_capacity(s.m())).collect();
+    let mut outs: Vec<Vec<T>> = (0..results).map(|_| Vec::with_capacity(s.m())).collect();
     // Per result, the segment whose pieces are being combined, and their fold so far.
-    let mut open: Vec<Option<(usize, Option<T>)>> = vec![None; k];
+    let mut open: Vec<Option<(usize, Option<T>)>> = vec![None; results];
     for chunk in parts {
         for ((part, out), open) in chunk?.into_iter().zip(outs.iter_mut()).zip(open.iter_mut()) {
             match part {
