@@ -561,11 +561,8 @@ impl<C: Cvl> Machine<'_, C> {
                         }
                     }
                 }
-                if !op.more.is_empty() {
-                    let seg = match (&op.guard, &op.fold) {
-                        (None, None) => None,
-                        _ => Some(seg_at(s, op.length_param())?),
-                    };
+                if !op.more.is_empty() || op.fold.is_some() || op.guard.is_some() || op.pack.is_some() {
+                    let seg = || seg_at(s, op.length_param());
                     let args: Vec<Option<&C::Vector>> = s
                         .iter()
                         .map(|v| match v {
@@ -573,29 +570,21 @@ impl<C: Cvl> Machine<'_, C> {
                             _ => None,
                         })
                         .collect();
-                    let outs = self.cvl.fused_many(op, &args, seg, len)?;
-                    if outs.len() != op.results() {
-                        return Err(Trap::ty(format!("superoperator {k} made {} results, not {}", outs.len(), op.results())));
-                    }
-                    self.finish(base, outs.into_iter().map(Value::Vec).collect());
-                    return Ok(Flow::Next);
-                }
-                if op.fold.is_some() || op.guard.is_some() || op.pack.is_some() {
-                    let seg = seg_at(s, op.length_param())?;
-                    let args: Vec<Option<&C::Vector>> = s
-                        .iter()
-                        .map(|v| match v {
-                            Value::Vec(x) => Some(x),
-                            _ => None,
-                        })
-                        .collect();
-                    let outs = if op.pack.is_some() {
-                        let packed = self.cvl.fused_pack(op, &args, seg, len)?;
+                    let outs = if !op.more.is_empty() {
+                        // (Element-wise results alone need no descriptor.)
+                        let seg = if op.fold.is_some() || op.guard.is_some() { Some(seg()?) } else { None };
+                        let outs = self.cvl.fused_many(op, &args, seg, len)?;
+                        if outs.len() != op.results() {
+                            return Err(Trap::ty(format!("superoperator {k} made {} results, not {}", outs.len(), op.results())));
+                        }
+                        outs.into_iter().map(Value::Vec).collect()
+                    } else if op.pack.is_some() {
+                        let packed = self.cvl.fused_pack(op, &args, seg()?, len)?;
                         packed.into_iter().flat_map(|(v, s)| [Value::Vec(v), Value::Seg(s)]).collect()
                     } else if op.fold.is_some() {
-                        vec![Value::Vec(self.cvl.fused_fold(op, &args, seg, len)?)]
+                        vec![Value::Vec(self.cvl.fused_fold(op, &args, seg()?, len)?)]
                     } else {
-                        let (r, flags) = self.cvl.fused_guarded(op, &args, seg, len)?;
+                        let (r, flags) = self.cvl.fused_guarded(op, &args, seg()?, len)?;
                         vec![Value::Vec(r), Value::Vec(flags)]
                     };
                     self.finish(base, outs);

@@ -486,6 +486,18 @@ fn folds_over_one_long_segment_many_short_and_none() {
     check_folds(4, 0);
 }
 
+/// The case's descriptor (or one segment of all its elements) and its vectors on `c`, as
+/// [`operands`] hands them to superoperators: ints, local ints, floats, flags.
+fn superop_operands(c: &mut CpuCvl, k: &Case, one_segment: bool) -> (<CpuCvl as Cvl>::Segdes, [<CpuCvl as Cvl>::Vector; 4]) {
+    let n = k.ints.len();
+    let s = if one_segment { c.segdes_from_host(&[n as i64]).unwrap() } else { c.segdes_from_host(&k.lens).unwrap() };
+    let iv = c.from_host(HostVector::Int(k.ints.clone())).unwrap();
+    let lv = c.from_host(HostVector::Int(k.local.clone())).unwrap();
+    let fv = c.from_host(HostVector::Float(k.floats.clone())).unwrap();
+    let bv = c.from_host(HostVector::Bool(k.flags.clone())).unwrap();
+    (s, [iv, lv, fv, bv])
+}
+
 /// A guarded superoperator (`FUSED` pushing its values and the `OR_REDUCE` of its guard)
 /// against its two parts run on their own (the guard's fold, then the body), over one
 /// segment (the one-pass path) and over the case's segments (a flag per segment), on 1,
@@ -514,11 +526,7 @@ fn check_guards(seed: u64, segments: usize) {
     let run = |threads: usize, one_segment: bool| -> Vec<(HostVector, HostVector, HostVector, HostVector)> {
         let mut c = CpuCvl::with_threads(threads);
         let n = k.ints.len();
-        let s = if one_segment { c.segdes_from_host(&[n as i64]).unwrap() } else { c.segdes_from_host(&k.lens).unwrap() };
-        let iv = c.from_host(HostVector::Int(k.ints.clone())).unwrap();
-        let fv = c.from_host(HostVector::Float(k.floats.clone())).unwrap();
-        let bv = c.from_host(HostVector::Bool(k.flags.clone())).unwrap();
-        let lv = c.from_host(HostVector::Int(k.local.clone())).unwrap();
+        let (s, [iv, lv, fv, bv]) = superop_operands(&mut c, &k, one_segment);
         ops.iter()
             .map(|src| {
                 let op = SuperOp::parse(src).unwrap();
@@ -582,11 +590,7 @@ fn check_several_results(seed: u64, segments: usize) {
     let run = |threads: usize, one_segment: bool| -> Vec<(Vec<HostVector>, Vec<HostVector>)> {
         let mut c = CpuCvl::with_threads(threads);
         let n = k.ints.len();
-        let s = if one_segment { c.segdes_from_host(&[n as i64]).unwrap() } else { c.segdes_from_host(&k.lens).unwrap() };
-        let iv = c.from_host(HostVector::Int(k.ints.clone())).unwrap();
-        let fv = c.from_host(HostVector::Float(k.floats.clone())).unwrap();
-        let bv = c.from_host(HostVector::Bool(k.flags.clone())).unwrap();
-        let lv = c.from_host(HostVector::Int(k.local.clone())).unwrap();
+        let (s, [iv, lv, fv, bv]) = superop_operands(&mut c, &k, one_segment);
         ops.iter()
             .map(|src| {
                 let op = SuperOp::parse(src).unwrap();
