@@ -767,59 +767,102 @@ impl<T: Copy> Holey<T> {
 }
 
 /// Writes the runs of a planned scatter (ascending and without holes: `plan.ends`,
-/// `plan.solid`) into `out`, chunks in parallel; returns every run's targets, in order
-/// (positions of the whole destination).
-fn scatter_uninit<T: Elem>(par: &Par, out: &mut [MaybeUninit<T>], v: &[T], ix: Progressions, ss: &Seg, sd: &Seg, plan: &Plan, ends: &[usize]) -> Vec<(usize, usize)> {
+/// `plan.solid`) into `out`, chunks in parallel; returns the places of `gaps` (all of
+/// `out` when `None`) that no run covers, as ascending disjoint non-empty ranges. Each
+/// chunk owns the places from the previous chunk's `ends` to its own (the last one to the
+/// end) and finds the uncovered ones of its part as it writes, so no list of the runs'
+/// targets is made.
+#[allow(clippy::too_many_arguments)]
+fn scatter_uninit<T: Elem>(
+    par: &Par,
+    out: &mut [MaybeUninit<T>],
+    v: &[T],
+    ix: Progressions,
+    ss: &Seg,
+    sd: &Seg,
+    plan: &Plan,
+    ends: &[usize],
+    gaps: Option<&[(usize, usize)]>,
+) -> Vec<(usize, usize)> {
     let last = ends.len().saturating_sub(1);
     let n = out.len();
+    let whole = [(0, n)];
+    let gaps = gaps.unwrap_or(&whole);
     let starts = std::iter::once(0).chain(ends.iter().copied());
-    let parts = split_mut(out, starts.zip(ends).enumerate().map(|(c, (a, &b))| if c == last { n - a } else { b - a }));
-    let starts = std::iter::once(0).chain(ends.iter().copied());
+    let spans: Vec<(usize, usize)> = starts.zip(ends).enumerate().map(|(c, (a, &b))| (a, if c == last { n } else { b })).collect();
+    let parts = split_mut(out, spans.iter().map(|&(a, b)| b - a));
     let same = plan.same;
-    let targets = par.map(ss.total() + ix.seg.m(), plan.chunks.iter().zip(parts).zip(starts).collect(), |((ch, part), base)| {
-        let mut ts = Vec::new();
+    let pieces = par.map(ss.total() + ix.seg.m(), plan.chunks.iter().zip(parts).zip(spans).collect(), |((ch, part), (base, top))| {
+        let mut left = Uncovered::new(gaps, base);
         ix.chunk_runs(ch, ss, same, |k, r| {
             let (a, b) = r.targets();
             let (a, b) = (sd.start(k) + a, sd.start(k) + b);
             super::mem::write_all(&mut part[a - base..b - base], &v[r.lo..r.hi]);
-            ts.push((a, b));
+            left.wrote(a, b);
         });
-        ts
+        left.until(top)
     });
-    targets.concat()
-}
-
-/// The places of `0..n` (`gaps` when given, else all) that no range of `ts` (ascending,
-/// disjoint) covers, as ascending disjoint non-empty ranges.
-fn uncovered(gaps: Option<&[(usize, usize)]>, ts: &[(usize, usize)], n: usize) -> Vec<(usize, usize)> {
-    let whole = [(0, n)];
-    let gaps = gaps.unwrap_or(&whole);
-    let mut out = Vec::new();
-    let mut t = ts.iter().peekable();
-    for &(lo, hi) in gaps {
-        let mut pos = lo;
-        while let Some(&&(a, b)) = t.peek() {
-            if b <= pos {
-                t.next();
-                continue;
-            }
-            if a >= hi {
-                break;
-            }
-            if a > pos {
-                out.push((pos, a));
-            }
-            pos = pos.max(b);
-            if b >= hi {
-                break;
-            }
-            t.next();
-        }
-        if pos < hi {
-            out.push((pos, hi));
+    let mut left: Vec<(usize, usize)> = Vec::with_capacity(pieces.iter().map(Vec::len).sum());
+    for (a, b) in pieces.into_iter().flatten() {
+        match left.last_mut() {
+            Some(l) if l.1 == a => l.1 = b,
+            _ => left.push((a, b)),
         }
     }
-    out
+    left
+}
+
+/// The places of some gaps (ascending, disjoint ranges) that writes made in ascending
+/// order leave uncovered, found as the writes come ([`Uncovered::wrote`]): one walk over
+/// the gaps and the written ranges together, no list of the ranges kept.
+struct Uncovered<'g> {
+    gaps: &'g [(usize, usize)],
+    /// The first gap that may reach past `pos`.
+    g: usize,
+    /// Everything below this is accounted for.
+    pos: usize,
+    left: Vec<(usize, usize)>,
+}
+
+impl<'g> Uncovered<'g> {
+    /// Nothing written yet from place `from` on.
+    fn new(gaps: &'g [(usize, usize)], from: usize) -> Self {
+        Uncovered { gaps, g: gaps.partition_point(|&(_, b)| b <= from), pos: from, left: Vec::new() }
+    }
+    /// Places `a..b` were written (`a` at or past the end of every earlier write).
+    #[inline]
+    fn wrote(&mut self, a: usize, b: usize) {
+        if a > self.pos {
+            self.gaps_in(a);
+        }
+        self.pos = self.pos.max(b);
+    }
+    /// The uncovered places of the gaps below `top` (at or past every write), ascending,
+    /// adjacent ones joined.
+    fn until(mut self, top: usize) -> Vec<(usize, usize)> {
+        if top > self.pos {
+            self.gaps_in(top);
+        }
+        self.left
+    }
+    /// Takes the parts of the gaps inside `pos..hi` as uncovered.
+    fn gaps_in(&mut self, hi: usize) {
+        let (gaps, lo) = (self.gaps, self.pos);
+        while self.g < gaps.len() && gaps[self.g].1 <= lo {
+            self.g += 1;
+        }
+        while self.g < gaps.len() && gaps[self.g].0 < hi {
+            let (a, b) = (gaps[self.g].0.max(lo), gaps[self.g].1.min(hi));
+            match self.left.last_mut() {
+                Some(l) if l.1 == a => l.1 = b,
+                _ => self.left.push((a, b)),
+            }
+            if gaps[self.g].1 > hi {
+                break;
+            }
+            self.g += 1;
+        }
+    }
 }
 
 /// `DPERMUTE` by an `INDEX` not written out into a `DIST` not written out, when the runs
@@ -831,12 +874,12 @@ pub(super) fn scatter_holey<T: Elem>(par: &Par, v: &[T], ix: Progressions, ss: &
     let Some(ends) = plan.ends.as_ref().filter(|_| plan.solid && !plan.chunks.is_empty()) else { return Ok(None) };
     let n = sd.total();
     let mut buf = super::mem::alloc::<T>(n)?;
-    let ts = scatter_uninit(par, &mut buf.spare_capacity_mut()[..n], v, ix, ss, sd, plan, ends);
+    let gaps = scatter_uninit(par, &mut buf.spare_capacity_mut()[..n], v, ix, ss, sd, plan, ends, None);
     if crate::interrupt::abandoned() {
         // Chunks may have been skipped: not written.
         return Err(Trap::new(crate::trap::TrapKind::Interrupted));
     }
-    Ok(Some(Holey { buf, n, gaps: uncovered(None, &ts, n) }))
+    Ok(Some(Holey { buf, n, gaps }))
 }
 
 /// A `DPERMUTE` into a vector with gaps ([`write_into_holes`]): by the runs of an `INDEX`
@@ -869,20 +912,17 @@ fn scatter_few_into_holes<T: Copy>(h: &mut Holey<T>, v: &[T], t: Targets, ss: &S
         return false;
     }
     let out = &mut h.buf.spare_capacity_mut()[..h.n];
-    let mut ts: Vec<(usize, usize)> = Vec::new();
+    let mut left = Uncovered::new(&h.gaps, 0);
     for ((st, len), k) in ss.ranges().zip(0..) {
         let base = sd.start(k);
         for (&x, &i) in v[st..st + len].iter().zip(&t.i[st..st + len]) {
-            // `check_scatter` put every index in its destination segment.
+            // `check_scatter` put every index in its destination segment, ascending.
             let at = base + i as usize;
             out[at].write(x);
-            match ts.last_mut() {
-                Some(r) if r.1 == at => r.1 = at + 1,
-                _ => ts.push((at, at + 1)),
-            }
+            left.wrote(at, at + 1);
         }
     }
-    h.gaps = uncovered(Some(&h.gaps), &ts, h.n);
+    h.gaps = left.until(h.n);
     true
 }
 
@@ -891,13 +931,13 @@ fn scatter_few_into_holes<T: Copy>(h: &mut Holey<T>, v: &[T], t: Targets, ss: &S
 /// gaps. False, writing nothing, for another plan.
 fn scatter_into_holes<T: Elem>(par: &Par, h: &mut Holey<T>, v: &[T], ix: Progressions, ss: &Seg, sd: &Seg, plan: &Plan) -> Result<bool, Trap> {
     let Some(ends) = plan.ends.as_ref().filter(|_| plan.solid && !plan.chunks.is_empty() && sd.total() == h.n) else { return Ok(false) };
-    let ts = scatter_uninit(par, &mut h.buf.spare_capacity_mut()[..h.n], v, ix, ss, sd, plan, ends);
+    let gaps = scatter_uninit(par, &mut h.buf.spare_capacity_mut()[..h.n], v, ix, ss, sd, plan, ends, Some(&h.gaps));
     if crate::interrupt::abandoned() {
         // Chunks may have been skipped: their places are not written, but they left the
         // gaps; the vector is dropped with the trap.
         return Err(Trap::new(crate::trap::TrapKind::Interrupted));
     }
-    h.gaps = uncovered(Some(&h.gaps), &ts, h.n);
+    h.gaps = gaps;
     Ok(true)
 }
 
@@ -916,6 +956,70 @@ mod tests {
         let one = check_scatter(&par, i, None, &seg(vec![n]), &seg(vec![len as i64])).unwrap().ascending;
         let two = check_scatter(&par, i, None, &seg(vec![n / 2, n - n / 2]), &seg(vec![len as i64; 2]));
         (one, two.map(|t| t.ascending).unwrap_or(false))
+    }
+
+    /// The places of the gaps that ascending writes leave, found as the writes come, are
+    /// those a map of every place gives, whether the walk starts at 0 or part way (as a
+    /// chunk's does), with and without gaps to start from.
+    #[test]
+    fn uncovered_places_are_the_gaps_less_the_writes() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |m: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % m) as usize
+        };
+        for case in 0..2000 {
+            let n = 1 + next(60);
+            // Gaps: random disjoint ranges (some adjacent), or all of `0..n`.
+            let mut gaps = Vec::new();
+            let mut at = 0;
+            while case % 5 != 0 && at < n {
+                at += next(4);
+                let len = 1 + next(6);
+                if at + len > n {
+                    break;
+                }
+                gaps.push((at, at + len));
+                at += len;
+            }
+            if case % 5 == 0 {
+                gaps.push((0, n));
+            }
+            let from = if case % 3 == 0 { next(n as u64) } else { 0 };
+            let mut writes = Vec::new();
+            let mut at = from;
+            while at < n {
+                at += next(5);
+                let len = 1 + next(4);
+                if at + len > n {
+                    break;
+                }
+                writes.push((at, at + len));
+                at += len;
+            }
+            let mut u = Uncovered::new(&gaps, from);
+            for &(a, b) in &writes {
+                u.wrote(a, b);
+            }
+            let got = u.until(n);
+            let mut open = vec![false; n];
+            for &(a, b) in &gaps {
+                open[a.max(from)..b.max(from)].iter_mut().for_each(|o| *o = true);
+            }
+            for &(a, b) in &writes {
+                open[a..b].iter_mut().for_each(|o| *o = false);
+            }
+            let mut want: Vec<(usize, usize)> = Vec::new();
+            for (p, _) in open.iter().enumerate().filter(|(_, &o)| o) {
+                match want.last_mut() {
+                    Some(r) if r.1 == p => r.1 = p + 1,
+                    _ => want.push((p, p + 1)),
+                }
+            }
+            assert_eq!(got, want, "gaps {gaps:?} from {from}, writes {writes:?}");
+        }
     }
 
     #[test]
