@@ -861,8 +861,12 @@ impl Cvl for CpuCvl {
         check::permute(v.shape(), i.shape(), s.shape())?;
         let ia = i.arc()?;
         let iv = ints(ia, "PERMUTE indices")?;
-        let t = if self.is_permutation(ia, &s.0) { Targets::permutation(iv) } else { Targets::new(iv, None) };
         let p = &self.par;
+        if self.is_permutation(ia, &s.0) {
+            let t = Targets::permutation(iv);
+            return Ok(vecd(each!(v.elems()?, |x| permute::permute_by_permutation(p, x, t, &s.0))));
+        }
+        let t = Targets::new(iv, None);
         Ok(vecd(each!(v.elems()?, |x| {
             mem::filled(p, Default::default(), x.len()).and_then(|mut out| permute::scatter(p, &mut out, x, t, &s.0, &s.0).map(|_| out))
         })))

@@ -144,6 +144,33 @@ pub(super) fn scatter<T: Elem>(par: &Par, out: &mut [T], v: &[T], t: Targets, ss
     res.into_iter().collect()
 }
 
+/// `PERMUTE` by indices known to permute the positions of every segment of `s`
+/// ([`Targets::permutation`]: a live result of `RANK` over segments of these lengths):
+/// every place is written exactly once, so the result is written straight into fresh
+/// memory, chunks in parallel (no zero-fill first, no check, no order to keep).
+pub(super) fn permute_by_permutation<T: Elem>(par: &Par, v: &[T], t: Targets, s: &Seg) -> Result<Vec<T>, Trap> {
+    if !(t.distinct && t.checked && t.f.is_none()) || t.i.len() != s.total() || v.len() != s.total() {
+        return Err(Trap::ty("PERMUTE by indices not known to permute their segments"));
+    }
+    build(s.total(), |out| {
+        let to = Shared(out.as_mut_ptr() as *mut T);
+        par.each(s.total() + s.m(), chunks(par, s, true), |c| {
+            for (k, lo, hi) in c.pieces(s) {
+                let base = s.start(k);
+                for (&x, &i) in v[lo..hi].iter().zip(&t.i[lo..hi]) {
+                    // SAFETY: the indices of segment `k` are a permutation of
+                    // `0..s.len(k)` (`Targets::permutation`'s contract), so `base + i` is
+                    // in `out` and no other element, in this chunk or another, writes it.
+                    unsafe { to.put(base + i as usize, x) };
+                }
+            }
+        });
+        // Every place written: `build` marks them initialised (or the blocks skipped by an
+        // interrupt make it an interrupt trap).
+        Ok(())
+    })
+}
+
 /// `out`'s elements, written from several threads at places no two of them share.
 struct Shared<T>(*mut T);
 // SAFETY: only used where every thread writes places no other thread touches.
