@@ -10,8 +10,9 @@
 //! zeroing fresh pages took up to 40% of its time.
 //!
 //! [`Region`] wraps the program's allocator and serves every block of [`LARGE`] bytes or
-//! more from one range reserved up front (`MAP_NORESERVE`: address space only), best fit
-//! over the free blocks, which coalesce with their neighbours when freed; a block nothing
+//! more from one range reserved up front (`MAP_NORESERVE`: address space only), first fit
+//! over the free blocks (the lowest that fits: see [`FIRST_FIT_SCAN`]), which coalesce
+//! with their neighbours when freed; a block nothing
 //! fits comes from the top of the used part. A freed vector's pages so serve the next
 //! vector of any size, and the memory a run touches stays close to its live peak. Freed
 //! pages stay mapped while a form runs (no page fault when they are used again);
@@ -32,6 +33,14 @@ pub const LARGE: usize = 16 << 10;
 /// small program's vectors, so that its next form does not page-fault them in again (a dot
 /// product of 10,000 elements took 47 us against 18 us).
 pub const KEPT: usize = 64 << 20;
+
+/// Free blocks, lowest first, that the first fit looks at; past them it takes the best
+/// fit (the smallest free block that fits, the lowest of those), so that a range cut
+/// into many free blocks does not cost a walk over all of them. Taking the lowest block
+/// that fits keeps the blocks in use low in the range: quicksort of 1M elements touched
+/// 46 MiB of it where the best fit touched 52 MiB (Barnes-Hut of 75K bodies: 396 against
+/// 386 MiB, quickhull the same).
+const FIRST_FIT_SCAN: usize = 64;
 
 /// Blocks are whole pages: sizes round up to this, and alignments up to it are met.
 const PAGE: usize = 4096;
@@ -81,8 +90,8 @@ struct Range {
 struct Blocks {
     /// Free blocks: offset to length.
     by_offset: BTreeMap<usize, usize>,
-    /// The same blocks as `(length, offset)`, for the best fit (the smallest that fits,
-    /// the lowest of those).
+    /// The same blocks as `(length, offset)`, for the best fit past [`FIRST_FIT_SCAN`]
+    /// blocks.
     by_len: BTreeSet<(usize, usize)>,
     /// End of the used part of the range.
     top: usize,
@@ -110,11 +119,14 @@ impl Blocks {
         self.colour * COLOUR_STEP
     }
 
-    /// The offset of a block of `len` bytes (a multiple of [`PAGE`]), from the best-fitting
-    /// free block, else from the top when `limit` leaves room; and the end of the part of
-    /// it that may hold old data (`offset` when it all reads as zero).
+    /// The offset of a block of `len` bytes (a multiple of [`PAGE`]), from the lowest free
+    /// block that fits among the first [`FIRST_FIT_SCAN`], else the best-fitting one, else
+    /// from the top when `limit` leaves room; and the end of the part of it that may hold
+    /// old data (`offset` when it all reads as zero).
     fn take(&mut self, len: usize, limit: usize) -> Option<(usize, usize)> {
-        let offset = if let Some(&(free, offset)) = self.by_len.range((len, 0)..).next() {
+        let first = self.by_offset.iter().take(FIRST_FIT_SCAN).find(|&(_, &free)| free >= len).map(|(&offset, &free)| (free, offset));
+        let fit = first.or_else(|| self.by_len.range((len, 0)..).next().copied());
+        let offset = if let Some((free, offset)) = fit {
             self.remove(offset, free);
             if free > len {
                 self.insert(offset + len, free - len);
@@ -445,15 +457,32 @@ mod tests {
     }
 
     #[test]
-    fn the_best_fit_is_the_smallest_free_block_that_fits() {
+    fn the_lowest_free_block_that_fits_is_taken_and_past_the_scan_the_best_fit() {
         let r = Region::with_reservations(System, SMALL_RANGE);
         unsafe {
             let sizes = [mib(3), mib(1), mib(2), mib(1), mib(1)];
             let ps: Vec<_> = sizes.iter().map(|&s| r.alloc(layout(s))).collect();
             r.dealloc(ps[0], layout(sizes[0]));
             r.dealloc(ps[2], layout(sizes[2]));
-            assert_eq!(page(r.alloc(layout(3 << 19))), page(ps[2]), "1.5 MiB goes to the 2 MiB hole");
-            assert_eq!(page(r.alloc(layout(mib(2)))), page(ps[0]), "2 MiB to the 3 MiB one");
+            assert_eq!(page(r.alloc(layout(3 << 19))), page(ps[0]), "1.5 MiB goes to the lowest hole, of 3 MiB");
+            assert_eq!(page(r.alloc(layout(mib(2)))), page(ps[2]), "2 MiB to the 2 MiB one: 1.5 MiB are left below");
+        }
+        // More free blocks than the scan looks at: a block none of the first ones fits
+        // goes to the smallest that fits past them, not to the top.
+        let r = Region::with_reservations(System, SMALL_RANGE);
+        unsafe {
+            let small = 4 * PAGE;
+            let n = FIRST_FIT_SCAN + 4;
+            let mut ps: Vec<*mut u8> = (0..2 * n).map(|_| r.alloc(layout(small))).collect();
+            let big = [r.alloc(layout(mib(2))), r.alloc(layout(small)), r.alloc(layout(mib(1))), r.alloc(layout(small))];
+            for p in ps.iter().step_by(2) {
+                r.dealloc(*p, layout(small));
+            }
+            r.dealloc(big[0], layout(mib(2)));
+            r.dealloc(big[2], layout(mib(1)));
+            assert_eq!(page(r.alloc(layout(3 << 18))), page(big[2]), "768 KiB to the 1 MiB hole past the scan");
+            assert_eq!(page(r.alloc(layout(small))), page(ps[0]), "a small block to the lowest hole");
+            ps.clear();
         }
     }
 
