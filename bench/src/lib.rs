@@ -410,6 +410,34 @@ fn plan(cfg: &Config, dir: &Path, log: &mut dyn Write) -> Vec<(Row, Job)> {
     slots
 }
 
+/// The order of the configurations in repetition `rep` (from 1), given each one's
+/// program and size (configurations of one program and size are consecutive). Every
+/// other repetition takes the programs in reverse order (a slow spell of a shared machine
+/// then weighs on both sides of a ratio alike), and within a program the configurations
+/// start one later each repetition: the first run of a program after another one finds
+/// its memory cold (on the virtual machines of CI, pages another process freed a while
+/// ago fault in again slowly: Barnes-Hut's first run took 2.4 s against 1.2 s for the
+/// runs right after it), and without the rotation the same configuration, ours on one
+/// thread, took that place in every forward repetition.
+fn run_order(groups: &[(&str, usize)], rep: usize) -> Vec<usize> {
+    let mut spans: Vec<(usize, usize)> = Vec::new();
+    for (k, g) in groups.iter().enumerate() {
+        match spans.last_mut() {
+            Some(sp) if groups[sp.0] == *g => sp.1 = k + 1,
+            _ => spans.push((k, k + 1)),
+        }
+    }
+    if rep % 2 == 0 {
+        spans.reverse();
+    }
+    let mut order = Vec::with_capacity(groups.len());
+    for (a, b) in spans {
+        let shift = (rep.max(1) - 1) % (b - a);
+        order.extend((a..b).cycle().skip(shift).take(b - a));
+    }
+    order
+}
+
 /// Runs the benchmark; `log` receives one progress line per run.
 pub fn run(cfg: &Config, log: &mut dyn Write) -> Vec<Row> {
     let dir = std::env::temp_dir().join(format!("nesl-bench-{}", std::process::id()));
@@ -418,10 +446,8 @@ pub fn run(cfg: &Config, log: &mut dyn Write) -> Vec<Row> {
     let stats_file = dir.join("stats.json");
     let runs = cfg.runs.max(1);
     for rep in 1..=runs {
-        // Every other repetition runs the configurations in reverse order (A B, B A, ...):
-        // a slow spell of a shared machine then weighs on both sides of a ratio alike.
-        let order: Vec<usize> = if rep % 2 == 1 { (0..slots.len()).collect() } else { (0..slots.len()).rev().collect() };
-        for k in order {
+        let groups: Vec<(&str, usize)> = slots.iter().map(|(r, _)| (r.program.as_str(), r.size)).collect();
+        for k in run_order(&groups, rep) {
             let (row, job) = &mut slots[k];
             if row.error.is_some() {
                 continue;
@@ -466,6 +492,23 @@ mod tests {
             let s = source_at(&p, 1234);
             assert!(s.contains("n = 1234;"), "{}", p.name);
         }
+    }
+
+    /// Programs alternate direction by repetition; inside a program the first
+    /// configuration moves on by one each repetition; every configuration runs once.
+    #[test]
+    fn each_configuration_takes_a_programs_first_place_in_turn() {
+        let groups = [("dotp", 10), ("dotp", 10), ("dotp", 10), ("qs", 5), ("qs", 5), ("qs", 7)];
+        assert_eq!(run_order(&groups, 1), vec![0, 1, 2, 3, 4, 5]);
+        assert_eq!(run_order(&groups, 2), vec![5, 4, 3, 1, 2, 0]);
+        assert_eq!(run_order(&groups, 3), vec![2, 0, 1, 3, 4, 5]);
+        for rep in 1..=7 {
+            let mut o = run_order(&groups, rep);
+            o.sort();
+            assert_eq!(o, (0..groups.len()).collect::<Vec<_>>(), "repetition {rep}");
+        }
+        let firsts: Vec<usize> = (1..=3).map(|rep| run_order(&groups[..3], rep)[0]).collect();
+        assert_eq!(firsts, vec![0, 1, 2], "each dotp configuration first once in three");
     }
 
     #[test]
@@ -604,8 +647,8 @@ fi
         let rows = run(&cfg, &mut std::io::sink());
         let calls = std::fs::read_to_string(&log).unwrap();
         let once = ["1 run --stats-json", "3 run --stats-json", "1 bench-peer dotp", "3 bench-peer dotp"];
-        // The second repetition runs them in reverse order.
-        let want: Vec<&str> = once.iter().chain(once.iter().rev()).copied().collect();
+        // The second repetition starts one configuration later ([`run_order`]).
+        let want: Vec<&str> = once.iter().chain(once[1..].iter()).chain(&once[..1]).copied().collect();
         assert_eq!(calls.lines().collect::<Vec<_>>(), want);
         assert_eq!(rows.len(), 4);
         for r in &rows {
