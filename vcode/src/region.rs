@@ -12,8 +12,8 @@
 //! [`Region`] wraps the program's allocator and serves every block of [`LARGE`] bytes or
 //! more from one range reserved up front (`MAP_NORESERVE`: address space only), first fit
 //! over the free blocks (the lowest that fits: see [`FIRST_FIT_SCAN`]), which coalesce
-//! with their neighbours when freed; a block nothing
-//! fits comes from the top of the used part. A freed vector's pages so serve the next
+//! with their neighbours when freed; a block nothing fits comes from the top of the used
+//! part. A freed vector's pages so serve the next
 //! vector of any size, and the memory a run touches stays close to its live peak. Freed
 //! pages stay mapped while a form runs (no page fault when they are used again);
 //! [`Region::release`], called by the top level between forms, gives them back to the
