@@ -11,15 +11,15 @@
 //!
 //! [`Region`] wraps the program's allocator and serves every block of [`LARGE`] bytes or
 //! more from one range reserved up front (`MAP_NORESERVE`: address space only), first fit
-//! over the free blocks (the lowest that fits, among the first `FIRST_FIT_SCAN`), which coalesce
-//! with their neighbours when freed; a block nothing fits comes from the top of the used
-//! part. A freed vector's pages so serve the next vector of any size, and the memory a
-//! run touches stays close to its live peak. Freed pages stay mapped while a form runs
-//! (no page fault when they are used again); [`Region::release`], called by the top level
-//! between forms, gives them back to the operating system, all but [`KEPT`] bytes.
-//! Smaller blocks, over-aligned ones, blocks that do not fit what is left of the range,
-//! and every block where the range cannot be reserved (or on a system other than Linux),
-//! go to the wrapped allocator.
+//! over the free blocks (the lowest that fits, among the first `FIRST_FIT_SCAN`), which
+//! coalesce with their neighbours when freed; a block nothing fits comes from the top of
+//! the used part. A freed vector's pages so serve the next vector of any size, and the
+//! memory a run touches stays close to its live peak. Freed pages stay mapped while a
+//! form runs (no page fault when they are used again); [`Region::release`], called by the
+//! top level between forms, gives them back to the operating system, all but [`KEPT`]
+//! bytes. Smaller blocks, over-aligned ones, blocks that do not fit what is left of the
+//! range, and every block where the range cannot be reserved (or on a system other than
+//! Linux), go to the wrapped allocator.
 
 use std::alloc::{GlobalAlloc, Layout};
 use std::collections::{BTreeMap, BTreeSet};
