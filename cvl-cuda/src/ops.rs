@@ -1200,14 +1200,8 @@ impl Cvl for CudaCvl {
             return Err(Trap::ty("a superoperator with a pack has one kind of result"));
         }
         if op.fold.is_some() {
-            // Several reductions: one each (`SuperOp::parts`).
-            let seg = seg.ok_or_else(|| Trap::ty("a folding superoperator's descriptor is missing"))?;
-            return (0..=op.more.len())
-                .map(|i| {
-                    let part = op.output_op(i).ok_or_else(|| Trap::ty("superoperator result out of range"))?;
-                    self.run_fold(&part, args, seg, len)
-                })
-                .collect();
+            // Several reductions: one fold kernel each (`SuperOp::parts`).
+            return vcode::cvl::fused_many_by_parts(self, op, args, seg, len);
         }
         self.run_many(op, args, seg, len)
     }

@@ -448,28 +448,7 @@ pub trait Cvl {
         seg: Option<&Self::Segdes>,
         len: usize,
     ) -> Result<Vec<Self::Vector>, Trap> {
-        let mut out = Vec::with_capacity(op.results());
-        let mut flags = None;
-        for i in 0..=op.more.len() {
-            let part = op.output_op(i).ok_or_else(|| Trap::ty("superoperator result out of range"))?;
-            if part.fold.is_some() {
-                let seg = seg.ok_or_else(|| Trap::ty("a folding superoperator's descriptor is missing"))?;
-                out.push(self.fused_fold(&part, args, seg, len)?);
-                continue;
-            }
-            match (i, &op.guard, seg) {
-                (0, Some(g), Some(seg)) => {
-                    let guarded = SuperOp { guard: Some(g.clone()), ..part };
-                    let (r, f) = self.fused_guarded(&guarded, args, seg, len)?;
-                    out.push(r);
-                    flags = Some(f);
-                }
-                (0, Some(_), None) => return Err(Trap::ty("a guarded superoperator's descriptor is missing")),
-                _ => out.push(self.fused(&part, args, len)?),
-            }
-        }
-        out.extend(flags);
-        Ok(out)
+        fused_many_by_parts(self, op, args, seg, len)
     }
 
     /// `FUSED n` of a superoperator with a pack root: for each flag tree in order, the
@@ -525,6 +504,40 @@ pub trait Cvl {
     ) -> Result<Self::Vector, Trap> {
         fused_by_parts(self, &op.body, args, len)
     }
+}
+
+/// [`Cvl::fused_many`] one result at a time (its default): each element-wise result with
+/// [`Cvl::fused`] (the body with its guard through [`Cvl::fused_guarded`]), each
+/// reduction with [`Cvl::fused_fold`].
+pub fn fused_many_by_parts<C: Cvl + ?Sized>(
+    cvl: &mut C,
+    op: &SuperOp,
+    args: &[Option<&C::Vector>],
+    seg: Option<&C::Segdes>,
+    len: usize,
+) -> Result<Vec<C::Vector>, Trap> {
+    let mut out = Vec::with_capacity(op.results());
+    let mut flags = None;
+    for i in 0..=op.more.len() {
+        let part = op.output_op(i).ok_or_else(|| Trap::ty("superoperator result out of range"))?;
+        if part.fold.is_some() {
+            let seg = seg.ok_or_else(|| Trap::ty("a folding superoperator's descriptor is missing"))?;
+            out.push(cvl.fused_fold(&part, args, seg, len)?);
+            continue;
+        }
+        match (i, &op.guard, seg) {
+            (0, Some(g), Some(seg)) => {
+                let guarded = SuperOp { guard: Some(g.clone()), ..part };
+                let (r, f) = cvl.fused_guarded(&guarded, args, seg, len)?;
+                out.push(r);
+                flags = Some(f);
+            }
+            (0, Some(_), None) => return Err(Trap::ty("a guarded superoperator's descriptor is missing")),
+            _ => out.push(cvl.fused(&part, args, len)?),
+        }
+    }
+    out.extend(flags);
+    Ok(out)
 }
 
 /// Evaluates a superoperator tree one node at a time with [`Cvl`]'s element-wise

@@ -997,35 +997,28 @@ mod tests {
             seed ^= seed << 17;
             (seed % m) as usize
         };
+        // Ascending disjoint ranges in `from..n`: each after a space of under `space`
+        // places (none: adjacent) and under `len` places long, plus one.
+        let ranges = |next: &mut dyn FnMut(u64) -> usize, from: usize, n: usize, space: u64, len: u64| {
+            let mut out = Vec::new();
+            let mut at = from;
+            while at < n {
+                at += next(space);
+                let l = 1 + next(len);
+                if at + l > n {
+                    break;
+                }
+                out.push((at, at + l));
+                at += l;
+            }
+            out
+        };
         for case in 0..2000 {
             let n = 1 + next(60);
             // Gaps: random disjoint ranges (some adjacent), or all of `0..n`.
-            let mut gaps = Vec::new();
-            let mut at = 0;
-            while case % 5 != 0 && at < n {
-                at += next(4);
-                let len = 1 + next(6);
-                if at + len > n {
-                    break;
-                }
-                gaps.push((at, at + len));
-                at += len;
-            }
-            if case % 5 == 0 {
-                gaps.push((0, n));
-            }
+            let gaps = if case % 5 == 0 { vec![(0, n)] } else { ranges(&mut next, 0, n, 4, 6) };
             let from = if case % 3 == 0 { next(n as u64) } else { 0 };
-            let mut writes = Vec::new();
-            let mut at = from;
-            while at < n {
-                at += next(5);
-                let len = 1 + next(4);
-                if at + len > n {
-                    break;
-                }
-                writes.push((at, at + len));
-                at += len;
-            }
+            let writes = ranges(&mut next, from, n, 5, 4);
             let mut u = Uncovered::new(&gaps, from);
             for &(a, b) in &writes {
                 u.wrote(a, b);
