@@ -1042,10 +1042,10 @@ impl Cvl for CpuCvl {
             each_mut!(buf, v.elems()?, |o, x| permute::scatter_runs(p, o, x, ix, &ss.0, &sd.0, &plan));
             return Ok(d.clone());
         }
-        if d.has_gaps() && v.len() <= permute::FEW {
+        if d.has_gaps() {
             let iv = ints(i.data()?, "DPERMUTE indices")?;
             let targets = permute::check_scatter(p, iv, None, &ss.0, &sd.0)?;
-            if let Some(r) = Self::into_holes(v, permute::HoleWrite::Few(targets), d, ss, sd)? {
+            if let Some(r) = Self::into_holes(v, permute::HoleWrite::Written(p, targets), d, ss, sd)? {
                 return Ok(r);
             }
         }

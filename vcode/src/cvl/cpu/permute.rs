@@ -914,43 +914,68 @@ pub(super) fn scatter_holey<T: Elem>(par: &Par, v: &[T], ix: Progressions, ss: &
 #[derive(Clone, Copy)]
 pub(super) enum HoleWrite<'a> {
     Runs(&'a Par, Progressions<'a>, &'a Plan),
-    Few(Targets<'a>),
+    Written(&'a Par, Targets<'a>),
 }
 
 /// `DPERMUTE` of `v` (over `ss`) into `h` (over `sd`) as `how` says, when it can write
-/// into the gaps' memory ([`scatter_into_holes`], [`scatter_few_into_holes`]); false,
+/// into the gaps' memory ([`scatter_into_holes`], [`scatter_written_into_holes`]); false,
 /// writing nothing, otherwise.
 pub(super) fn write_into_holes<T: Elem>(h: &mut Holey<T>, v: &[T], how: HoleWrite, ss: &Seg, sd: &Seg) -> Result<bool, Trap> {
     match how {
         HoleWrite::Runs(par, ix, plan) => scatter_into_holes(par, h, v, ix, ss, sd, plan),
-        HoleWrite::Few(t) => Ok(scatter_few_into_holes(h, v, t, ss, sd)),
+        HoleWrite::Written(par, t) => scatter_written_into_holes(par, h, v, t, ss, sd),
     }
 }
 
-/// The most elements [`scatter_few_into_holes`] writes (on the calling thread).
-pub(super) const FEW: usize = 1 << 14;
-
-/// `DPERMUTE` of a few elements by written-out indices into `h` (its gaps not written
-/// yet), checked by [`check_scatter`] and ascending (quicksort's `equal` in the middle of
-/// its `++`): the places written leave the gaps. False, writing nothing, for more than
-/// [`FEW`] elements or indices that do not ascend.
-fn scatter_few_into_holes<T: Copy>(h: &mut Holey<T>, v: &[T], t: Targets, ss: &Seg, sd: &Seg) -> bool {
-    if !t.checked || !t.ascending || t.f.is_some() || v.len() > FEW || sd.total() != h.n || v.len() != t.i.len() {
-        return false;
+/// `DPERMUTE` by written-out indices into `h` (its gaps not written yet), checked by
+/// [`check_scatter`] and ascending (quicksort's `equal` in the middle of its `++`): the
+/// places written leave the gaps. Chunks of whole segments write in parallel, each into
+/// the part of the destination its segments own, finding the gaps it leaves there as it
+/// writes. False, writing nothing, for indices that do not ascend.
+fn scatter_written_into_holes<T: Elem>(par: &Par, h: &mut Holey<T>, v: &[T], t: Targets, ss: &Seg, sd: &Seg) -> Result<bool, Trap> {
+    let m = ss.m();
+    if !t.checked || !t.ascending || t.f.is_some() || sd.total() != h.n || v.len() != t.i.len() || sd.m() != m {
+        return Ok(false);
+    }
+    let dstart = |k: usize| if k < m { sd.start(k) } else { sd.total() };
+    let cs = chunks(par, ss, false);
+    if cs.is_empty() {
+        return Ok(false);
     }
     let out = &mut h.buf.spare_capacity_mut()[..h.n];
-    let mut left = Uncovered::new(&h.gaps, 0);
-    for ((st, len), k) in ss.ranges().zip(0..) {
-        let base = sd.start(k);
-        for (&x, &i) in v[st..st + len].iter().zip(&t.i[st..st + len]) {
-            // `check_scatter` put every index in its destination segment, ascending.
-            let at = base + i as usize;
-            out[at].write(x);
-            left.wrote(at, at + 1);
+    // The first chunk owns the places before its segments, the last those after its.
+    let last = cs.len().saturating_sub(1);
+    let spans: Vec<(usize, usize)> =
+        cs.iter().enumerate().map(|(j, c)| (if j == 0 { 0 } else { dstart(c.s0) }, if j == last { h.n } else { dstart(c.s1) })).collect();
+    let parts = split_mut(out, spans.iter().map(|&(a, b)| b - a));
+    let gaps = &h.gaps;
+    let pieces = par.map(ss.total() + m, cs.iter().zip(parts).zip(spans).collect(), |((c, part), (base, top))| {
+        let mut left = Uncovered::new(gaps, base);
+        for k in c.s0..c.s1 {
+            let (st, len, at) = (ss.start(k), ss.len(k), sd.start(k) - base);
+            for (&x, &i) in v[st..st + len].iter().zip(&t.i[st..st + len]) {
+                // `check_scatter` put every index in its destination segment, ascending.
+                let p = at + i as usize;
+                part[p].write(x);
+                left.wrote(base + p, base + p + 1);
+            }
+        }
+        left.until(top)
+    });
+    if crate::interrupt::abandoned() {
+        // Chunks may have been skipped: their places are not written, but they left the
+        // gaps; the vector is dropped with the trap.
+        return Err(Trap::new(crate::trap::TrapKind::Interrupted));
+    }
+    let mut left: Vec<(usize, usize)> = Vec::with_capacity(pieces.iter().map(Vec::len).sum());
+    for (a, b) in pieces.into_iter().flatten() {
+        match left.last_mut() {
+            Some(l) if l.1 == a => l.1 = b,
+            _ => left.push((a, b)),
         }
     }
-    h.gaps = left.until(h.n);
-    true
+    h.gaps = left;
+    Ok(true)
 }
 
 /// `DPERMUTE` by an `INDEX` not written out into `h` (its gaps not written yet), when the
@@ -1039,6 +1064,84 @@ mod tests {
                 }
             }
             assert_eq!(got, want, "gaps {gaps:?} from {from}, writes {writes:?}");
+        }
+    }
+
+    /// Written-out ascending indices into a vector with gaps, in parallel chunks of
+    /// segments, leave exactly the gaps a map of every place gives and write their
+    /// elements (over earlier parts' places too: the last writer wins); filled, the gaps
+    /// hold the `DIST`'s values. Many short, empty and one-element segments, sizes on
+    /// both sides of the parallel grain, one and two threads.
+    #[test]
+    fn written_indices_into_gaps_leave_the_gaps_a_map_gives() {
+        let mut next = super::super::test_rng(23);
+        for case in 0..40 {
+            let m = [0, 1, 7, 300, 20_000, 90_000][case % 6];
+            let lens: Vec<i64> = (0..m).map(|_| [0, 1, 2, 5, 16, 40][next() as usize % 6]).collect();
+            let n: usize = lens.iter().map(|&l| l as usize).sum();
+            // Gaps: random disjoint ranges, a third of them long; the rest holds old parts.
+            let mut gaps = Vec::new();
+            let mut at = 0;
+            while at < n {
+                at += next() as usize % 4;
+                let l = 1 + next() as usize % if next() % 3 == 0 { 50 } else { 3 };
+                if at + l > n {
+                    break;
+                }
+                gaps.push((at, at + l));
+                at += l;
+            }
+            let mut open = vec![false; n];
+            for &(a, b) in &gaps {
+                open[a..b].iter_mut().for_each(|o| *o = true);
+            }
+            // Each segment's written places: an ascending random subset, mostly in gaps.
+            let (mut src_lens, mut ix, mut vals) = (Vec::new(), Vec::new(), Vec::new());
+            let mut want: Vec<Option<i64>> = open.iter().map(|&o| if o { None } else { Some(-1) }).collect();
+            let mut st = 0;
+            for &l in &lens {
+                let mut c = 0;
+                for j in 0..l as usize {
+                    let p = st + j;
+                    if next() % if open[p] { 2 } else { 9 } == 0 {
+                        let x = next() as i64 % 1000;
+                        ix.push(j as i64);
+                        vals.push(x);
+                        want[p] = Some(x);
+                        c += 1;
+                    }
+                }
+                src_lens.push(c);
+                st += l as usize;
+            }
+            let fill: Vec<i64> = (0..m as i64).map(|k| 10_000 + k).collect();
+            for threads in [1, 2] {
+                let par = Par::new(threads);
+                let seg = |l: Vec<i64>| Seg::new(&par, Arc::new(Data::Int(l))).unwrap();
+                let (ss, sd) = (seg(src_lens.clone()), seg(lens.clone()));
+                let mut buf = Vec::<i64>::with_capacity(n);
+                for (p, o) in buf.spare_capacity_mut()[..n].iter_mut().enumerate() {
+                    if !open[p] {
+                        o.write(-1);
+                    }
+                }
+                let mut h = Holey { buf, n, gaps: gaps.clone() };
+                let t = check_scatter(&par, &ix, None, &ss, &sd).unwrap();
+                assert!(t.ascending);
+                assert!(scatter_written_into_holes(&par, &mut h, &vals, t, &ss, &sd).unwrap(), "case {case}");
+                let mut left: Vec<(usize, usize)> = Vec::new();
+                for p in (0..n).filter(|&p| want[p].is_none()) {
+                    match left.last_mut() {
+                        Some(r) if r.1 == p => r.1 = p + 1,
+                        _ => left.push((p, p + 1)),
+                    }
+                }
+                assert_eq!(h.gaps, left, "case {case}, {threads} threads: the gaps left");
+                let got = h.fill(&par, &fill, &sd).unwrap();
+                let at_seg: Vec<usize> = lens.iter().enumerate().flat_map(|(k, &l)| std::iter::repeat_n(k, l as usize)).collect();
+                let expect: Vec<i64> = (0..n).map(|p| want[p].unwrap_or(fill[at_seg[p]])).collect();
+                assert!(got == expect, "case {case}, {threads} threads: the elements");
+            }
         }
     }
 
