@@ -829,6 +829,13 @@ fn scatter_uninit<T: Elem>(
         });
         left.until(top)
     });
+    joined(pieces)
+}
+
+/// The uncovered places the chunks of a scatter found, each chunk's ascending and after
+/// the previous chunk's, as one list (a range ending where the next chunk's first begins
+/// joined to it).
+fn joined(pieces: Vec<Vec<(usize, usize)>>) -> Vec<(usize, usize)> {
     let mut left: Vec<(usize, usize)> = Vec::with_capacity(pieces.iter().map(Vec::len).sum());
     for (a, b) in pieces.into_iter().flatten() {
         match left.last_mut() {
@@ -967,14 +974,7 @@ fn scatter_written_into_holes<T: Elem>(par: &Par, h: &mut Holey<T>, v: &[T], t: 
         // gaps; the vector is dropped with the trap.
         return Err(Trap::new(crate::trap::TrapKind::Interrupted));
     }
-    let mut left: Vec<(usize, usize)> = Vec::with_capacity(pieces.iter().map(Vec::len).sum());
-    for (a, b) in pieces.into_iter().flatten() {
-        match left.last_mut() {
-            Some(l) if l.1 == a => l.1 = b,
-            _ => left.push((a, b)),
-        }
-    }
-    h.gaps = left;
+    h.gaps = joined(pieces);
     Ok(true)
 }
 
