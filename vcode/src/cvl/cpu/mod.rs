@@ -1042,18 +1042,16 @@ impl Cvl for CpuCvl {
             each_mut!(buf, v.elems()?, |o, x| permute::scatter_runs(p, o, x, ix, &ss.0, &sd.0, &plan));
             return Ok(d.clone());
         }
+        let iv = ints(i.data()?, "DPERMUTE indices")?;
+        // Every index is checked before the first write: the operand survives a trap, and
+        // the scatter (into its gaps or over it) does not check them again.
+        let targets = permute::check_scatter(p, iv, None, &ss.0, &sd.0)?;
         if d.has_gaps() {
-            let iv = ints(i.data()?, "DPERMUTE indices")?;
-            let targets = permute::check_scatter(p, iv, None, &ss.0, &sd.0)?;
             if let Some(r) = Self::into_holes(v, permute::HoleWrite::Written(p, targets), d, ss, sd)? {
                 return Ok(r);
             }
         }
         let Some(buf) = d.unique()? else { return self.dpermute(v, i, d, ss, sd) };
-        let iv = ints(i.data()?, "DPERMUTE indices")?;
-        // Every index is checked before the first write: the operand survives a trap, and
-        // the scatter does not check them again.
-        let targets = permute::check_scatter(p, iv, None, &ss.0, &sd.0)?;
         each_mut!(buf, v.elems()?, |o, x| permute::scatter(p, o, x, targets, &ss.0, &sd.0))?;
         Ok(d.clone())
     }

@@ -945,15 +945,10 @@ fn scatter_written_into_holes<T: Elem>(par: &Par, h: &mut Holey<T>, v: &[T], t: 
         return Ok(false);
     }
     let dstart = |k: usize| if k < m { sd.start(k) } else { sd.total() };
+    // Chunks of whole segments, in order: their parts of the destination tile it.
     let cs = chunks(par, ss, false);
-    if cs.is_empty() {
-        return Ok(false);
-    }
+    let spans: Vec<(usize, usize)> = cs.iter().map(|c| (dstart(c.s0), dstart(c.s1))).collect();
     let out = &mut h.buf.spare_capacity_mut()[..h.n];
-    // The first chunk owns the places before its segments, the last those after its.
-    let last = cs.len().saturating_sub(1);
-    let spans: Vec<(usize, usize)> =
-        cs.iter().enumerate().map(|(j, c)| (if j == 0 { 0 } else { dstart(c.s0) }, if j == last { h.n } else { dstart(c.s1) })).collect();
     let parts = split_mut(out, spans.iter().map(|&(a, b)| b - a));
     let gaps = &h.gaps;
     let pieces = par.map(ss.total() + m, cs.iter().zip(parts).zip(spans).collect(), |((c, part), (base, top))| {
