@@ -8,6 +8,7 @@
 //! Work under [`GRAIN`] elements runs on the calling thread and never pays for threads.
 
 use super::seg::Seg;
+use super::threads::Pool;
 use rayon::prelude::*;
 use std::sync::Arc;
 
@@ -19,7 +20,7 @@ pub(crate) const GRAIN: usize = 1 << 16;
 /// The execution context of a library: its thread pool, if it has more than one thread.
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Par {
-    pool: Option<Arc<rayon::ThreadPool>>,
+    pool: Option<Arc<Pool>>,
 }
 
 impl Par {
@@ -29,11 +30,11 @@ impl Par {
     }
     /// Number of threads.
     pub(crate) fn threads(&self) -> usize {
-        self.pool.as_ref().map_or(1, |p| p.current_num_threads())
+        self.pool.as_ref().map_or(1, |p| p.threads())
     }
     /// The pool when `work` is worth running on it.
-    fn pool_for(&self, work: usize) -> Option<&rayon::ThreadPool> {
-        self.pool.as_deref().filter(|_| work >= GRAIN)
+    fn pool_for(&self, work: usize) -> Option<&Arc<Pool>> {
+        self.pool.as_ref().filter(|_| work >= GRAIN)
     }
 
     /// Calls `f(lo, block)` for the consecutive [`BLOCK`]-element blocks of `out`
@@ -46,7 +47,7 @@ impl Par {
             }
         };
         match self.pool_for(out.len()) {
-            Some(pool) => pool.install(|| {
+            Some(pool) => pool.run(|| {
                 out.par_chunks_mut(BLOCK).enumerate().for_each(|(b, blk)| f(b * BLOCK, blk))
             }),
             None => out.chunks_mut(BLOCK).enumerate().for_each(|(b, blk)| f(b * BLOCK, blk)),
@@ -58,7 +59,7 @@ impl Par {
         let blocks = n.div_ceil(BLOCK);
         let one = |b: usize| f(b * BLOCK, ((b + 1) * BLOCK).min(n));
         match self.pool_for(n) {
-            Some(pool) => pool.install(|| (0..blocks).into_par_iter().map(one).collect()),
+            Some(pool) => pool.run(|| (0..blocks).into_par_iter().map(one).collect()),
             None => (0..blocks).map(one).collect(),
         }
     }
@@ -73,7 +74,7 @@ impl Par {
             }
         };
         match self.pool_for(work) {
-            Some(pool) if items.len() > 1 => pool.install(|| items.into_par_iter().for_each(f)),
+            Some(pool) if items.len() > 1 => pool.run(|| items.into_par_iter().for_each(f)),
             _ => items.into_iter().for_each(f),
         }
     }
@@ -89,7 +90,7 @@ impl Par {
         f: impl Fn(&mut S, I) -> R + Sync + Send,
     ) -> Vec<R> {
         match self.pool_for(work) {
-            Some(pool) if items.len() > 1 => pool.install(|| items.into_par_iter().map_init(init, f).collect()),
+            Some(pool) if items.len() > 1 => pool.run(|| items.into_par_iter().map_init(init, f).collect()),
             _ => {
                 let mut s = init();
                 items.into_iter().map(|i| f(&mut s, i)).collect()
@@ -100,7 +101,7 @@ impl Par {
     /// `f(item)` for every item, results in order (see [`Par::each`]).
     pub(crate) fn map<I: Send, R: Send>(&self, work: usize, items: Vec<I>, f: impl Fn(I) -> R + Sync + Send) -> Vec<R> {
         match self.pool_for(work) {
-            Some(pool) if items.len() > 1 => pool.install(|| items.into_par_iter().map(f).collect()),
+            Some(pool) if items.len() > 1 => pool.run(|| items.into_par_iter().map(f).collect()),
             _ => items.into_iter().map(f).collect(),
         }
     }
