@@ -457,6 +457,29 @@ impl CpuCvl {
         let form = Form::Holes(Mutex::new(Holes { h, vals, ds }));
         Self::settled(Lazy { form, seg: sd.0.clone(), par: p.clone(), forced: OnceLock::new() }).map(Some)
     }
+    /// `DPERMUTE` by checked, ascending written indices into `d`, a `DIST` not written
+    /// out (over a descriptor of `sd`'s lengths): the `DIST` and the scatter written
+    /// together, chunk by chunk ([`permute::scatter_ascending_into_dist`]).
+    fn scatter_ascending_into_dist(
+        p: &Par,
+        v: &CpuVector,
+        t: permute::Targets,
+        d: &CpuVector,
+        ss: &CpuSegdes,
+        sd: &CpuSegdes,
+    ) -> Result<Option<CpuVector>, Trap> {
+        let Some((vals, ds)) = d.lazy_dist_arcs() else { return Ok(None) };
+        if !(Arc::ptr_eq(&ds, &sd.0) || ds.lens() == sd.0.lens()) {
+            return Ok(None);
+        }
+        let r = match (v.elems()?, &*vals) {
+            (Slice::Int(x), Data::Int(w)) => permute::scatter_ascending_into_dist(p, w, x, t, &ss.0, &sd.0)?.map(Data::Int),
+            (Slice::Float(x), Data::Float(w)) => permute::scatter_ascending_into_dist(p, w, x, t, &ss.0, &sd.0)?.map(Data::Float),
+            (Slice::Bool(x), Data::Bool(w)) => permute::scatter_ascending_into_dist(p, w, x, t, &ss.0, &sd.0)?.map(Data::Bool),
+            _ => None,
+        };
+        Ok(r.map(vecd))
+    }
     /// True when `i` is a live result of `RANK` ([`CpuCvl::permutations`]) over segments
     /// of the lengths of `s`: each of its segments is a permutation of its positions.
     fn is_permutation(&self, i: &Arc<Data>, s: &Arc<Seg>) -> bool {
@@ -1050,6 +1073,9 @@ impl Cvl for CpuCvl {
             if let Some(r) = Self::into_holes(v, permute::HoleWrite::Written(p, targets), d, ss, sd)? {
                 return Ok(r);
             }
+        }
+        if let Some(r) = Self::scatter_ascending_into_dist(p, v, targets, d, ss, sd)? {
+            return Ok(r);
         }
         let Some(buf) = d.unique()? else { return self.dpermute(v, i, d, ss, sd) };
         each_mut!(buf, v.elems()?, |o, x| permute::scatter(p, o, x, targets, &ss.0, &sd.0))?;

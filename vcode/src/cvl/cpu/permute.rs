@@ -144,6 +144,50 @@ pub(super) fn scatter<T: Elem>(par: &Par, out: &mut [T], v: &[T], t: Targets, ss
     res.into_iter().collect()
 }
 
+/// `DPERMUTE` of `v` by checked, strictly ascending indices `t` into a `DIST` of `vals`
+/// over `sd` not written yet: each chunk of the destination is filled with its segments'
+/// values and then takes the elements whose indices fall in it, while it is in cache, on
+/// the thread that filled it (chunks in parallel). Writing the `DIST` out first and then
+/// scattering over it read the whole destination twice, and on two threads the scatter
+/// (one thread for a source under [`GRAIN`] elements: the one-element segments of the
+/// `then` part of quicksort's merge, every level) found half of it in the other core's
+/// cache. `None` unless the indices are checked, ascending and unflagged and the
+/// descriptors have one value of `vals` per segment alike.
+pub(super) fn scatter_ascending_into_dist<T: Elem>(par: &Par, vals: &[T], v: &[T], t: Targets, ss: &Seg, sd: &Seg) -> Result<Option<Vec<T>>, Trap> {
+    if !(t.checked && t.ascending && t.f.is_none()) || ss.m() != sd.m() || vals.len() != sd.m() || t.i.len() != ss.total() || v.len() != ss.total() {
+        return Ok(None);
+    }
+    build(sd.total(), |out| {
+        let cs = chunks(par, sd, true);
+        let parts = split_mut(out, cs.iter().map(|c| c.e1 - c.e0));
+        par.each(sd.total() + sd.m() + ss.total(), cs.into_iter().zip(parts).collect(), |(c, part)| {
+            for (k, lo, hi) in c.pieces(sd) {
+                let y = vals[k];
+                for o in &mut part[lo - c.e0..hi - c.e0] {
+                    o.write(y);
+                }
+                let (base, st) = (sd.start(k), ss.start(k));
+                let ix = &t.i[st..st + ss.len(k)];
+                // The elements of segment `k` whose places lie in this piece (all of them
+                // for a whole segment): the indices ascend.
+                let (a, b) = if lo == base && hi == base + sd.len(k) {
+                    (0, ix.len())
+                } else {
+                    (ix.partition_point(|&i| (i as usize) < lo - base), ix.partition_point(|&i| (i as usize) < hi - base))
+                };
+                for (&i, &x) in ix[a..b].iter().zip(&v[st + a..st + b]) {
+                    // SAFETY: `check_scatter` put `i` in `0..sd.len(k)`, and `a..b` are
+                    // the elements whose `i` is in `lo - base..hi - base`: `base + i` is in
+                    // `lo..hi`, within this chunk's part `c.e0..c.e1`.
+                    unsafe { part.get_unchecked_mut(base + i as usize - c.e0).write(x) };
+                }
+            }
+        });
+        Ok(())
+    })
+    .map(Some)
+}
+
 /// `PERMUTE` by indices known to permute the positions of every segment of `s`
 /// ([`Targets::permutation`]: a live result of `RANK` over segments of these lengths):
 /// every place is written exactly once, so the result is written straight into fresh
@@ -1067,6 +1111,61 @@ mod tests {
     /// elements (over earlier parts' places too: the last writer wins); filled, the gaps
     /// hold the `DIST`'s values. Many short, empty and one-element segments, sizes on
     /// both sides of the parallel grain, one and two threads.
+    /// A `DIST` written together with a scatter of ascending indices into it gives, on
+    /// one thread and on two, what writing the `DIST` and then scattering gives: layouts
+    /// of many short segments, of segments longer than a block (their pieces each take
+    /// their own elements), and empty ones; indices that are not ascending, and a
+    /// `DIST` of other segments, are refused.
+    #[test]
+    fn ascending_indices_into_a_dist_write_both_as_one_pass() {
+        let mut next = super::super::test_rng(29);
+        for case in 0..36 {
+            let lens: Vec<i64> = match case % 6 {
+                0 => vec![],
+                1 => vec![0, 0],
+                2 => vec![200_000],
+                3 => (0..30_000).map(|_| [0, 1, 2, 5, 16][next() as usize % 5]).collect(),
+                4 => (0..40).map(|_| (next() % 90_000) as i64).collect(),
+                _ => (0..2_000).map(|k| if k % 500 == 7 { 70_000 } else { (next() % 30) as i64 }).collect(),
+            };
+            let m = lens.len();
+            let (mut src_lens, mut ix, mut vals) = (Vec::new(), Vec::new(), Vec::new());
+            for &l in &lens {
+                let every = 1 + next() % 6;
+                let mut c = 0;
+                for j in 0..l {
+                    if next() % every == 0 {
+                        ix.push(j);
+                        vals.push(next() as i64 % 1000);
+                        c += 1;
+                    }
+                }
+                src_lens.push(c);
+            }
+            let fill: Vec<i64> = (0..m as i64).map(|k| 10_000 + k).collect();
+            for threads in [1, 2] {
+                let par = Par::new(threads);
+                let seg = |l: Vec<i64>| Seg::new(&par, Arc::new(Data::Int(l))).unwrap();
+                let (ss, sd) = (seg(src_lens.clone()), seg(lens.clone()));
+                let mut expect = dist(&par, &fill, &sd).unwrap();
+                scatter(&par, &mut expect, &vals, Targets::new(&ix, None), &ss, &sd).unwrap();
+                let t = check_scatter(&par, &ix, None, &ss, &sd).unwrap();
+                assert!(t.ascending);
+                let got = scatter_ascending_into_dist(&par, &fill, &vals, t, &ss, &sd).unwrap();
+                assert!(got.as_ref() == Some(&expect), "case {case}, {threads} threads");
+                assert!(scatter_ascending_into_dist(&par, &fill, &vals, Targets::new(&ix, None), &ss, &sd).unwrap().is_none(), "unchecked");
+                if m > 1 {
+                    assert!(scatter_ascending_into_dist(&par, &fill[1..], &vals, t, &ss, &sd).unwrap().is_none(), "other segments");
+                }
+            }
+        }
+        // Indices that do not ascend are not taken.
+        let par = Par::new(2);
+        let one = Seg::new(&par, Arc::new(Data::Int(vec![3]))).unwrap();
+        let t = check_scatter(&par, &[2, 0, 1], None, &one, &one).unwrap();
+        assert!(scatter_ascending_into_dist(&par, &[9], &[1i64, 2, 3], t, &one, &one).unwrap().is_none());
+    }
+
     #[test]
     fn written_indices_into_gaps_leave_the_gaps_a_map_gives() {
         let mut next = super::super::test_rng(23);
