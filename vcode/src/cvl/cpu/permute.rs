@@ -1106,11 +1106,6 @@ mod tests {
         }
     }
 
-    /// Written-out ascending indices into a vector with gaps, in parallel chunks of
-    /// segments, leave exactly the gaps a map of every place gives and write their
-    /// elements (over earlier parts' places too: the last writer wins); filled, the gaps
-    /// hold the `DIST`'s values. Many short, empty and one-element segments, sizes on
-    /// both sides of the parallel grain, one and two threads.
     /// A `DIST` written together with a scatter of ascending indices into it gives, on
     /// one thread and on two, what writing the `DIST` and then scattering gives: layouts
     /// of many short segments, of segments longer than a block (their pieces each take
@@ -1166,6 +1161,11 @@ mod tests {
         assert!(scatter_ascending_into_dist(&par, &[9], &[1i64, 2, 3], t, &one, &one).unwrap().is_none());
     }
 
+    /// Written-out ascending indices into a vector with gaps, in parallel chunks of
+    /// segments, leave exactly the gaps a map of every place gives and write their
+    /// elements (over earlier parts' places too: the last writer wins); filled, the gaps
+    /// hold the `DIST`'s values. Many short, empty and one-element segments, sizes on
+    /// both sides of the parallel grain, one and two threads.
     #[test]
     fn written_indices_into_gaps_leave_the_gaps_a_map_gives() {
         let mut next = super::super::test_rng(23);
