@@ -396,13 +396,19 @@ pub(super) fn index(par: &Par, b: &[i64], st: &[i64], s: &Seg) -> Result<Vec<i64
     })
 }
 
+/// The work of one `EXTRACT` read against [`GRAIN`]: a read at a place of its own segment
+/// (a cache miss where segments are long) costs several elements of a stream. Counted as
+/// one, quicksort's pivot reads (30-60K segments at its deep levels) never ran on two
+/// threads (per instruction over depths 17-32 of q1m: 4.3 ms on one thread, 4.0 on two).
+const EXTRACT_WEIGHT: usize = 8;
+
 /// `EXTRACT`: `r[k] = v[start(k) + i[k]]`.
 pub(super) fn extract<T: Elem>(par: &Par, v: &[T], i: &[i64], s: &Seg) -> Result<Vec<T>, Trap> {
     build(s.m(), |out| {
         let cs = chunks(par, s, false);
         let parts = split_mut(out, cs.iter().map(|c| c.s1 - c.s0));
         let (starts, lens) = (s.starts(), s.lens());
-        let res = par.map(s.m(), cs.into_iter().zip(parts).collect(), |(c, part)| {
+        let res = par.map(s.m() * EXTRACT_WEIGHT, cs.into_iter().zip(parts).collect(), |(c, part)| {
             // Every index checked against its segment's length in one vectorisable pass
             // (the first bad one is the trap), then the reads unchecked.
             let (ix, ls, sts) = (&i[c.s0..c.s1], &lens[c.s0..c.s1], &starts[c.s0..c.s1]);
