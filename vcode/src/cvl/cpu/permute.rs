@@ -146,7 +146,7 @@ pub(super) fn scatter<T: Elem>(par: &Par, out: &mut [T], v: &[T], t: Targets, ss
 
 /// `DPERMUTE` of `v` by checked, strictly ascending indices `t` into a `DIST` of `vals`
 /// over `sd` not written yet: each chunk of the destination is filled with its segments'
-/// values and then takes the elements whose indices fall in it, while it is in cache, on
+/// values (as [`dist`] writes it) and then takes the elements whose indices fall in it, while it is in cache, on
 /// the thread that filled it (chunks in parallel). Writing the `DIST` out first and then
 /// scattering over it read the whole destination twice, and on two threads the scatter
 /// (one thread for a source under [`GRAIN`] elements: the one-element segments of the
@@ -161,11 +161,8 @@ pub(super) fn scatter_ascending_into_dist<T: Elem>(par: &Par, vals: &[T], v: &[T
         let cs = chunks(par, sd, true);
         let parts = split_mut(out, cs.iter().map(|c| c.e1 - c.e0));
         par.each(sd.total() + sd.m() + ss.total(), cs.into_iter().zip(parts).collect(), |(c, part)| {
+            dist_chunk(part, &c, vals, sd);
             for (k, lo, hi) in c.pieces(sd) {
-                let y = vals[k];
-                for o in &mut part[lo - c.e0..hi - c.e0] {
-                    o.write(y);
-                }
                 let (base, st) = (sd.start(k), ss.start(k));
                 let ix = &t.i[st..st + ss.len(k)];
                 // The elements of segment `k` whose places lie in this piece (all of them
@@ -335,29 +332,32 @@ pub(super) fn dist<T: Elem>(par: &Par, x: &[T], s: &Seg) -> Result<Vec<T>, Trap>
     build(s.total(), |out| {
         let cs = chunks(par, s, true);
         let parts = split_mut(out, cs.iter().map(|c| c.e1 - c.e0));
-        par.each(s.total() + s.m(), cs.into_iter().zip(parts).collect(), |(c, part)| {
-            if let Some(lens) = c.whole(s) {
-                let mut pos = 0;
-                for (&l, &y) in lens.iter().zip(&x[c.s0..c.s1]) {
-                    let l = l as usize;
-                    if !short_segment(part, pos, l, |_| y) {
-                        for o in &mut part[pos..pos + l] {
-                            o.write(y);
-                        }
-                    }
-                    pos += l;
-                }
-                return;
-            }
-            for (k, lo, hi) in c.pieces(s) {
-                let y = x[k];
-                for o in &mut part[lo - c.e0..hi - c.e0] {
+        par.each(s.total() + s.m(), cs.into_iter().zip(parts).collect(), |(c, part)| dist_chunk(part, &c, x, s));
+        Ok(())
+    })
+}
+
+/// Writes chunk `c`'s part of the `DIST` of `x` over `s` (all of `part`).
+fn dist_chunk<T: Elem>(part: &mut [MaybeUninit<T>], c: &Chunk, x: &[T], s: &Seg) {
+    if let Some(lens) = c.whole(s) {
+        let mut pos = 0;
+        for (&l, &y) in lens.iter().zip(&x[c.s0..c.s1]) {
+            let l = l as usize;
+            if !short_segment(part, pos, l, |_| y) {
+                for o in &mut part[pos..pos + l] {
                     o.write(y);
                 }
             }
-        });
-        Ok(())
-    })
+            pos += l;
+        }
+        return;
+    }
+    for (k, lo, hi) in c.pieces(s) {
+        let y = x[k];
+        for o in &mut part[lo - c.e0..hi - c.e0] {
+            o.write(y);
+        }
+    }
 }
 
 /// `INDEX`: segment `k` is `b[k] + j*st[k]` for `j < len(k)`.
