@@ -1243,6 +1243,8 @@ mod tests {
         let par = Par::new(1);
         for c in [2.0, 0.5, -4.0, 1.0, 2f64.powi(1023), 2f64.powi(-1022), 2f64.powi(-1000), 1024.0] {
             let p = Prog::compile(&SuperOp::parse(&format!("(FLOAT) (/ FLOAT $0 (CONST FLOAT {}))", crate::float_literal(c))).expect("parses")).expect("compiles");
+            // (The constant read back exactly: the program multiplies.)
+            assert!(matches!(p.code[..], [Ins { step: Step::Bin(BinOp::Mul, ..), .. }]), "/ {c:e}: {:?}", p.code);
             let Data::Float(got) = eval(&par, &p, &[Slice::Float(&xs)], xs.len()).unwrap() else { panic!("not FLOAT") };
             for (x, g) in xs.iter().zip(&got) {
                 let want = x / c;
