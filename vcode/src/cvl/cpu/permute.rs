@@ -146,13 +146,13 @@ pub(super) fn scatter<T: Elem>(par: &Par, out: &mut [T], v: &[T], t: Targets, ss
 
 /// `DPERMUTE` of `v` by checked, strictly ascending indices `t` into a `DIST` of `vals`
 /// over `sd` not written yet: each chunk of the destination is filled with its segments'
-/// values (as [`dist`] writes it) and then takes the elements whose indices fall in it, while it is in cache, on
-/// the thread that filled it (chunks in parallel). Writing the `DIST` out first and then
-/// scattering over it read the whole destination twice, and on two threads the scatter
-/// (one thread for a source under [`GRAIN`] elements: the one-element segments of the
-/// `then` part of quicksort's merge, every level) found half of it in the other core's
-/// cache. `None` unless the indices are checked, ascending and unflagged and the
-/// descriptors have one value of `vals` per segment alike.
+/// values (as [`dist`] writes it) and then takes the elements whose indices fall in it,
+/// while it is in cache, on the thread that filled it (chunks in parallel). Writing the
+/// `DIST` out first and then scattering over it read the whole destination twice, and on
+/// two threads the scatter (one thread for a source under [`GRAIN`] elements: the
+/// one-element segments of the `then` part of quicksort's merge, every level) found half
+/// of it in the other core's cache. `None` unless the indices are checked, ascending and
+/// unflagged and the descriptors have one value of `vals` per segment alike.
 pub(super) fn scatter_ascending_into_dist<T: Elem>(par: &Par, vals: &[T], v: &[T], t: Targets, ss: &Seg, sd: &Seg) -> Result<Option<Vec<T>>, Trap> {
     if !(t.checked && t.ascending && t.f.is_none()) || ss.m() != sd.m() || vals.len() != sd.m() || t.i.len() != ss.total() || v.len() != ss.total() {
         return Ok(None);
