@@ -11,7 +11,7 @@ use super::scan::{block_offsets, fold_lanes, scan_in_place};
 use super::seg::Seg;
 use super::mem::{alloc, build};
 use super::pack;
-use super::permute::{Gathered, Progressions};
+use super::permute::{Gathered, Picked, Progressions};
 use crate::cvl::{BinOp, HostScalar, UnOp, VType};
 use crate::fused::{Expr, SuperOp};
 use crate::trap::Trap;
@@ -34,12 +34,16 @@ pub(super) enum Operand<'a> {
     /// A `BPERMUTE` of the elements (over the descriptor) by the `INDEX` not written out
     /// ([`Gathered`], checked when it was kept), which each chunk gathers.
     Gather(Slice<'a>, Progressions<'a>, &'a Seg),
+    /// A `BPERMUTE` of the elements by written-out indices ([`Picked`], checked when it was
+    /// kept), which each chunk gathers.
+    Pick(Picked<'a, Slice<'a>>),
 }
 
 impl<'a> Operand<'a> {
     fn vtype(&self) -> VType {
         match self {
             Operand::Elems(s) | Operand::Dist(s, _) | Operand::Gather(s, ..) => s.vtype(),
+            Operand::Pick(p) => p.src().vtype(),
             Operand::Index(_) => VType::Int,
         }
     }
@@ -48,6 +52,7 @@ impl<'a> Operand<'a> {
             Operand::Elems(s) => s.len(),
             Operand::Dist(_, s) => s.total(),
             Operand::Index(ix) | Operand::Gather(_, ix, _) => ix.seg.total(),
+            Operand::Pick(p) => p.len(),
         }
     }
 }
@@ -108,6 +113,13 @@ fn gather_into<T: Elem>(buf: &mut Data, g: Gathered<T>, j: &mut Option<usize>, l
     let mut v = T::unwrap(std::mem::replace(buf, Data::none())).unwrap_or_default();
     v.clear();
     g.range(j, lo, hi, &mut v);
+    *buf = T::wrap(v);
+}
+
+/// Gathers positions `lo..hi` of `p` into `buf` (its storage reused).
+fn pick_into<T: Elem>(buf: &mut Data, p: Picked<&[T]>, lo: usize, hi: usize) {
+    let mut v = T::unwrap(std::mem::replace(buf, Data::none())).unwrap_or_default();
+    p.range(lo, hi, &mut v);
     *buf = T::wrap(v);
 }
 
@@ -192,7 +204,16 @@ fn piece<'a>(args: &[Operand<'a>], cur: &mut Cursors, lo: usize, mut hi: usize, 
                 }
                 Val::of(buf.slice())
             }
+            Operand::Pick(p) if p.len() >= hi && hi > lo => {
+                match *p.src() {
+                    Slice::Int(x) => pick_into(buf, Picked::of(x, p.ix()), lo, hi),
+                    Slice::Float(x) => pick_into(buf, Picked::of(x, p.ix()), lo, hi),
+                    Slice::Bool(x) => pick_into(buf, Picked::of(x, p.ix()), lo, hi),
+                }
+                Val::of(buf.slice())
+            }
             Operand::Dist(v, _) | Operand::Gather(v, ..) => Val::of(v.range(0, 0)),
+            Operand::Pick(p) => Val::of(p.src().range(0, 0)),
             Operand::Index(..) => Val::of(Slice::Int(&[])),
         });
     }

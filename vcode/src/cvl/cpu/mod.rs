@@ -78,6 +78,13 @@ enum Form {
     /// `EXTRACT` reads through it. Kept from [`LAZY_MIN`] elements and a quarter of `src`
     /// (it holds all of `src` alive).
     Gather(Arc<Data>, Arc<Data>, Arc<Data>, Arc<Seg>),
+    /// A `BPERMUTE` of `src` (one segment, over the descriptor held) by written-out
+    /// indices, every one checked, that reads at least as many elements as `src` holds (a
+    /// lookup into a table: `v[j]` for every `j` of a sparse row, an edge's endpoints):
+    /// superoperators gather it a chunk at a time ([`permute::Picked`]), so the gathered
+    /// vector is never stored and read back; any other reader writes it out. Kept from
+    /// [`LAZY_MIN`] elements.
+    Pick(Arc<Data>, Arc<Data>, Arc<Seg>),
     /// `DPERMUTE`s into a `DIST` of `vals` over `ds`, the places none of them wrote still
     /// to be filled with its values ([`permute::Holey`]): the next `DPERMUTE` into it, when
     /// this handle is the only one, writes into the same memory (an append's parts each
@@ -170,6 +177,7 @@ impl Lazy {
                 };
                 d.ok_or_else(|| Trap::ty("a kept gather's index is out of range"))?
             }
+            Form::Pick(src, i, ss) => each!(src.slice(), |x| permute::gather(p, x, int_slice(i), None, ss, &self.seg)),
             Form::Holes(h) => h.lock().map_err(|_| Trap::ty("a scattered vector was poisoned"))?.fill(p)?,
         })
     }
@@ -202,6 +210,7 @@ impl Lazy {
             }
             Form::Range(v, lo) => each!(v.slice().range(*lo, lo + n), |x| Ok::<_, Trap>(x.to_vec())),
             Form::Gather(..) => each!(self.write_out()?.slice().range(0, n), |x| Ok::<_, Trap>(x.to_vec())),
+            Form::Pick(src, i, _) => each!(src.slice(), |x| Ok::<_, Trap>(int_slice(i)[..n].iter().map(|&k| x[k as usize]).collect())),
             // (Its readers fill it first: `to_host_prefix`.)
             Form::Holes(_) => return Err(Trap::ty("a prefix of a scattered vector with gaps")),
         })
@@ -243,7 +252,7 @@ impl CpuVector {
         match &self.0 {
             Rep::Data(d) => d.vtype(),
             Rep::Lazy(l) => match &l.form {
-                Form::Dist(vals) | Form::Range(vals, _) | Form::Gather(vals, ..) => vals.vtype(),
+                Form::Dist(vals) | Form::Range(vals, _) | Form::Gather(vals, ..) | Form::Pick(vals, ..) => vals.vtype(),
                 Form::Holes(h) => h.lock().unwrap_or_else(|e| e.into_inner()).vals.vtype(),
                 Form::Index(..) => VType::Int,
             },
@@ -266,6 +275,7 @@ impl CpuVector {
                 (None, Form::Gather(src, b, k, ss)) => {
                     Operand::Gather(src.slice(), permute::Progressions { start: int_slice(b), stride: int_slice(k), seg: &l.seg }, ss)
                 }
+                (None, Form::Pick(src, i, _)) => Operand::Pick(permute::Picked::of(src.slice(), int_slice(i))),
                 (None, Form::Holes(_)) => Operand::Elems(self.data()?.slice()),
             },
         })
@@ -275,7 +285,7 @@ impl CpuVector {
         match &self.0 {
             Rep::Lazy(l) if l.forced.get().is_none() => match &l.form {
                 Form::Dist(vals) => Some((vals, &l.seg)),
-                Form::Index(..) | Form::Range(..) | Form::Gather(..) | Form::Holes(_) => None,
+                Form::Index(..) | Form::Range(..) | Form::Gather(..) | Form::Pick(..) | Form::Holes(_) => None,
             },
             _ => None,
         }
@@ -321,7 +331,7 @@ impl CpuVector {
     /// True for a `DIST`, `INDEX` or gather not written out (a superoperator reads it as
     /// it is).
     fn is_lazy(&self) -> bool {
-        matches!(&self.0, Rep::Lazy(l) if l.forced.get().is_none() && matches!(l.form, Form::Dist(_) | Form::Index(..) | Form::Gather(..)))
+        matches!(&self.0, Rep::Lazy(l) if l.forced.get().is_none() && matches!(l.form, Form::Dist(_) | Form::Index(..) | Form::Gather(..) | Form::Pick(..)))
     }
     /// True for a vector with gaps not filled yet ([`Form::Holes`]).
     fn has_gaps(&self) -> bool {
@@ -378,7 +388,20 @@ pub struct CpuCvl {
     /// ([`Arc::get_mut`] refuses) while it is registered, nor be freed and its address
     /// reused.
     permutations: Vec<(Weak<Data>, Arc<Seg>)>,
+    /// `INT` vectors still alive whose least and greatest elements a `MIN_REDUCE` or
+    /// `MAX_REDUCE` over the whole vector found ([`BOUNDS_MIN`] elements and more): the
+    /// pass finds both, so the other reduction, which the bounds check of `v[j]` in an
+    /// apply-to-each runs next, reads it here, and a gather by the vector into a source
+    /// that holds its range needs no check of its indices. Held weakly, as the
+    /// permutations are (a buffer cannot change while registered); the newest
+    /// [`BOUNDS_KEPT`].
+    bounds: Vec<(Weak<Data>, i64, i64)>,
 }
+
+/// The shortest vector whose reduction registers its bounds ([`CpuCvl::bounds`]).
+const BOUNDS_MIN: usize = 2 * CHUNK;
+/// The most vectors [`CpuCvl::bounds`] holds.
+const BOUNDS_KEPT: usize = 8;
 
 impl Default for CpuCvl {
     fn default() -> Self {
@@ -407,7 +430,7 @@ impl CpuCvl {
     }
     /// A library on `n` threads (at least 1).
     pub fn with_threads(n: usize) -> Self {
-        CpuCvl { rng: 0, max_elements: usize::MAX, par: Par::new(n.max(1)), permutations: Vec::new() }
+        CpuCvl { rng: 0, max_elements: usize::MAX, par: Par::new(n.max(1)), permutations: Vec::new(), bounds: Vec::new() }
     }
     /// A library that refuses (with an out-of-memory trap) any segment descriptor or
     /// fill describing more than `n` elements: a guard for untrusted programs.
@@ -486,6 +509,32 @@ impl CpuCvl {
         self.permutations.iter().any(|(w, rs)| {
             w.upgrade().is_some_and(|r| Arc::ptr_eq(&r, i)) && (Arc::ptr_eq(rs, s) || rs.lens() == s.lens())
         })
+    }
+    /// The least and greatest elements of `v` when [`CpuCvl::bounds`] holds them.
+    fn known_bounds(&self, v: &Arc<Data>) -> Option<(i64, i64)> {
+        self.bounds.iter().find(|(w, ..)| std::ptr::eq(w.as_ptr(), Arc::as_ptr(v)) && w.strong_count() > 0).map(|&(_, lo, hi)| (lo, hi))
+    }
+    /// `MIN_REDUCE` or `MAX_REDUCE` (`max`) of the `INT` vector `v` over one segment, from
+    /// [`CpuCvl::bounds`] or by a pass that finds both and registers them; `None` for a
+    /// short or empty vector (reduced as any other).
+    fn whole_extreme(&mut self, v: &CpuVector, max: bool) -> Result<Option<i64>, Trap> {
+        if v.len() < BOUNDS_MIN || v.vtype() != VType::Int {
+            return Ok(None);
+        }
+        let a = v.arc()?;
+        let (lo, hi) = match self.known_bounds(a) {
+            Some(b) => b,
+            None => {
+                let Some(b) = scan::min_max(&self.par, int_slice(a)) else { return Ok(None) };
+                self.bounds.retain(|(w, ..)| w.strong_count() > 0);
+                if self.bounds.len() >= BOUNDS_KEPT {
+                    self.bounds.remove(0);
+                }
+                self.bounds.push((Arc::downgrade(a), b.0, b.1));
+                b
+            }
+        };
+        Ok(Some(if max { hi } else { lo }))
     }
     /// `l` as a vector: a vector with gaps whose scatters left none, as its elements.
     fn settled(mut l: Lazy) -> Result<CpuVector, Trap> {
@@ -581,7 +630,7 @@ impl CpuCvl {
                     Data::Int(d) => affine::Term::Dist(d),
                     _ => return Ok(None),
                 },
-                Form::Range(..) | Form::Gather(..) | Form::Holes(_) => return Ok(None),
+                Form::Range(..) | Form::Gather(..) | Form::Pick(..) | Form::Holes(_) => return Ok(None),
             });
         }
         let Some(seg) = seg.filter(|_| indices > 0) else { return Ok(None) };
@@ -645,6 +694,32 @@ impl CpuCvl {
         crate::memory::check(n, n.saturating_mul(size))?;
         let form = Form::Gather(src, b.clone(), k.clone(), ss.0.clone());
         let l = Lazy { form, seg: il.seg.clone(), par: self.par.clone(), forced: OnceLock::new() };
+        Ok(Some(CpuVector(Rep::Lazy(Arc::new(l)))))
+    }
+    /// A `BPERMUTE` of `v` by the written-out indices `i` kept undone ([`Form::Pick`]):
+    /// when the source is one segment (then so is the destination), the result is long
+    /// and at least as long as `v` (a table lookup; a gather that selects part of a
+    /// longer vector, such as an `if`'s or a pack's, is written at once: its readers are
+    /// rarely superoperators, and it reads less than it would hold alive), and `v` and
+    /// `i` are written out. Every index is checked here, in parallel blocks: the trap
+    /// names the first bad one, as the gather's would. `None` otherwise.
+    fn lazy_pick(&self, v: &CpuVector, i: &CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<Option<CpuVector>, Trap> {
+        let n = sd.0.total();
+        if ss.0.m() != 1 || n < LAZY_MIN || n < v.len() {
+            return Ok(None);
+        }
+        let written = |x: &CpuVector| match &x.0 {
+            Rep::Data(d) => Some(d.clone()),
+            Rep::Lazy(l) => l.forced.get().cloned(),
+        };
+        let (Some(src), Some(ix)) = (written(v), written(i)) else { return Ok(None) };
+        // Indices whose registered bounds lie in the source need no check.
+        if !self.known_bounds(&ix).is_some_and(|(lo, hi)| lo >= 0 && hi < src.len() as i64) {
+            permute::check_indices(&self.par, int_slice(&ix), src.len())?;
+        }
+        let size = if src.vtype() == VType::Bool { 1 } else { 8 };
+        crate::memory::check(n, n.saturating_mul(size))?;
+        let l = Lazy { form: Form::Pick(src, ix, ss.0.clone()), seg: sd.0.clone(), par: self.par.clone(), forced: OnceLock::new() };
         Ok(Some(CpuVector(Rep::Lazy(Arc::new(l)))))
     }
     /// The packs of a kept gather by each of `counts`: each chunk that keeps any of it
@@ -877,6 +952,11 @@ impl Cvl for CpuCvl {
     }
     fn reduce(&mut self, op: ReduceOp, v: &CpuVector, s: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::scan_reduce(false, v.shape(), s.shape())?;
+        if matches!(op, ReduceOp::Min | ReduceOp::Max) && s.0.m() == 1 {
+            if let Some(x) = self.whole_extreme(v, op == ReduceOp::Max)? {
+                return Ok(vecd(Data::Int(vec![x])));
+            }
+        }
         Ok(vecd(scan::reduce(&self.par, op, v.data()?, &s.0)?))
     }
 
@@ -935,6 +1015,9 @@ impl Cvl for CpuCvl {
             if let Some(r) = runs {
                 return Ok(vecd(r));
             }
+        }
+        if let Some(r) = self.lazy_pick(v, i, ss, sd)? {
+            return Ok(r);
         }
         let iv = ints(i.data()?, "BPERMUTE indices")?;
         Ok(vecd(each!(v.elems()?, |x| permute::gather(p, x, iv, None, &ss.0, &sd.0))))
@@ -1516,6 +1599,173 @@ mod tests {
             let bad_written = stored(&mut c, &bad2);
             let (g, e) = (c.bpermute(&ints, &bad, &ss, &sd).unwrap_err(), c.bpermute(&ints, &bad_written, &ss, &sd).unwrap_err());
             assert_eq!(g.to_string(), e.to_string(), "the same trap");
+        }
+    }
+
+    /// A `BPERMUTE` that looks up a shorter table (one segment) by written-out indices is
+    /// kept undone; a superoperator (element-wise and a segmented sum), a plain
+    /// element-wise operation, `PACK`, `EXTRACT` and a reader of its elements all see what
+    /// the gather gives (`INT`, `FLOAT`, `BOOL`); a gather shorter than the table, or
+    /// short, or from several segments is written at once; a bad index traps at the
+    /// `BPERMUTE` as the gather's own check does.
+    #[test]
+    fn a_table_lookup_is_kept_undone_and_read_as_written() {
+        let mut rng = test_rng(7);
+        for threads in [1, 2] {
+            let mut c = CpuCvl::with_threads(threads);
+            let (m, n) = (3_001usize, 70_000usize);
+            let idx: Vec<i64> = (0..n).map(|_| (rng() % m as u64) as i64).collect();
+            let i = iv(&mut c, &idx);
+            let (ss, sd) = (c.segdes_from_host(&[m as i64]).expect("seg"), c.segdes_from_host(&[n as i64]).expect("seg"));
+            let tables = [
+                HostVector::Int((0..m as i64).map(|x| x * 31 - 7_000).collect()),
+                HostVector::Float((0..m).map(|x| x as f64 * 0.75 - 3.0).collect()),
+                HostVector::Bool((0..m).map(|x| x % 3 == 1).collect()),
+            ];
+            for t in tables {
+                let want_host = match &t {
+                    HostVector::Int(v) => HostVector::Int(idx.iter().map(|&k| v[k as usize]).collect()),
+                    HostVector::Float(v) => HostVector::Float(idx.iter().map(|&k| v[k as usize]).collect()),
+                    HostVector::Bool(v) => HostVector::Bool(idx.iter().map(|&k| v[k as usize]).collect()),
+                };
+                let v = c.from_host(t).expect("host");
+                let lazy = c.bpermute(&v, &i, &ss, &sd).expect("gather");
+                assert!(!lazy.is_written_out(), "kept undone on {threads} threads");
+                let want = c.from_host(want_host.clone()).expect("host");
+                let ty = match c.vtype(&v) {
+                    VType::Int => "INT",
+                    VType::Float => "FLOAT",
+                    _ => "BOOL",
+                };
+                // Superoperators reading it chunk by chunk: element-wise, and a segmented
+                // sum over segments that cut chunks anywhere.
+                let (op, sum) = if ty == "BOOL" {
+                    ("(BOOL BOOL) (AND BOOL (NOT BOOL $0) $1)".to_string(), "(BOOL SEGDES) (+_REDUCE INT (B_TO_I BOOL $0) $1)".to_string())
+                } else {
+                    (format!("({ty} {ty}) (+ {ty} $0 (* {ty} $1 $1))"), format!("({ty} SEGDES) (+_REDUCE {ty} $0 $1)"))
+                };
+                let op = SuperOp::parse(&op).expect("parses");
+                let a = c.fused(&op, &[Some(&lazy), Some(&want)], n).expect("fused");
+                let b = c.fused(&op, &[Some(&want), Some(&lazy)], n).expect("fused");
+                let e = c.fused(&op, &[Some(&want), Some(&want)], n).expect("fused");
+                let e = host(&mut c, &e);
+                assert_eq!(host(&mut c, &a), e, "{ty}: superoperator");
+                assert_eq!(host(&mut c, &b), e, "{ty}: superoperator");
+                let lens = [1_000i64, 0, 33_333, 1, 35_666];
+                let segs = c.segdes_from_host(&lens).expect("seg");
+                let sum = SuperOp::parse(&sum).expect("parses");
+                let a = c.fused_fold(&sum, &[Some(&lazy), None], &segs, n).expect("sum");
+                let e = c.fused_fold(&sum, &[Some(&want), None], &segs, n).expect("sum");
+                assert_eq!(host(&mut c, &a), host(&mut c, &e), "{ty}: segmented sum");
+                // A plain element-wise operation, a pack and EXTRACTs.
+                let plain = if ty == "BOOL" { c.unary(UnOp::Not, &lazy) } else { c.binary(BinOp::Add, &lazy, &want) }.expect("plain");
+                let plain_want = if ty == "BOOL" { c.unary(UnOp::Not, &want) } else { c.binary(BinOp::Add, &want, &want) }.expect("plain");
+                assert_eq!(host(&mut c, &plain), host(&mut c, &plain_want), "{ty}: element-wise");
+                let flags = c.from_host(HostVector::Bool((0..n).map(|x| x % 7 < 3).collect())).expect("host");
+                let (g, _) = c.pack(&lazy, &flags, &segs).expect("pack");
+                let (w, _) = c.pack(&want, &flags, &segs).expect("pack");
+                assert_eq!(host(&mut c, &g), host(&mut c, &w), "{ty}: pack");
+                let full = c.segdes_from_host(&[1_000, 33_333, 1, 35_666]).expect("seg");
+                let at = iv(&mut c, &[999, 0, 0, 35_665]);
+                let (g, w) = (c.extract(&lazy, &at, &full).expect("extract"), c.extract(&want, &at, &full).expect("extract"));
+                assert_eq!(host(&mut c, &g), host(&mut c, &w), "{ty}: extract");
+                // Its elements, and a prefix of a fresh one.
+                let fresh = c.bpermute(&v, &i, &ss, &sd).expect("gather");
+                let p = c.to_host_prefix(&fresh, 10).expect("prefix");
+                assert_eq!(p, c.to_host_prefix(&want, 10).expect("prefix"), "{ty}: prefix");
+                assert_eq!(host(&mut c, &lazy), want_host, "{ty}: written out");
+            }
+            // Written at once: a gather shorter than its table, a short one, one over
+            // several segments.
+            let big = iv(&mut c, &(0..2 * n as i64).collect::<Vec<_>>());
+            let sbig = c.segdes_from_host(&[2 * n as i64]).expect("seg");
+            assert!(c.bpermute(&big, &i, &sbig, &sd).expect("gather").is_written_out(), "selects from a longer vector");
+            let few = iv(&mut c, &idx[..100]);
+            let s100 = c.segdes_from_host(&[100]).expect("seg");
+            let table = iv(&mut c, &(0..m as i64).collect::<Vec<_>>());
+            assert!(c.bpermute(&table, &few, &ss, &s100).expect("gather").is_written_out(), "short");
+            let two = c.segdes_from_host(&[1_500, 1_501]).expect("seg");
+            let halves = c.segdes_from_host(&[35_000, 35_000]).expect("seg");
+            let small: Vec<i64> = idx.iter().map(|&k| k % 1_500).collect();
+            let small = iv(&mut c, &small);
+            assert!(c.bpermute(&table, &small, &two, &halves).expect("gather").is_written_out(), "several segments");
+            // A bad index (the first one in position order) traps here, as the gather's
+            // check names it.
+            for bad in [m as i64, -1] {
+                let mut worse = idx.clone();
+                worse[50_000] = bad;
+                worse[60_000] = m as i64 + 5;
+                let want = permute::gather(&c.par, &(0..m as i64).collect::<Vec<_>>(), &worse, None, &ss.0, &sd.0).unwrap_err();
+                let w = iv(&mut c, &worse);
+                let got = c.bpermute(&table, &w, &ss, &sd).unwrap_err();
+                assert_eq!(got.to_string(), want.to_string(), "{threads} threads");
+            }
+        }
+    }
+
+    /// `MIN_REDUCE` and `MAX_REDUCE` over a whole `INT` vector find both bounds in one pass
+    /// and register them: the other reduction reads them, and the values are a serial
+    /// fold's (1 and 2 threads, lengths around the block size); a short vector, one over
+    /// several segments and a `FLOAT` one are not registered; a registered buffer is not
+    /// written in place; a table lookup by a registered vector inside its source skips the
+    /// index check and reads what the gather does, and one whose bounds leave the source
+    /// is still checked and traps at the gather's index.
+    #[test]
+    fn whole_vector_extremes_are_found_together_and_spare_a_lookup_its_check() {
+        let mut rng = test_rng(11);
+        for threads in [1, 2] {
+            let mut c = CpuCvl::with_threads(threads);
+            for n in [BOUNDS_MIN, 32_769, 100_003, 300_000] {
+                let x: Vec<i64> = (0..n).map(|_| rng() as i64 - (1 << 30)).collect();
+                let (lo, hi) = (*x.iter().min().expect("long"), *x.iter().max().expect("long"));
+                let v = iv(&mut c, &x);
+                let s = c.segdes_from_host(&[n as i64]).expect("seg");
+                let mx = c.reduce(ReduceOp::Max, &v, &s).expect("max");
+                assert_eq!(host(&mut c, &mx), HostVector::Int(vec![hi]), "{n} on {threads} threads");
+                let a = c.arc_of(&v);
+                assert_eq!(c.known_bounds(&a), Some((lo, hi)), "{n}: registered");
+                let mn = c.reduce(ReduceOp::Min, &v, &s).expect("min");
+                assert_eq!(host(&mut c, &mn), HostVector::Int(vec![lo]), "{n} on {threads} threads");
+                drop(a);
+                let mut w = v.clone();
+                drop(v);
+                assert!(w.owned().is_none(), "registered: not written in place");
+            }
+            let short = iv(&mut c, &[5, -3, 9]);
+            let s3 = c.segdes_from_host(&[3]).expect("seg");
+            let r = c.reduce(ReduceOp::Min, &short, &s3).expect("min");
+            assert_eq!(host(&mut c, &r), HostVector::Int(vec![-3]));
+            assert_eq!(c.known_bounds(&c.arc_of(&short)), None, "short");
+            let x: Vec<i64> = (0..10_000).map(|i| (i * 37) % 1_001).collect();
+            let split = iv(&mut c, &x);
+            let halves = c.segdes_from_host(&[5_000, 5_000]).expect("seg");
+            let got = c.reduce(ReduceOp::Max, &split, &halves).expect("max");
+            assert_eq!(host(&mut c, &got), HostVector::Int(vec![*x[..5_000].iter().max().expect("x"), *x[5_000..].iter().max().expect("x")]));
+            assert_eq!(c.known_bounds(&c.arc_of(&split)), None, "several segments");
+            let f = c.from_host(HostVector::Float((0..10_000).map(|i| i as f64).collect())).expect("host");
+            let s10k = c.segdes_from_host(&[10_000]).expect("seg");
+            let r = c.reduce(ReduceOp::Max, &f, &s10k).expect("max");
+            assert_eq!(host(&mut c, &r), HostVector::Float(vec![9_999.0]));
+            // Lookups by registered indices.
+            let (m, n) = (1_000usize, 40_000usize);
+            let table: Vec<i64> = (0..m as i64).map(|k| k * k).collect();
+            let t = iv(&mut c, &table);
+            let (ss, sd) = (c.segdes_from_host(&[m as i64]).expect("seg"), c.segdes_from_host(&[n as i64]).expect("seg"));
+            let idx: Vec<i64> = (0..n).map(|_| (rng() % m as u64) as i64).collect();
+            let i = iv(&mut c, &idx);
+            c.reduce(ReduceOp::Min, &i, &sd).expect("min");
+            let g = c.bpermute(&t, &i, &ss, &sd).expect("gather");
+            assert!(!g.is_written_out(), "kept undone");
+            assert_eq!(host(&mut c, &g), HostVector::Int(idx.iter().map(|&k| table[k as usize]).collect()));
+            for bad in [m as i64, -1] {
+                let mut worse = idx.clone();
+                worse[30_000] = bad;
+                let want = permute::gather(&c.par, &table, &worse, None, &ss.0, &sd.0).unwrap_err();
+                let w = iv(&mut c, &worse);
+                c.reduce(ReduceOp::Max, &w, &sd).expect("max");
+                assert!(c.known_bounds(&c.arc_of(&w)).is_some(), "registered");
+                assert_eq!(c.bpermute(&t, &w, &ss, &sd).unwrap_err().to_string(), want.to_string(), "{bad} on {threads} threads");
+            }
         }
     }
 

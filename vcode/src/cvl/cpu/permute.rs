@@ -307,6 +307,49 @@ pub(super) fn gather<T: Elem>(par: &Par, v: &[T], i: &[i64], f: Option<&[bool]>,
     })
 }
 
+/// Checks that every index of `i` is in `0..len`, in parallel blocks; the trap names the
+/// first bad one (in position order), as [`gather`]'s would.
+pub(super) fn check_indices(par: &Par, i: &[i64], len: usize) -> Result<(), Trap> {
+    par.map_blocks(i.len(), |lo, hi| check_seg(&i[lo..hi], None, len)).into_iter().collect()
+}
+
+/// A `BPERMUTE` of `src` (one segment) by written-out indices, kept undone
+/// ([`check_indices`] passed on `ix` against `src`); its readers gather it a range at a
+/// time ([`Picked::range`]).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Picked<'a, S> {
+    src: S,
+    ix: &'a [i64],
+}
+
+impl<'a, S> Picked<'a, S> {
+    /// The gather of `src` by `ix`, whose indices the caller checked against `src`.
+    pub(super) fn of(src: S, ix: &'a [i64]) -> Self {
+        Picked { src, ix }
+    }
+    /// The number of elements.
+    pub(super) fn len(&self) -> usize {
+        self.ix.len()
+    }
+    /// The source.
+    pub(super) fn src(&self) -> &S {
+        &self.src
+    }
+    /// The indices.
+    pub(super) fn ix(&self) -> &'a [i64] {
+        self.ix
+    }
+}
+
+impl<T: Copy> Picked<'_, &[T]> {
+    /// Writes elements `lo..hi` over `out` (cleared first).
+    #[inline]
+    pub(super) fn range(&self, lo: usize, hi: usize, out: &mut Vec<T>) {
+        out.clear();
+        out.extend(self.ix[lo..hi].iter().map(|&k| self.src[k as usize]));
+    }
+}
+
 /// Segments of at most this many elements are written by [`short_segment`].
 const SHORT: usize = 8;
 

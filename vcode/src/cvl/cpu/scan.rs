@@ -82,6 +82,25 @@ fn fold_seg<T: Elem>(par: &Par, v: &[T], lanes: bool, f: &(impl Fn(T, T) -> T + 
     par.map_blocks(v.len(), |lo, hi| fold_lanes(&v[lo..hi], lo == 0, lanes, f)).into_iter().flatten().reduce(f)
 }
 
+/// The least and the greatest element of `v` (`None` when it is empty), in one pass:
+/// [`BLOCK`]-element blocks in parallel, each in eight lanes of both (vectorisable).
+pub(super) fn min_max(par: &Par, v: &[i64]) -> Option<(i64, i64)> {
+    fn block(v: &[i64]) -> Option<(i64, i64)> {
+        let first = *v.first()?;
+        let (mut lo, mut hi) = ([first; 8], [first; 8]);
+        let body = v.len() / 8 * 8;
+        for c in v[..body].chunks_exact(8) {
+            for j in 0..8 {
+                lo[j] = lo[j].min(c[j]);
+                hi[j] = hi[j].max(c[j]);
+            }
+        }
+        let tail = &v[body..];
+        Some((lo.iter().chain(tail).copied().fold(first, i64::min), hi.iter().chain(tail).copied().fold(first, i64::max)))
+    }
+    par.map_blocks(v.len(), |lo, hi| block(&v[lo..hi])).into_iter().flatten().reduce(|(a, b), (c, d)| (a.min(c), b.max(d)))
+}
+
 /// Exclusive scan of `v` into `out`, starting from `init` (`None`: the segment's start,
 /// which gets the identity). The identity is only ever an output, never an operand, so
 /// elements beyond its range (ints below the 32-bit `min_int` that is the reference's
