@@ -83,7 +83,8 @@ enum Form {
     /// lookup into a table: `v[j]` for every `j` of a sparse row, an edge's endpoints):
     /// superoperators gather it a chunk at a time ([`permute::Picked`]), so the gathered
     /// vector is never stored and read back; any other reader writes it out. Kept from
-    /// [`LAZY_MIN`] elements.
+    /// [`LAZY_MIN`] elements; it holds `src` and the indices alive (also once written
+    /// out, as the other forms hold their operands).
     Pick(Arc<Data>, Arc<Data>, Arc<Seg>),
     /// `DPERMUTE`s into a `DIST` of `vals` over `ds`, the places none of them wrote still
     /// to be filled with its values ([`permute::Holey`]): the next `DPERMUTE` into it, when
@@ -699,9 +700,10 @@ impl CpuCvl {
     /// A `BPERMUTE` of `v` by the written-out indices `i` kept undone ([`Form::Pick`]):
     /// when the source is one segment (then so is the destination), the result is long
     /// and at least as long as `v` (a table lookup; a gather that selects part of a
-    /// longer vector, such as an `if`'s or a pack's, is written at once: its readers are
-    /// rarely superoperators, and it reads less than it would hold alive), and `v` and
-    /// `i` are written out. Every index is checked here, in parallel blocks: the trap
+    /// longer vector, such as an `if`'s split, is written at once: its readers are
+    /// rarely superoperators, a separate pass of index checks would cost it more than it
+    /// saves, and kept it would hold its longer source alive), and `v` and `i` are
+    /// written out. Every index is checked here, in parallel blocks: the trap
     /// names the first bad one, as the gather's would. `None` otherwise.
     fn lazy_pick(&self, v: &CpuVector, i: &CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<Option<CpuVector>, Trap> {
         let n = sd.0.total();
