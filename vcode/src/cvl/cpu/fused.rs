@@ -34,16 +34,15 @@ pub(super) enum Operand<'a> {
     /// A `BPERMUTE` of the elements (over the descriptor) by the `INDEX` not written out
     /// ([`Gathered`], checked when it was kept), which each chunk gathers.
     Gather(Slice<'a>, Progressions<'a>, &'a Seg),
-    /// A `BPERMUTE` of the elements by written-out indices ([`Picked`], checked when it was
-    /// kept), which each chunk gathers.
-    Pick(Picked<'a, Slice<'a>>),
+    /// A `BPERMUTE` of the elements (one segment) by the written-out indices ([`Picked`],
+    /// checked when it was kept), which each chunk gathers.
+    Pick(Slice<'a>, &'a [i64]),
 }
 
 impl<'a> Operand<'a> {
     fn vtype(&self) -> VType {
         match self {
-            Operand::Elems(s) | Operand::Dist(s, _) | Operand::Gather(s, ..) => s.vtype(),
-            Operand::Pick(p) => p.src().vtype(),
+            Operand::Elems(s) | Operand::Dist(s, _) | Operand::Gather(s, ..) | Operand::Pick(s, _) => s.vtype(),
             Operand::Index(_) => VType::Int,
         }
     }
@@ -52,7 +51,7 @@ impl<'a> Operand<'a> {
             Operand::Elems(s) => s.len(),
             Operand::Dist(_, s) => s.total(),
             Operand::Index(ix) | Operand::Gather(_, ix, _) => ix.seg.total(),
-            Operand::Pick(p) => p.len(),
+            Operand::Pick(_, ix) => ix.len(),
         }
     }
 }
@@ -108,18 +107,13 @@ fn expand<T: Elem>(vals: &[T], s: &Seg, k: usize, lo: usize, hi: usize, out: &mu
     unsafe { out.set_len(n) };
 }
 
-/// Gathers positions `lo..hi` of `g` into `buf` (its storage reused).
-fn gather_into<T: Elem>(buf: &mut Data, g: Gathered<T>, j: &mut Option<usize>, lo: usize, hi: usize) {
+/// Writes a chunk of an operand into its scratch buffer `buf` with `fill` (given the
+/// buffer's storage, emptied, as a `Vec` of `T` to append to; reused from chunk to chunk).
+#[inline]
+fn refill<T: Elem>(buf: &mut Data, fill: impl FnOnce(&mut Vec<T>)) {
     let mut v = T::unwrap(std::mem::replace(buf, Data::none())).unwrap_or_default();
     v.clear();
-    g.range(j, lo, hi, &mut v);
-    *buf = T::wrap(v);
-}
-
-/// Gathers positions `lo..hi` of `p` into `buf` (its storage reused).
-fn pick_into<T: Elem>(buf: &mut Data, p: Picked<&[T]>, lo: usize, hi: usize) {
-    let mut v = T::unwrap(std::mem::replace(buf, Data::none())).unwrap_or_default();
-    p.range(lo, hi, &mut v);
+    fill(&mut v);
     *buf = T::wrap(v);
 }
 
@@ -181,49 +175,40 @@ fn piece<'a>(args: &[Operand<'a>], cur: &mut Cursors, lo: usize, mut hi: usize, 
                     Val::konst(scalar(v, k))
                 } else {
                     match v {
-                        Slice::Int(v) => expand_into(buf, v, s, k, lo, hi),
-                        Slice::Float(v) => expand_into(buf, v, s, k, lo, hi),
-                        Slice::Bool(v) => expand_into(buf, v, s, k, lo, hi),
+                        Slice::Int(v) => refill(buf, |o| expand(v, s, k, lo, hi, o)),
+                        Slice::Float(v) => refill(buf, |o| expand(v, s, k, lo, hi, o)),
+                        Slice::Bool(v) => refill(buf, |o| expand(v, s, k, lo, hi, o)),
                     }
                     Val::of(buf.slice())
                 }
             }
             Operand::Index(ix) if live(ix.seg, hi) => {
-                let mut v = i64::unwrap(std::mem::replace(buf, Data::none())).unwrap_or_default();
-                v.clear();
-                ix.runs(&mut Some(cur.at(i, ix.seg, lo)), lo, hi, |_, r| v.extend(r.indices()));
-                *buf = Data::Int(v);
+                let k = cur.at(i, ix.seg, lo);
+                refill(buf, |v: &mut Vec<i64>| ix.runs(&mut Some(k), lo, hi, |_, r| v.extend(r.indices())));
                 Val::of(buf.slice())
             }
             Operand::Gather(src, ix, ss) if live(ix.seg, hi) => {
-                let mut j = Some(cur.at(i, ix.seg, lo));
+                let j = &mut Some(cur.at(i, ix.seg, lo));
                 match src {
-                    Slice::Int(x) => gather_into(buf, Gathered { src: x, ix, ss }, &mut j, lo, hi),
-                    Slice::Float(x) => gather_into(buf, Gathered { src: x, ix, ss }, &mut j, lo, hi),
-                    Slice::Bool(x) => gather_into(buf, Gathered { src: x, ix, ss }, &mut j, lo, hi),
+                    Slice::Int(x) => refill(buf, |o| Gathered { src: x, ix, ss }.range(j, lo, hi, o)),
+                    Slice::Float(x) => refill(buf, |o| Gathered { src: x, ix, ss }.range(j, lo, hi, o)),
+                    Slice::Bool(x) => refill(buf, |o| Gathered { src: x, ix, ss }.range(j, lo, hi, o)),
                 }
                 Val::of(buf.slice())
             }
-            Operand::Pick(p) if p.len() >= hi && hi > lo => {
-                match *p.src() {
-                    Slice::Int(x) => pick_into(buf, Picked::of(x, p.ix()), lo, hi),
-                    Slice::Float(x) => pick_into(buf, Picked::of(x, p.ix()), lo, hi),
-                    Slice::Bool(x) => pick_into(buf, Picked::of(x, p.ix()), lo, hi),
+            Operand::Pick(src, ix) if ix.len() >= hi && hi > lo => {
+                match src {
+                    Slice::Int(x) => refill(buf, |o| Picked::of(x, ix).range(lo, hi, o)),
+                    Slice::Float(x) => refill(buf, |o| Picked::of(x, ix).range(lo, hi, o)),
+                    Slice::Bool(x) => refill(buf, |o| Picked::of(x, ix).range(lo, hi, o)),
                 }
                 Val::of(buf.slice())
             }
-            Operand::Dist(v, _) | Operand::Gather(v, ..) => Val::of(v.range(0, 0)),
-            Operand::Pick(p) => Val::of(p.src().range(0, 0)),
+            Operand::Dist(v, _) | Operand::Gather(v, ..) | Operand::Pick(v, _) => Val::of(v.range(0, 0)),
             Operand::Index(..) => Val::of(Slice::Int(&[])),
         });
     }
     hi
-}
-
-fn expand_into<T: Elem>(buf: &mut Data, vals: &[T], s: &Seg, seg: usize, lo: usize, hi: usize) {
-    let mut v = T::unwrap(std::mem::replace(buf, Data::none())).unwrap_or_default();
-    expand(vals, s, seg, lo, hi, &mut v);
-    *buf = T::wrap(v);
 }
 
 /// One operand of a compiled step: a parameter, a register, or a constant.

@@ -211,7 +211,11 @@ impl Lazy {
             }
             Form::Range(v, lo) => each!(v.slice().range(*lo, lo + n), |x| Ok::<_, Trap>(x.to_vec())),
             Form::Gather(..) => each!(self.write_out()?.slice().range(0, n), |x| Ok::<_, Trap>(x.to_vec())),
-            Form::Pick(src, i, _) => each!(src.slice(), |x| Ok::<_, Trap>(int_slice(i)[..n].iter().map(|&k| x[k as usize]).collect())),
+            Form::Pick(src, i, _) => each!(src.slice(), |x| {
+                let mut out = Vec::new();
+                permute::Picked::of(x, int_slice(i)).range(0, n, &mut out);
+                Ok::<_, Trap>(out)
+            }),
             // (Its readers fill it first: `to_host_prefix`.)
             Form::Holes(_) => return Err(Trap::ty("a prefix of a scattered vector with gaps")),
         })
@@ -276,7 +280,7 @@ impl CpuVector {
                 (None, Form::Gather(src, b, k, ss)) => {
                     Operand::Gather(src.slice(), permute::Progressions { start: int_slice(b), stride: int_slice(k), seg: &l.seg }, ss)
                 }
-                (None, Form::Pick(src, i, _)) => Operand::Pick(permute::Picked::of(src.slice(), int_slice(i))),
+                (None, Form::Pick(src, i, _)) => Operand::Pick(src.slice(), int_slice(i)),
                 (None, Form::Holes(_)) => Operand::Elems(self.data()?.slice()),
             },
         })

@@ -317,31 +317,16 @@ pub(super) fn check_indices(par: &Par, i: &[i64], len: usize) -> Result<(), Trap
 /// ([`check_indices`] passed on `ix` against `src`); its readers gather it a range at a
 /// time ([`Picked::range`]).
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Picked<'a, S> {
-    src: S,
+pub(super) struct Picked<'a, T> {
+    src: &'a [T],
     ix: &'a [i64],
 }
 
-impl<'a, S> Picked<'a, S> {
+impl<'a, T: Copy> Picked<'a, T> {
     /// The gather of `src` by `ix`, whose indices the caller checked against `src`.
-    pub(super) fn of(src: S, ix: &'a [i64]) -> Self {
+    pub(super) fn of(src: &'a [T], ix: &'a [i64]) -> Self {
         Picked { src, ix }
     }
-    /// The number of elements.
-    pub(super) fn len(&self) -> usize {
-        self.ix.len()
-    }
-    /// The source.
-    pub(super) fn src(&self) -> &S {
-        &self.src
-    }
-    /// The indices.
-    pub(super) fn ix(&self) -> &'a [i64] {
-        self.ix
-    }
-}
-
-impl<T: Copy> Picked<'_, &[T]> {
     /// Writes elements `lo..hi` over `out` (cleared first).
     #[inline]
     pub(super) fn range(&self, lo: usize, hi: usize, out: &mut Vec<T>) {
