@@ -82,7 +82,7 @@
 //! the length of every data parameter. No tree of a pack may trap.
 
 use crate::cvl::{BinOp, HostScalar, ReduceOp, UnOp, VType};
-use crate::op::{operand_types, Effect, Exec, Opcode, Pat, SlotTy, Ty, OPCODES};
+use crate::op::{accepts_operand_type, Effect, Exec, Opcode, Pat, SlotTy, Ty, OPCODES};
 use std::fmt;
 
 /// One superoperator: parameter types and the expression computing each element.
@@ -270,7 +270,7 @@ pub(crate) fn node_types(kind: NodeKind, ty: VType) -> Result<VType, String> {
             None => return Err("unknown operator".into()),
         },
     };
-    if !operand_types(op).contains(&ty) {
+    if !accepts_operand_type(op, ty) {
         return Err(format!("`{name}` does not take {} operands", ty.name()));
     }
     let out = match op.info().effect {
@@ -458,7 +458,7 @@ impl SuperOp {
             if f.ty != t {
                 return Err(format!("`{name}` on {} folds a {} tree", f.ty.name(), t.name()));
             }
-            if !operand_types(op).contains(&t) {
+            if !accepts_operand_type(op, t) {
                 return Err(format!("`{name}` does not take {} operands", t.name()));
             }
             match self.params.get(f.seg) {

@@ -17,6 +17,7 @@ use crate::trap::{Trap, TrapKind, TrapSite};
 use crate::resident::Residents;
 use crate::{HostValue, RunOptions, RunOutcome, RunReport};
 use std::io::Write;
+use smallvec::{smallvec, SmallVec};
 use std::time::Instant;
 
 /// One stack slot.
@@ -314,9 +315,16 @@ impl<C: Cvl> Machine<'_, C> {
         Ok(base)
     }
 
-    fn finish(&mut self, base: usize, outs: Vec<Value<C>>) {
+    fn finish(&mut self, base: usize, outs: impl IntoIterator<Item = Value<C>>) {
         self.stack.truncate(base);
         self.stack.extend(outs);
+    }
+
+    /// [`finish`](Self::finish) with one result (no list made for it: serial code runs
+    /// one such instruction after another on one-element vectors).
+    fn finish_one(&mut self, base: usize, out: Value<C>) {
+        self.stack.truncate(base);
+        self.stack.push(out);
     }
 
     fn block(&self, n: usize, d: usize) -> Result<usize, Trap> {
@@ -592,7 +600,7 @@ impl<C: Cvl> Machine<'_, C> {
                 }
                 // The operands are popped right after: the library may write the result
                 // over one whose only handle is in its slot.
-                let mut args: Vec<Option<&mut C::Vector>> = self.stack[base..]
+                let mut args: SmallVec<[Option<&mut C::Vector>; 8]> = self.stack[base..]
                     .iter_mut()
                     .map(|v| match v {
                         Value::Vec(x) => Some(x),
@@ -600,7 +608,8 @@ impl<C: Cvl> Machine<'_, C> {
                     })
                     .collect();
                 let r = self.cvl.fused_reusing(op, &mut args, len)?;
-                self.finish(base, vec![Value::Vec(r)]);
+                drop(args);
+                self.finish_one(base, Value::Vec(r));
                 return Ok(Flow::Next);
             }
             _ => {}
@@ -608,38 +617,38 @@ impl<C: Cvl> Machine<'_, C> {
         // Fixed-effect instructions.
         let base = self.check_inputs(d.ins, ty)?;
         if let Some(r) = self.step_reusing(d.exec, base)? {
-            self.finish(base, vec![Value::Vec(r)]);
+            self.finish_one(base, Value::Vec(r));
             return Ok(Flow::Next);
         }
         let s = &self.stack[base..];
         let cvl = &mut *self.cvl;
-        let outs: Vec<Value<C>> = match d.exec {
-            Exec::Select => vec![Value::Vec(cvl.select(vec_at(s, 0)?, vec_at(s, 1)?, vec_at(s, 2)?)?)],
-            Exec::Rand => vec![Value::Vec(cvl.rand(vec_at(s, 0)?)?)],
-            Exec::Scan(op) => vec![Value::Vec(cvl.scan(op, vec_at(s, 0)?, seg_at(s, 1)?)?)],
-            Exec::Reduce(op) => vec![Value::Vec(cvl.reduce(op, vec_at(s, 0)?, seg_at(s, 1)?)?)],
-            Exec::Permute => vec![Value::Vec(cvl.permute(vec_at(s, 0)?, vec_at(s, 1)?, seg_at(s, 2)?)?)],
-            Exec::FPermute => vec![Value::Vec(cvl.fpermute(
+        let outs: SmallVec<[Value<C>; 2]> = match d.exec {
+            Exec::Select => smallvec![Value::Vec(cvl.select(vec_at(s, 0)?, vec_at(s, 1)?, vec_at(s, 2)?)?)],
+            Exec::Rand => smallvec![Value::Vec(cvl.rand(vec_at(s, 0)?)?)],
+            Exec::Scan(op) => smallvec![Value::Vec(cvl.scan(op, vec_at(s, 0)?, seg_at(s, 1)?)?)],
+            Exec::Reduce(op) => smallvec![Value::Vec(cvl.reduce(op, vec_at(s, 0)?, seg_at(s, 1)?)?)],
+            Exec::Permute => smallvec![Value::Vec(cvl.permute(vec_at(s, 0)?, vec_at(s, 1)?, seg_at(s, 2)?)?)],
+            Exec::FPermute => smallvec![Value::Vec(cvl.fpermute(
                 vec_at(s, 0)?,
                 vec_at(s, 1)?,
                 vec_at(s, 2)?,
                 seg_at(s, 3)?,
                 seg_at(s, 4)?,
             )?)],
-            Exec::BPermute => vec![Value::Vec(cvl.bpermute(
+            Exec::BPermute => smallvec![Value::Vec(cvl.bpermute(
                 vec_at(s, 0)?,
                 vec_at(s, 1)?,
                 seg_at(s, 2)?,
                 seg_at(s, 3)?,
             )?)],
-            Exec::BfPermute => vec![Value::Vec(cvl.bfpermute(
+            Exec::BfPermute => smallvec![Value::Vec(cvl.bfpermute(
                 vec_at(s, 0)?,
                 vec_at(s, 1)?,
                 vec_at(s, 2)?,
                 seg_at(s, 3)?,
                 seg_at(s, 4)?,
             )?)],
-            Exec::DfPermute => vec![Value::Vec(cvl.dfpermute(
+            Exec::DfPermute => smallvec![Value::Vec(cvl.dfpermute(
                 vec_at(s, 0)?,
                 vec_at(s, 1)?,
                 vec_at(s, 2)?,
@@ -647,35 +656,35 @@ impl<C: Cvl> Machine<'_, C> {
                 seg_at(s, 4)?,
                 seg_at(s, 5)?,
             )?)],
-            Exec::Extract => vec![Value::Vec(cvl.extract(vec_at(s, 0)?, vec_at(s, 1)?, seg_at(s, 2)?)?)],
-            Exec::Dist => vec![Value::Vec(cvl.dist(vec_at(s, 0)?, seg_at(s, 1)?)?)],
-            Exec::Index => vec![Value::Vec(cvl.index(vec_at(s, 0)?, vec_at(s, 1)?, seg_at(s, 2)?)?)],
-            Exec::Rank(up) => vec![Value::Vec(cvl.rank(up, vec_at(s, 0)?, seg_at(s, 1)?)?)],
+            Exec::Extract => smallvec![Value::Vec(cvl.extract(vec_at(s, 0)?, vec_at(s, 1)?, seg_at(s, 2)?)?)],
+            Exec::Dist => smallvec![Value::Vec(cvl.dist(vec_at(s, 0)?, seg_at(s, 1)?)?)],
+            Exec::Index => smallvec![Value::Vec(cvl.index(vec_at(s, 0)?, vec_at(s, 1)?, seg_at(s, 2)?)?)],
+            Exec::Rank(up) => smallvec![Value::Vec(cvl.rank(up, vec_at(s, 0)?, seg_at(s, 1)?)?)],
             Exec::Pack => {
                 let (v, sd) = cvl.pack(vec_at(s, 0)?, vec_at(s, 1)?, seg_at(s, 2)?)?;
-                vec![Value::Vec(v), Value::Seg(sd)]
+                smallvec![Value::Vec(v), Value::Seg(sd)]
             }
             Exec::Length => {
                 let n = cvl.len(vec_at(s, 0)?) as i64;
-                vec![Value::Vec(cvl.fill(H::Int(n), 1)?)]
+                smallvec![Value::Vec(cvl.fill(H::Int(n), 1)?)]
             }
-            Exec::MakeSegdes => vec![Value::Seg(cvl.make_segdes(vec_at(s, 0)?)?)],
-            Exec::Lengths => vec![Value::Vec(cvl.lengths(seg_at(s, 0)?)?)],
+            Exec::MakeSegdes => smallvec![Value::Seg(cvl.make_segdes(vec_at(s, 0)?)?)],
+            Exec::Lengths => smallvec![Value::Vec(cvl.lengths(seg_at(s, 0)?)?)],
             Exec::StartTimer => {
                 // Work issued before the timer is not timed, work issued inside is.
                 cvl.wait()?;
                 self.timer = Instant::now();
-                Vec::new()
+                SmallVec::new()
             }
             Exec::StopTimer => {
                 cvl.wait()?;
                 let t = self.timer.elapsed().as_secs_f64();
-                vec![Value::Vec(cvl.fill(H::Float(t), 1)?)]
+                smallvec![Value::Vec(cvl.fill(H::Float(t), 1)?)]
             }
             Exec::Srand => {
                 let seed = cvl.get_int(vec_at(s, 0)?, 0)?;
                 cvl.srand(seed)?;
-                vec![Value::Vec(cvl.fill(H::Bool(true), 1)?)]
+                smallvec![Value::Vec(cvl.fill(H::Bool(true), 1)?)]
             }
             Exec::Write | Exec::Fwrite => {
                 let ty = ty.unwrap_or(Ty::Int);
@@ -688,7 +697,7 @@ impl<C: Cvl> Machine<'_, C> {
                 } else {
                     self.files.write(fd, &text, out).map(|_| Vec::new())
                 };
-                self.io_result(r, Vec::new())?
+                SmallVec::from_vec(self.io_result(r, Vec::new())?)
             }
             Exec::Read | Exec::Fread => {
                 let ty = ty.unwrap_or(Ty::Int);
@@ -699,7 +708,7 @@ impl<C: Cvl> Machine<'_, C> {
                     Err(e) => Err(e),
                 };
                 let fallback = vec![self.empty_of(ty)?];
-                self.io_result(r, fallback)?
+                SmallVec::from_vec(self.io_result(r, fallback)?)
             }
             Exec::Fopen => {
                 let mode = cvl.get_int(vec_at(s, 1)?, 0)?;
@@ -710,12 +719,12 @@ impl<C: Cvl> Machine<'_, C> {
                     Err(e) => Err(e),
                 };
                 let fallback = vec![scalar(self.cvl, H::Int(-1))?];
-                self.io_result(r, fallback)?
+                SmallVec::from_vec(self.io_result(r, fallback)?)
             }
             Exec::Fclose => {
                 let fd = cvl.get_int(vec_at(s, 0)?, 0)?;
                 let r = self.files.close(fd).map(|_| Vec::new());
-                self.io_result(r, Vec::new())?
+                SmallVec::from_vec(self.io_result(r, Vec::new())?)
             }
             Exec::FreadChar => {
                 let delims = match cvl.to_host(vec_at(s, 0)?)? {
@@ -731,7 +740,7 @@ impl<C: Cvl> Machine<'_, C> {
                     Err(e) => Err(e),
                 };
                 let fallback = vec![int_vec(self.cvl, Vec::new())?, scalar(self.cvl, H::Int(-1))?];
-                self.io_result(r, fallback)?
+                SmallVec::from_vec(self.io_result(r, fallback)?)
             }
             Exec::Spawn => {
                 let mut fds = [0i64; 3];
@@ -756,7 +765,7 @@ impl<C: Cvl> Machine<'_, C> {
                 for _ in 0..3 {
                     fallback.push(scalar(self.cvl, H::Int(-1))?);
                 }
-                self.io_result(r, fallback)?
+                SmallVec::from_vec(self.io_result(r, fallback)?)
             }
             Exec::Getenv => {
                 let name_v = vec_at(s, 0)?.clone();
@@ -766,7 +775,7 @@ impl<C: Cvl> Machine<'_, C> {
                     Err(e) => Err(e),
                 };
                 let fallback = vec![int_vec(self.cvl, Vec::new())?];
-                self.io_result(r, fallback)?
+                SmallVec::from_vec(self.io_result(r, fallback)?)
             }
             Exec::Shell => {
                 let input = match cvl.to_host(vec_at(s, 1)?)? {
@@ -782,7 +791,7 @@ impl<C: Cvl> Machine<'_, C> {
                     Err(e) => Err(e),
                 };
                 let fallback = vec![int_vec(self.cvl, Vec::new())?];
-                self.io_result(r, fallback)?
+                SmallVec::from_vec(self.io_result(r, fallback)?)
             }
             Exec::Display => {
                 let host_ints = |cvl: &mut C, v: &C::Vector| -> Result<Vec<i64>, Trap> {
@@ -803,7 +812,7 @@ impl<C: Cvl> Machine<'_, C> {
                     Err(e) => Err(e),
                 };
                 let fallback = vec![int_vec(self.cvl, Vec::new())?, Value::Seg(self.cvl.segdes_from_host(&[])?)];
-                self.io_result(r, fallback)?
+                SmallVec::from_vec(self.io_result(r, fallback)?)
             }
             other => {
                 return Err(Trap::new(TrapKind::Unsupported(format!("instruction kind {other:?}"))))

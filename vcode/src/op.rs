@@ -441,17 +441,25 @@ pub fn is_reserved(word: &str) -> bool {
 /// The operand types an element-wise instruction accepts: its type arguments, or the
 /// fixed type of its first input when it takes none.
 pub fn operand_types(op: Opcode) -> Vec<VType> {
+    operand_type_list(op).collect()
+}
+
+/// Whether `ty` is among [`operand_types`] of `op` (asked at every element-wise
+/// operation, so without building the list).
+pub fn accepts_operand_type(op: Opcode, ty: VType) -> bool {
+    operand_type_list(op).any(|t| t == ty)
+}
+
+fn operand_type_list(op: Opcode) -> impl Iterator<Item = VType> {
     let info = op.info();
-    if !info.types.is_empty() {
-        return info.types.iter().filter_map(|t| t.vtype()).collect();
-    }
-    match info.effect {
-        Effect::Fixed(ins, _) => match ins.last().and_then(|p| p.resolve(None)) {
-            Some(SlotTy::Vec(t)) => vec![t],
-            _ => Vec::new(),
+    let fixed = match info.effect {
+        Effect::Fixed(ins, _) if info.types.is_empty() => match ins.last().and_then(|p| p.resolve(None)) {
+            Some(SlotTy::Vec(t)) => Some(t),
+            _ => None,
         },
-        Effect::Special => Vec::new(),
-    }
+        _ => None,
+    };
+    info.types.iter().filter_map(|t| t.vtype()).chain(fixed)
 }
 
 #[cfg(test)]

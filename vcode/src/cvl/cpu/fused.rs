@@ -15,6 +15,7 @@ use super::permute::{Gathered, Picked, Progressions};
 use crate::cvl::{BinOp, HostScalar, UnOp, VType};
 use crate::fused::{Expr, SuperOp};
 use crate::trap::Trap;
+use smallvec::SmallVec;
 use std::collections::HashMap;
 use std::mem::MaybeUninit;
 
@@ -126,11 +127,11 @@ const RUN_MIN: usize = 256;
 
 /// Where each `DIST` operand stands in a walk over increasing positions: the segment
 /// holding the current position (found by a search the first time, then by stepping).
-struct Cursors(Vec<usize>);
+struct Cursors(SmallVec<[usize; 8]>);
 
 impl Cursors {
     fn new(n: usize) -> Cursors {
-        Cursors(vec![usize::MAX; n])
+        Cursors(smallvec::smallvec![usize::MAX; n])
     }
     /// The segment of `s` holding `pos`, for operand `i` (`pos` never decreases between
     /// calls, but for [`first_failure`]'s fresh cursors).
@@ -146,13 +147,16 @@ impl Cursors {
     }
 }
 
+/// The values each operand gives one piece of an evaluation ([`piece`]).
+type Operands<'a> = SmallVec<[Val<'a>; 8]>;
+
 /// The next piece of evaluation from `lo` (up to `hi`) and the values each operand gives
 /// it: a run of its elements, or for a `DIST` a constant where the piece lies in one of
 /// its segments and an expansion into `scratch` (one buffer per operand) otherwise. The
 /// piece is cut at the end of a `DIST`'s segment holding `lo` when that segment ends
 /// inside it after at least [`RUN_MIN`] elements. An operand shorter than `hi` (a
 /// `SEGDES` stand-in, never read) is passed whole. Returns the piece's end.
-fn piece<'a>(args: &[Operand<'a>], cur: &mut Cursors, lo: usize, mut hi: usize, scratch: &'a mut [Data], vals: &mut Vec<Val<'a>>) -> usize {
+fn piece<'a>(args: &[Operand<'a>], cur: &mut Cursors, lo: usize, mut hi: usize, scratch: &'a mut [Data], vals: &mut Operands<'a>) -> usize {
     let live = |s: &Seg, hi: usize| hi > lo && s.total() >= hi;
     for (i, a) in args.iter().enumerate() {
         if let Operand::Dist(_, s) = *a {
@@ -567,8 +571,15 @@ impl Prog {
         }
     }
     /// Fresh (empty) registers, then a scratch buffer per operand.
-    fn registers(&self) -> Vec<Data> {
-        (0..self.registers + self.nargs).map(|_| Data::none()).collect()
+    /// Registers for one evaluation: [`Registers`], their buffers from the thread's
+    /// spare ones.
+    fn registers(&self) -> Registers {
+        let n = self.registers + self.nargs;
+        let mut regs = SPARE_REGISTERS.with(|s| std::mem::take(&mut *s.borrow_mut()));
+        if regs.len() < n {
+            regs.resize_with(n, Data::none);
+        }
+        Registers { regs, n }
     }
     /// True when an element can make the program trap (integer `/` and `%` by zero): it
     /// must then not write over an operand, which has to survive a trap unchanged.
@@ -581,6 +592,48 @@ impl Prog {
     /// elements took 0.63x the time on two threads, where the grain alone kept it on one).
     pub(super) fn work(&self, n: usize) -> usize {
         n.saturating_mul((self.code.len() / STEPS_PER_UNIT).max(1))
+    }
+}
+
+thread_local! {
+    /// Register buffers a finished evaluation on this thread left ([`Registers`]).
+    static SPARE_REGISTERS: std::cell::RefCell<Vec<Data>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// The registers of an evaluation (and the scratch buffers of its operands), the first
+/// `n` of `regs`. Their buffers go back to the thread when it ends, to be written over by
+/// the next evaluation there: a superoperator over a few elements (a `FUSED` in serial
+/// code, on one-element vectors) otherwise allocated a buffer per step, which cost more
+/// than the step. A buffer holds at most a chunk ([`CHUNK`] elements).
+pub(super) struct Registers {
+    regs: Vec<Data>,
+    n: usize,
+}
+
+impl std::ops::Deref for Registers {
+    type Target = [Data];
+    fn deref(&self) -> &[Data] {
+        &self.regs[..self.n]
+    }
+}
+
+impl std::ops::DerefMut for Registers {
+    fn deref_mut(&mut self) -> &mut [Data] {
+        &mut self.regs[..self.n]
+    }
+}
+
+impl Drop for Registers {
+    fn drop(&mut self) {
+        let regs = std::mem::take(&mut self.regs);
+        // The thread keeps the larger set (nested evaluations give back two).
+        let _ = SPARE_REGISTERS.try_with(|s| {
+            if let Ok(mut s) = s.try_borrow_mut() {
+                if s.len() < regs.len() {
+                    *s = regs;
+                }
+            }
+        });
     }
 }
 
@@ -654,7 +707,7 @@ fn first_failure<T: Elem>(p: &Prog, args: &[Operand], glo: usize, out: &mut [May
     let mut cur = Cursors::new(args.len());
     for i in 0..out.len() {
         let g = glo + i;
-        let mut one = Vec::with_capacity(args.len());
+        let mut one = Operands::new();
         piece(args, &mut cur, g, g + 1, scratch, &mut one);
         if let Err(t) = run_chunk(p, &one, regs, T::out(&mut out[i..i + 1])) {
             return t;
@@ -744,7 +797,7 @@ fn flags_range(
     lo: usize,
     hi: usize,
     outs: &mut [&mut [MaybeUninit<u64>]],
-    regs: &mut [Vec<Data>],
+    regs: &mut [Registers],
     bufs: &mut [Vec<bool>],
 ) -> Result<(), Trap> {
     if crate::interrupt::skip_work() {
@@ -779,7 +832,7 @@ fn flags_range(
     let mut cur = Cursors::new(args.len());
     let mut c = 0;
     while c < n {
-        let mut chunk_args = Vec::with_capacity(args.len());
+        let mut chunk_args = Operands::new();
         let e = piece(args, &mut cur, lo + c, lo + (c + CHUNK).min(n), scratch, &mut chunk_args) - lo;
         one(p0, cmps[0], &chunk_args, r0, b0, o0, c, e)?;
         for (i, (((p, rs), b), o)) in ps.iter().zip(regs.iter_mut()).zip(bufs_rest.iter_mut()).zip(outs_rest.iter_mut()).enumerate() {
@@ -818,6 +871,10 @@ pub(super) fn eval_over(par: &Par, p: &Prog, args: &[Operand], out: &mut Data, o
 /// Evaluates `p` into `out` in parallel blocks; whether its guard held anywhere.
 fn fill<T: Elem>(par: &Par, p: &Prog, args: &[Operand], out: &mut [MaybeUninit<T>], over: Option<(usize, VType)>) -> Result<bool, Trap> {
     let len = out.len();
+    if len <= BLOCK {
+        // One block (the blocks below, on the calling thread): no lists made.
+        return eval_range(p, args, 0, out, &mut p.registers(), over, &mut []);
+    }
     let blocks: Vec<(usize, &mut [MaybeUninit<T>])> =
         split_mut(out, (0..len.div_ceil(BLOCK)).map(|b| (len - b * BLOCK).min(BLOCK))).into_iter().enumerate().map(|(b, s)| (b * BLOCK, s)).collect();
     let results = par.map_init(p.work(len), blocks, || p.registers(), |regs, (lo, blk)| eval_range(p, args, lo, blk, regs, over, &mut []));
@@ -867,7 +924,7 @@ fn eval_range<T: Elem>(
     let mut cur = Cursors::new(args.len());
     while c < out.len() {
         let (rs, scratch) = regs.split_at_mut(nregs);
-        let mut chunk_args = Vec::with_capacity(args.len());
+        let mut chunk_args = Operands::new();
         let glo = lo + c;
         let hi = piece(args, &mut cur, glo, lo + (c + step).min(out.len()), scratch, &mut chunk_args) - lo;
         if over.is_some() {

@@ -35,6 +35,7 @@ use fused::{Operand, Prog, Step};
 use par::{Par, GRAIN};
 use permute::Targets;
 use seg::Seg;
+use smallvec::SmallVec;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 /// Handle to a CPU data vector (reference counted, shareable between threads): its
@@ -401,6 +402,47 @@ pub struct CpuCvl {
     /// permutations are (a buffer cannot change while registered); the newest
     /// [`BOUNDS_KEPT`].
     bounds: Vec<(Weak<Data>, i64, i64)>,
+    /// Superoperators compiled for the CPU ([`Progs`]).
+    progs: Progs,
+}
+
+/// Superoperators compiled for the CPU, so that a `FUSED` run again (in a loop, on
+/// every level of a recursion, or over one-element vectors in serial code, where
+/// compiling cost more than the work) is compiled once. Slots are found by the address of
+/// the superoperator (a program's stay put while it runs) and hold a copy of it, which
+/// must equal the one asked for: an address reused by another superoperator (another
+/// program, a temporary) misses and is compiled again.
+#[derive(Default)]
+struct Progs {
+    slots: Vec<Option<(usize, SuperOp, Arc<Prog>)>>,
+}
+
+/// Slots of [`Progs`] (a program uses a few dozen superoperators at most in its loops).
+const PROG_SLOTS: usize = 64;
+
+impl Progs {
+    /// `op` compiled, from its slot when that holds it.
+    fn get(&mut self, op: &SuperOp) -> Result<Arc<Prog>, Trap> {
+        let key = op as *const SuperOp as usize;
+        let i = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) % PROG_SLOTS;
+        if self.slots.is_empty() {
+            self.slots.resize_with(PROG_SLOTS, || None);
+        }
+        if let Some((k, o, p)) = &self.slots[i] {
+            if *k == key && o == op {
+                return Ok(p.clone());
+            }
+        }
+        let p = Arc::new(Prog::compile(op)?);
+        self.slots[i] = Some((key, op.clone(), p.clone()));
+        Ok(p)
+    }
+}
+
+impl std::fmt::Debug for Progs {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Progs({} compiled)", self.slots.iter().flatten().count())
+    }
 }
 
 /// The shortest vector whose reduction registers its bounds ([`CpuCvl::bounds`]).
@@ -435,12 +477,17 @@ impl CpuCvl {
     }
     /// A library on `n` threads (at least 1).
     pub fn with_threads(n: usize) -> Self {
-        CpuCvl { rng: 0, max_elements: usize::MAX, par: Par::new(n.max(1)), permutations: Vec::new(), bounds: Vec::new() }
+        CpuCvl { rng: 0, max_elements: usize::MAX, par: Par::new(n.max(1)), permutations: Vec::new(), bounds: Vec::new(), progs: Progs::default() }
     }
     /// A library that refuses (with an out-of-memory trap) any segment descriptor or
     /// fill describing more than `n` elements: a guard for untrusted programs.
     pub fn with_max_elements(n: usize) -> Self {
         CpuCvl { max_elements: n, ..Self::new() }
+    }
+    /// Checks a superoperator's operands and compiles it (once: [`Progs`]).
+    fn fused_args<'a>(&mut self, op: &SuperOp, args: &[Option<&'a CpuVector>], len: usize) -> Result<(Arc<Prog>, Operands<'a>), Trap> {
+        let slices = fused_operands(op, args, len)?;
+        Ok((self.progs.get(op)?, slices))
     }
     /// The number of threads the library runs on.
     pub fn threads(&self) -> usize {
@@ -1199,7 +1246,7 @@ impl Cvl for CpuCvl {
         let Some(fold) = op.fold else {
             return Err(Trap::ty("superoperator has no fold"));
         };
-        let (prog, slices) = fused_args(op, args, len)?;
+        let (prog, slices) = self.fused_args(op, args, len)?;
         check::len("folded segment descriptor", seg.0.total(), len)?;
         let (p, s) = (&self.par, &seg.0);
         Ok(vecd(match fold.kind {
@@ -1228,7 +1275,7 @@ impl Cvl for CpuCvl {
             let flags = self.fused_fold(&guard, args, seg, len)?;
             return Ok((self.fused(&op.without_fold(), args, len)?, flags));
         }
-        let (prog, slices) = fused_args(op, args, len)?;
+        let (prog, slices) = self.fused_args(op, args, len)?;
         let (r, any) = fused::eval_guarded(&self.par, &prog, &slices, len)?;
         Ok((vecd(r), vecd(Data::Bool(vec![any]))))
     }
@@ -1242,7 +1289,7 @@ impl Cvl for CpuCvl {
             if fold.kind != FoldKind::Reduce {
                 return Err(Trap::ty("a superoperator with several results has no scan"));
             }
-            let (prog, slices) = fused_args(op, args, len)?;
+            let (prog, slices) = self.fused_args(op, args, len)?;
             check::len("folded segment descriptor", seg.0.total(), len)?;
             let (p, s) = (&self.par, &seg.0);
             let rest: Vec<Data>;
@@ -1267,7 +1314,7 @@ impl Cvl for CpuCvl {
                 op = std::borrow::Cow::Owned(SuperOp { guard: None, ..op.into_owned() });
             }
         }
-        let (prog, slices) = fused_args(&op, args, len)?;
+        let (prog, slices) = self.fused_args(&op, args, len)?;
         let (outs, any) = fused::eval_many(&self.par, &prog, &slices, len)?;
         let mut r: Vec<CpuVector> = outs.into_iter().map(vecd).collect();
         if op.guard.is_some() {
@@ -1287,7 +1334,7 @@ impl Cvl for CpuCvl {
             return Err(Trap::ty("superoperator has no pack"));
         };
         check::len("pack segment descriptor", seg.0.total(), len)?;
-        let (_, slices) = fused_args(op, args, len)?;
+        let slices = fused_operands(op, args, len)?;
         let progs = (0..pk.flags.len())
             .map(|i| op.flag_op(i).ok_or_else(|| Trap::ty("superoperator has no pack")).and_then(|f| Prog::compile(&f)))
             .collect::<Result<Vec<_>, _>>()?;
@@ -1334,7 +1381,7 @@ impl Cvl for CpuCvl {
         if op.pack.is_some() {
             return Err(Trap::ty("a superoperator with a pack pushes two results per flag (FUSED runs it through `fused_pack`)"));
         }
-        let (prog, slices) = fused_args(op, args, len)?;
+        let (prog, slices) = self.fused_args(op, args, len)?;
         if let Some(v) = self.affine_index(op, args)? {
             return Ok(v);
         }
@@ -1347,8 +1394,8 @@ impl Cvl for CpuCvl {
         if op.guard.is_some() {
             return Err(Trap::ty("a superoperator with a guard pushes two results (FUSED runs it through `fused_guarded`)"));
         }
-        let shared: Vec<Option<&CpuVector>> = args.iter().map(|a| a.as_deref()).collect();
-        let (prog, _) = fused_args(op, &shared, len)?;
+        let shared: SmallVec<[Option<&CpuVector>; 8]> = args.iter().map(|a| a.as_deref()).collect();
+        let (prog, _) = self.fused_args(op, &shared, len)?;
         if let Some(v) = self.affine_index(op, &shared)? {
             return Ok(v);
         }
@@ -1366,7 +1413,7 @@ impl Cvl for CpuCvl {
         let over = if prog.may_trap() { None } else { writable(true).or_else(|| writable(false)) };
         let Some(r) = over else {
             // Nothing to write over: a fresh result, from the program compiled above.
-            let slices: Vec<Operand> = args.iter().map(|a| a.as_deref().map_or(Ok(Operand::Elems(Slice::Int(&[]))), |v| v.operand())).collect::<Result<_, _>>()?;
+            let slices: Operands = args.iter().map(|a| a.as_deref().map_or(Ok(Operand::Elems(Slice::Int(&[]))), |v| v.operand())).collect::<Result<_, _>>()?;
             return Ok(vecd(fused::eval(&self.par, &prog, &slices, len)?));
         };
         let operand_type = args[r].as_ref().map_or(rt, |v| v.vtype());
@@ -1381,7 +1428,7 @@ impl Cvl for CpuCvl {
             None => return Err(Trap::ty("superoperator operand vanished")),
         };
         let res = {
-            let slices: Result<Vec<Operand>, Trap> = args
+            let slices: Result<Operands, Trap> = args
                 .iter()
                 .enumerate()
                 .map(|(i, a)| match a {
@@ -1392,7 +1439,18 @@ impl Cvl for CpuCvl {
             slices.and_then(|slices| fused::eval_over(&self.par, &prog, &slices, &mut out, (r, operand_type)))
         };
         match res {
-            Ok(()) => Ok(vecd(out)),
+            Ok(()) => match args[r].as_mut() {
+                // The result goes back into the operand's storage: its handle is the
+                // result's (the caller drops the operand's slot).
+                Some(v) => match v.owned() {
+                    Some(buf) => {
+                        *buf = out;
+                        Ok(v.clone())
+                    }
+                    None => Ok(vecd(out)),
+                },
+                None => Ok(vecd(out)),
+            },
             Err(t) => {
                 // Cannot happen for a program that cannot trap; keep the operand anyway.
                 if let (Some(buf), Ok(d)) = (args[r].as_mut().and_then(|v| v.owned()), data::retype(out, operand_type)) {
@@ -1404,16 +1462,21 @@ impl Cvl for CpuCvl {
     }
 }
 
-/// Checks a superoperator's operands and compiles it.
-fn fused_args<'a>(op: &SuperOp, args: &[Option<&'a CpuVector>], len: usize) -> Result<(Prog, Vec<Operand<'a>>), Trap> {
+/// A superoperator's operands, as its evaluation reads them.
+type Operands<'a> = SmallVec<[Operand<'a>; 8]>;
+
+/// Checks a superoperator's operands.
+fn fused_operands<'a>(op: &SuperOp, args: &[Option<&'a CpuVector>], len: usize) -> Result<Operands<'a>, Trap> {
     if args.len() != op.params.len() {
         return Err(Trap::length(format!("superoperator takes {} operands, got {}", op.params.len(), args.len())));
     }
-    let mut slices = Vec::with_capacity(args.len());
+    let mut slices = Operands::new();
     for (i, a) in args.iter().enumerate() {
         match a {
             Some(v) => {
-                check::len(&format!("superoperator argument ${i}"), v.len(), len)?;
+                if v.len() != len {
+                    check::len(&format!("superoperator argument ${i}"), v.len(), len)?;
+                }
                 slices.push(v.operand()?);
             }
             // A segment descriptor operand only gave the length; never read.
@@ -1421,7 +1484,7 @@ fn fused_args<'a>(op: &SuperOp, args: &[Option<&'a CpuVector>], len: usize) -> R
             None => return Err(Trap::ty(format!("superoperator operand ${i} is missing"))),
         }
     }
-    Ok((Prog::compile(op)?, slices))
+    Ok(slices)
 }
 
 /// The pseudo-random numbers the module's tests draw (a 64-bit linear congruential
@@ -1938,6 +2001,58 @@ mod tests {
             let (zb, zs) = (iv(&mut c, &[5, 0, 7, 1]), c.segdes_from_host(&[4000, 1, 9000, 1]).expect("seg"));
             let z = c.dist(&zb, &zs).expect("dist");
             assert!(c.rand(&z).is_err(), "a zero bound over an element is an error");
+        }
+    }
+
+    /// A superoperator is compiled once however often it runs (serial code runs one per
+    /// loop iteration, over one-element vectors); another superoperator at the same
+    /// address (here the same variable; a temporary or another program's in use) is
+    /// compiled anew, never run as the one before it.
+    #[test]
+    fn a_superoperator_is_compiled_once_and_only_for_itself() {
+        let mut c = CpuCvl::with_threads(1);
+        let (a, b) = (iv(&mut c, &[3]), iv(&mut c, &[4]));
+        let mut op = SuperOp::parse("(INT INT) (+ INT $0 (* INT $1 $1))").expect("parses");
+        let compiled = |c: &CpuCvl| c.progs.slots.iter().flatten().count();
+        let mut first = None;
+        for _ in 0..100 {
+            let r = c.fused(&op, &[Some(&a), Some(&b)], 1).expect("fused");
+            assert_eq!(host(&mut c, &r), HostVector::Int(vec![19]));
+            assert_eq!(compiled(&c), 1, "kept by the first run");
+            let now = c.progs.get(&op).expect("compiles");
+            assert!(Arc::ptr_eq(first.get_or_insert_with(|| now.clone()), &now), "compiled once");
+        }
+        let first = first.expect("ran");
+        op = SuperOp::parse("(INT INT) (- INT $0 $1)").expect("parses");
+        let r = c.fused(&op, &[Some(&a), Some(&b)], 1).expect("fused");
+        assert_eq!(host(&mut c, &r), HostVector::Int(vec![-1]), "the superoperator now at that address");
+        assert!(!Arc::ptr_eq(&first, &c.progs.get(&op).expect("compiles")));
+    }
+
+    /// Evaluations in turn on one thread take the register buffers the one before left
+    /// (of other types, counts and lengths): each gives its own values, over one element
+    /// and over several chunks.
+    #[test]
+    fn evaluations_in_turn_reuse_registers_of_other_types_and_lengths() {
+        let mut c = CpuCvl::with_threads(1);
+        let ops = [
+            SuperOp::parse("(FLOAT FLOAT) (+ FLOAT (* FLOAT $0 $1) (/ FLOAT $1 (+ FLOAT $0 (CONST FLOAT 1.5))))").expect("parses"),
+            SuperOp::parse("(INT) (- INT (* INT $0 $0) (* INT (CONST INT 3) $0))").expect("parses"),
+            SuperOp::parse("(INT INT) (OR BOOL (< INT $0 $1) (= INT (+ INT $0 $1) (CONST INT 7)))").expect("parses"),
+        ];
+        for n in [1usize, 5000, 1, 3 * CHUNK + 7] {
+            let xs: Vec<f64> = (0..n).map(|i| i as f64 * 0.25 - 3.0).collect();
+            let ys: Vec<f64> = (0..n).map(|i| 2.0 - i as f64 * 0.125).collect();
+            let is: Vec<i64> = (0..n as i64).map(|i| (i * 7919) % 23 - 11).collect();
+            let js: Vec<i64> = (0..n as i64).map(|i| (i * 104_729) % 19 - 9).collect();
+            let (x, y) = (c.from_host(HostVector::Float(xs.clone())).expect("host"), c.from_host(HostVector::Float(ys.clone())).expect("host"));
+            let (i, j) = (iv(&mut c, &is), iv(&mut c, &js));
+            let r = c.fused(&ops[0], &[Some(&x), Some(&y)], n).expect("fused");
+            assert_eq!(host(&mut c, &r), HostVector::Float(xs.iter().zip(&ys).map(|(&a, &b)| a * b + b / (a + 1.5)).collect()));
+            let r = c.fused(&ops[1], &[Some(&i)], n).expect("fused");
+            assert_eq!(host(&mut c, &r), HostVector::Int(is.iter().map(|&a| a * a - 3 * a).collect()));
+            let r = c.fused(&ops[2], &[Some(&i), Some(&j)], n).expect("fused");
+            assert_eq!(host(&mut c, &r), HostVector::Bool(is.iter().zip(&js).map(|(&a, &b)| a < b || a + b == 7).collect()));
         }
     }
 
