@@ -57,6 +57,7 @@ pub fn programs() -> Vec<Program> {
         Program { name: "loop", source: include_str!("../programs/loop.nesl"), paper_size: 1_000_000, quick_size: 100_000, elements_per_unit: 1.0, sweep: Some(&[10_000, 100_000, 1_000_000, 10_000_000]) },
         Program { name: "fib", source: include_str!("../programs/fib.nesl"), paper_size: 25, quick_size: 18, elements_per_unit: 1.0, sweep: Some(&[15, 20, 25]) },
         Program { name: "strbuild", source: include_str!("../programs/strbuild.nesl"), paper_size: 20_000, quick_size: 2_000, elements_per_unit: 1.0, sweep: Some(&[2_000, 5_000, 20_000]) },
+        Program { name: "collatz", source: include_str!("../programs/collatz.nesl"), paper_size: 10_000, quick_size: 1_000, elements_per_unit: 1.0, sweep: Some(&[1_000, 3_000, 10_000]) },
     ]
 }
 
