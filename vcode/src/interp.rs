@@ -16,8 +16,8 @@ use crate::op::{Effect, Exec, Pat, SlotTy, Ty};
 use crate::trap::{Trap, TrapKind, TrapSite};
 use crate::resident::Residents;
 use crate::{HostValue, RunOptions, RunOutcome, RunReport};
-use std::io::Write;
 use smallvec::{smallvec, SmallVec};
+use std::io::Write;
 use std::time::Instant;
 
 /// One stack slot.

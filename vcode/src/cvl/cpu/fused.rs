@@ -15,7 +15,7 @@ use super::permute::{Gathered, Picked, Progressions};
 use crate::cvl::{BinOp, HostScalar, UnOp, VType};
 use crate::fused::{Expr, SuperOp};
 use crate::trap::Trap;
-use smallvec::SmallVec;
+use smallvec::{smallvec, SmallVec};
 use std::collections::HashMap;
 use std::mem::MaybeUninit;
 
@@ -131,7 +131,7 @@ struct Cursors(SmallVec<[usize; 8]>);
 
 impl Cursors {
     fn new(n: usize) -> Cursors {
-        Cursors(smallvec::smallvec![usize::MAX; n])
+        Cursors(smallvec![usize::MAX; n])
     }
     /// The segment of `s` holding `pos`, for operand `i` (`pos` never decreases between
     /// calls, but for [`first_failure`]'s fresh cursors).
@@ -570,9 +570,8 @@ impl Prog {
             _ => None,
         }
     }
-    /// Fresh (empty) registers, then a scratch buffer per operand.
-    /// Registers for one evaluation: [`Registers`], their buffers from the thread's
-    /// spare ones.
+    /// Registers for one evaluation, then a scratch buffer per operand ([`Registers`]:
+    /// their buffers are those the thread's last evaluation left).
     fn registers(&self) -> Registers {
         let n = self.registers + self.nargs;
         let mut regs = SPARE_REGISTERS.with(|s| std::mem::take(&mut *s.borrow_mut()));
