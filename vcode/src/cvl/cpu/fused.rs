@@ -603,8 +603,10 @@ thread_local! {
 /// `n` of `regs`. Their buffers go back to the thread when it ends, to be written over by
 /// the next evaluation there: a superoperator over a few elements (a `FUSED` in serial
 /// code, on one-element vectors) otherwise allocated a buffer per step, which cost more
-/// than the step. A buffer holds at most a chunk ([`CHUNK`] elements).
-pub(super) struct Registers {
+/// than the step. A register holds at most a chunk ([`CHUNK`] elements), an operand's
+/// scratch buffer at most a block ([`BLOCK`]: a program without registers takes its
+/// operands a block at a time).
+struct Registers {
     regs: Vec<Data>,
     n: usize,
 }
