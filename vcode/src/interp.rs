@@ -23,6 +23,11 @@ use std::time::Instant;
 /// One stack slot.
 pub(crate) enum Value<C: Cvl> {
     Vec(C::Vector),
+    /// A one-element data vector held on the host: the result of element-wise work on
+    /// one-element operands when the library computes it there ([`Cvl::host_scalars`]).
+    /// Serial code runs on these; an instruction that needs the vector gets it made
+    /// ([`Machine::vectors`]).
+    Scalar(HostScalar),
     Seg(C::Segdes),
     Pair(Box<(Value<C>, Value<C>)>),
 }
@@ -31,6 +36,7 @@ impl<C: Cvl> Clone for Value<C> {
     fn clone(&self) -> Self {
         match self {
             Value::Vec(v) => Value::Vec(v.clone()),
+            Value::Scalar(x) => Value::Scalar(*x),
             Value::Seg(s) => Value::Seg(s.clone()),
             Value::Pair(p) => Value::Pair(p.clone()),
         }
@@ -220,6 +226,7 @@ pub(crate) fn from_host<C: Cvl>(cvl: &mut C, v: HostValue) -> Result<Value<C>, T
 fn slot_name<C: Cvl>(cvl: &C, v: &Value<C>) -> &'static str {
     match v {
         Value::Vec(x) => cvl.vtype(x).name(),
+        Value::Scalar(x) => x.vtype().name(),
         Value::Seg(_) => "SEGDES",
         Value::Pair(_) => "PAIR",
     }
@@ -242,6 +249,11 @@ fn seg_at<C: Cvl>(s: &[Value<C>], i: usize) -> Result<&C::Segdes, Trap> {
 pub(crate) fn to_host_value<C: Cvl>(cvl: &mut C, v: &Value<C>) -> Result<HostValue, Trap> {
     Ok(match v {
         Value::Vec(x) => cvl.to_host(x)?.into(),
+        Value::Scalar(x) => match *x {
+            HostScalar::Int(x) => HostValue::Int(vec![x]),
+            HostScalar::Float(x) => HostValue::Float(vec![x]),
+            HostScalar::Bool(x) => HostValue::Bool(vec![x]),
+        },
         Value::Seg(s) => HostValue::Segdes(cvl.segdes_to_host(s)?),
         Value::Pair(_) => {
             return Err(Trap::new(TrapKind::Unprintable("a PAIR slot has no text form".into())))
@@ -252,6 +264,7 @@ pub(crate) fn to_host_value<C: Cvl>(cvl: &mut C, v: &Value<C>) -> Result<HostVal
 fn elements<C: Cvl>(cvl: &C, v: &Value<C>) -> u64 {
     match v {
         Value::Vec(x) => cvl.len(x) as u64,
+        Value::Scalar(_) => 1,
         Value::Seg(s) => cvl.segment_count(s) as u64,
         Value::Pair(p) => elements(cvl, &p.0) + elements(cvl, &p.1),
     }
@@ -266,6 +279,8 @@ pub(crate) struct Machine<'a, C: Cvl> {
     stats: OpStats,
     /// Text of held-back `WRITE`s ([`mark_held_writes`]), written at the next `EXIT`.
     held: String,
+    /// [`Cvl::host_scalars`] of the library.
+    scalars: bool,
 }
 
 pub(crate) enum Flow {
@@ -286,7 +301,109 @@ fn scalar<C: Cvl>(cvl: &mut C, x: HostScalar) -> Result<Value<C>, Trap> {
     Ok(Value::Vec(cvl.fill(x, 1)?))
 }
 
+/// A host scalar's one-element vector in the library.
+fn vector_of<C: Cvl>(cvl: &mut C, v: &mut Value<C>) -> Result<(), Trap> {
+    match v {
+        Value::Scalar(x) => *v = Value::Vec(cvl.fill(*x, 1)?),
+        Value::Pair(p) => {
+            vector_of(cvl, &mut p.0)?;
+            vector_of(cvl, &mut p.1)?;
+        }
+        Value::Vec(_) | Value::Seg(_) => {}
+    }
+    Ok(())
+}
+
 impl<C: Cvl> Machine<'_, C> {
+    /// Makes the host scalars among the top `k` slots (all of them when there are fewer)
+    /// vectors in the library, for an instruction that works on vectors.
+    pub(crate) fn vectors(&mut self, k: usize) -> Result<(), Trap> {
+        if self.scalars {
+            let from = self.stack.len().saturating_sub(k);
+            for v in &mut self.stack[from..] {
+                vector_of(self.cvl, v)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The element of slot `i` as a host value of type `want`, when it is a host scalar
+    /// or a one-element vector of that type.
+    #[inline(always)]
+    fn scalar_in(&mut self, i: usize, want: Option<SlotTy>) -> Option<HostScalar> {
+        let x = match &self.stack[i] {
+            Value::Scalar(x) => *x,
+            Value::Vec(v) if self.cvl.len(v) == 1 && want == Some(SlotTy::Vec(self.cvl.vtype(v))) => {
+                self.cvl.scalar_of(v).ok()?
+            }
+            _ => return None,
+        };
+        (want == Some(SlotTy::Vec(x.vtype()))).then_some(x)
+    }
+
+    /// Runs an element-wise instruction (or a superoperator with one element-wise result
+    /// and only data operands) on the host when every operand is one element of the
+    /// type it should be: its result is a host scalar. `false` (and nothing done) when
+    /// the library keeps no host scalars or an operand is not such; a trap leaves the
+    /// stack unchanged, as the vector path's does.
+    fn scalar_step(&mut self, d: &Decoded, prog: &Program) -> Result<bool, Trap> {
+        if !self.scalars {
+            return Ok(false);
+        }
+        let op = match (d.exec, d.arg) {
+            (Exec::Fused, Arg::Fused(k)) => {
+                let op = &prog.superops[k];
+                if !op.more.is_empty() || op.fold.is_some() || op.guard.is_some() || op.pack.is_some() {
+                    return Ok(false);
+                }
+                Some(op)
+            }
+            (Exec::Binary(_) | Exec::Unary(_) | Exec::Select, _) => None,
+            _ => return Ok(false),
+        };
+        let k = op.map_or(d.ins.len(), |op| op.params.len());
+        if k == 0 || self.stack.len() < k {
+            return Ok(false);
+        }
+        let base = self.stack.len() - k;
+        // Operand `i` as a host value, if it is one of the type it should be.
+        macro_rules! arg {
+            ($i:expr) => {{
+                let want = match op {
+                    Some(op) => Some(op.params[$i].slot()),
+                    None => d.ins[$i].resolve(d.ty),
+                };
+                match self.scalar_in(base + $i, want) {
+                    Some(x) => x,
+                    None => return Ok(false),
+                }
+            }};
+        }
+        let r = match (d.exec, op) {
+            (_, Some(op)) => {
+                let mut xs: SmallVec<[HostScalar; 8]> = SmallVec::with_capacity(k);
+                for i in 0..k {
+                    xs.push(arg!(i));
+                }
+                self.cvl.scalar_fused(op, &xs)?
+            }
+            (Exec::Binary(o), _) => {
+                let (a, b) = (arg!(0), arg!(1));
+                self.cvl.scalar_binary(o, a, b)?
+            }
+            (Exec::Unary(o), _) => {
+                let a = arg!(0);
+                self.cvl.scalar_unary(o, a)?
+            }
+            _ => {
+                let (f, a, b) = (arg!(0), arg!(1), arg!(2));
+                self.cvl.scalar_select(f, a, b)?
+            }
+        };
+        self.finish_one(base, Value::Scalar(r));
+        Ok(true)
+    }
+
     /// Checks the operands of a fixed-effect instruction; returns the stack index of the
     /// first one.
     fn check_inputs(&self, ins: &[Pat], ty: Option<Ty>) -> Result<usize, Trap> {
@@ -442,6 +559,9 @@ impl<C: Cvl> Machine<'_, C> {
     fn step_one(&mut self, d: &Decoded, prog: &Program, out: &mut dyn Write) -> Result<Flow, Trap> {
         use crate::cvl::HostScalar as H;
         let ty = d.ty;
+        if matches!(d.exec, Exec::Binary(_) | Exec::Unary(_) | Exec::Select | Exec::Fused) && self.scalar_step(d, prog)? {
+            return Ok(Flow::Next);
+        }
         match d.exec {
             Exec::Copy | Exec::Pop | Exec::Cpop => {
                 let Arg::Counts(n, dd) = d.arg else { return Ok(Flow::Next) };
@@ -493,6 +613,7 @@ impl<C: Cvl> Machine<'_, C> {
             Exec::If => {
                 let Arg::Target(t) = d.arg else { return Ok(Flow::Next) };
                 let flag = match self.stack.pop() {
+                    Some(Value::Scalar(H::Bool(b))) => b,
                     Some(Value::Vec(v)) => {
                         if self.cvl.len(&v) == 0 {
                             return Err(Trap::new(TrapKind::EmptyCondition));
@@ -540,6 +661,7 @@ impl<C: Cvl> Machine<'_, C> {
                 if self.stack.len() < n {
                     return Err(Trap::new(TrapKind::StackUnderflow { needed: n, have: self.stack.len() }));
                 }
+                self.vectors(n)?;
                 let base = self.stack.len() - n;
                 let s = &self.stack[base..];
                 // The length: the element count of the segments a fold or a guard
@@ -615,6 +737,7 @@ impl<C: Cvl> Machine<'_, C> {
             _ => {}
         }
         // Fixed-effect instructions.
+        self.vectors(d.ins.len())?;
         let base = self.check_inputs(d.ins, ty)?;
         if let Some(r) = self.step_reusing(d.exec, base)? {
             self.finish_one(base, Value::Vec(r));
@@ -622,6 +745,7 @@ impl<C: Cvl> Machine<'_, C> {
         }
         let s = &self.stack[base..];
         let cvl = &mut *self.cvl;
+        let scalars = self.scalars;
         let outs: SmallVec<[Value<C>; 2]> = match d.exec {
             Exec::Select => smallvec![Value::Vec(cvl.select(vec_at(s, 0)?, vec_at(s, 1)?, vec_at(s, 2)?)?)],
             Exec::Rand => smallvec![Value::Vec(cvl.rand(vec_at(s, 0)?)?)],
@@ -666,7 +790,7 @@ impl<C: Cvl> Machine<'_, C> {
             }
             Exec::Length => {
                 let n = cvl.len(vec_at(s, 0)?) as i64;
-                smallvec![Value::Vec(cvl.fill(H::Int(n), 1)?)]
+                smallvec![if scalars { Value::Scalar(H::Int(n)) } else { Value::Vec(cvl.fill(H::Int(n), 1)?) }]
             }
             Exec::MakeSegdes => smallvec![Value::Seg(cvl.make_segdes(vec_at(s, 0)?)?)],
             Exec::Lengths => smallvec![Value::Vec(cvl.lengths(seg_at(s, 0)?)?)],
@@ -824,17 +948,37 @@ impl<C: Cvl> Machine<'_, C> {
 }
 
 impl<'a, C: Cvl> Machine<'a, C> {
-    /// A machine with an empty stack and every constant of `p` loaded into `cvl`.
+    /// A machine with an empty stack and every constant of `p` loaded into `cvl` (a
+    /// one-element one held on the host when the library keeps host scalars).
     pub(crate) fn load(p: &Program, cvl: &'a mut C, residents: &Residents<C>) -> Result<Self, Trap> {
+        let scalars = cvl.host_scalars();
         let mut consts = Vec::new();
         for f in &p.functions {
             for ins in &f.body {
                 if let Imm::Const(c) = &ins.imm {
-                    consts.push(host_const(cvl, residents, c)?);
+                    let one = match c {
+                        Const::Int(v, _) if scalars && v.len() == 1 => Some(HostScalar::Int(v[0])),
+                        Const::Float(v, _) if scalars && v.len() == 1 => Some(HostScalar::Float(v[0])),
+                        Const::Bool(v, _) if scalars && v.len() == 1 => Some(HostScalar::Bool(v[0])),
+                        _ => None,
+                    };
+                    consts.push(match one {
+                        Some(x) => Value::Scalar(x),
+                        None => host_const(cvl, residents, c)?,
+                    });
                 }
             }
         }
-        Ok(Machine { cvl, stack: Vec::new(), consts, files: Files::new(), timer: Instant::now(), stats: OpStats::default(), held: String::new() })
+        Ok(Machine {
+            cvl,
+            stack: Vec::new(),
+            consts,
+            files: Files::new(),
+            timer: Instant::now(),
+            stats: OpStats::default(),
+            held: String::new(),
+            scalars,
+        })
     }
 }
 

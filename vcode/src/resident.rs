@@ -95,11 +95,8 @@ impl<C: Cvl> Residents<C> {
     /// Keeps `v`; the handle to it.
     pub(crate) fn keep(&mut self, cvl: &C, v: Value<C>) -> Const {
         let ty = match &v {
-            Value::Vec(x) => match cvl.vtype(x) {
-                VType::Int => Ty::Int,
-                VType::Float => Ty::Float,
-                VType::Bool => Ty::Bool,
-            },
+            Value::Vec(x) => ty_of(cvl.vtype(x)),
+            Value::Scalar(x) => ty_of(x.vtype()),
             // A pair is not a value a program leaves; it cannot be printed either, so its
             // type keyword only matters to the verifier, which rejects it.
             Value::Seg(_) | Value::Pair(_) => Ty::Segdes,
@@ -146,6 +143,7 @@ impl<C: Cvl> Residents<C> {
         };
         Ok(match self.get(r)? {
             Value::Vec(x) => cvl.to_host_prefix(x, n)?.into(),
+            v @ Value::Scalar(_) => to_host_value(cvl, v)?,
             Value::Seg(s) => HostValue::Segdes(cvl.segdes_to_host_prefix(s, n)?),
             Value::Pair(_) => return Err(Trap::new(TrapKind::Unprintable("a PAIR slot has no text form".into()))),
         })
@@ -159,6 +157,7 @@ impl<C: Cvl> Residents<C> {
         };
         Ok(match self.get(r)? {
             Value::Vec(x) => (cvl.len(x), None),
+            Value::Scalar(_) => (1, None),
             Value::Seg(s) => (cvl.segment_count(s), Some(cvl.element_count(s))),
             Value::Pair(_) => return Err(Trap::new(TrapKind::Unprintable("a PAIR slot has no text form".into()))),
         })
@@ -203,6 +202,7 @@ pub fn run_resident<C: Cvl>(
     report.try_map(|v| {
         let size = match &v {
             Value::Vec(x) => cvl.len(x),
+            Value::Scalar(_) => 1,
             Value::Seg(s) => cvl.segment_count(s),
             Value::Pair(_) => usize::MAX,
         };
@@ -212,4 +212,12 @@ pub fn run_resident<C: Cvl>(
             Ok(residents.keep(cvl, v))
         }
     })
+}
+
+fn ty_of(t: VType) -> Ty {
+    match t {
+        VType::Int => Ty::Int,
+        VType::Float => Ty::Float,
+        VType::Bool => Ty::Bool,
+    }
 }

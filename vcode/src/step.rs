@@ -270,6 +270,7 @@ impl<'a, C: Cvl> Stepper<'a, C> {
 fn info<C: Cvl>(cvl: &C, v: &Value<C>) -> SlotInfo {
     match v {
         Value::Vec(x) => SlotInfo::Vector(cvl.vtype(x), cvl.len(x)),
+        Value::Scalar(x) => SlotInfo::Vector(x.vtype(), 1),
         Value::Seg(s) => SlotInfo::Segdes { segments: cvl.segment_count(s), elements: cvl.element_count(s) },
         Value::Pair(p) => SlotInfo::Pair(Box::new(info(cvl, &p.0)), Box::new(info(cvl, &p.1))),
     }

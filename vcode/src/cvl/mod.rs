@@ -207,6 +207,57 @@ pub trait Cvl {
     /// A vector of `n` copies of one host value (`dis_vu?`): `CONST` scalars, fills.
     fn fill(&mut self, value: HostScalar, n: usize) -> Result<Self::Vector, Trap>;
 
+    // ----- host scalars (serial code) -----
+
+    /// Whether the interpreter may hold the one-element results of element-wise work as
+    /// host values and compute them with the `scalar_*` methods below (serial code runs
+    /// one such instruction after another, where making a vector costs more than the
+    /// work). A library whose data lives elsewhere (a GPU's) keeps every value in its own
+    /// memory: `false`, the default.
+    fn host_scalars(&self) -> bool {
+        false
+    }
+    /// The element of a one-element vector, as a host value.
+    fn scalar_of(&mut self, v: &Self::Vector) -> Result<HostScalar, Trap> {
+        let h = self.to_host_prefix(v, 1)?;
+        if self.len(v) != 1 {
+            return Err(Trap::length(format!("a scalar is one element, not {}", self.len(v))));
+        }
+        Ok(match h {
+            HostVector::Int(x) => HostScalar::Int(x[0]),
+            HostVector::Float(x) => HostScalar::Float(x[0]),
+            HostVector::Bool(x) => HostScalar::Bool(x[0]),
+        })
+    }
+    /// [`Cvl::binary`] of two one-element vectors holding `a` and `b`: the same value or
+    /// the same trap. The default makes the vectors and runs it.
+    fn scalar_binary(&mut self, op: BinOp, a: HostScalar, b: HostScalar) -> Result<HostScalar, Trap> {
+        let (a, b) = (self.fill(a, 1)?, self.fill(b, 1)?);
+        let r = self.binary(op, &a, &b)?;
+        self.scalar_of(&r)
+    }
+    /// [`Cvl::unary`] of a one-element vector holding `a`.
+    fn scalar_unary(&mut self, op: UnOp, a: HostScalar) -> Result<HostScalar, Trap> {
+        let a = self.fill(a, 1)?;
+        let r = self.unary(op, &a)?;
+        self.scalar_of(&r)
+    }
+    /// [`Cvl::select`] of one-element vectors holding `f`, `a` and `b`.
+    fn scalar_select(&mut self, f: HostScalar, a: HostScalar, b: HostScalar) -> Result<HostScalar, Trap> {
+        let (f, a, b) = (self.fill(f, 1)?, self.fill(a, 1)?, self.fill(b, 1)?);
+        let r = self.select(&f, &a, &b)?;
+        self.scalar_of(&r)
+    }
+    /// [`Cvl::fused`] over one position, operand `$i` the one-element vector holding
+    /// `args[i]` (a superoperator with one element-wise result and only data
+    /// parameters).
+    fn scalar_fused(&mut self, op: &SuperOp, args: &[HostScalar]) -> Result<HostScalar, Trap> {
+        let vs = args.iter().map(|&x| self.fill(x, 1)).collect::<Result<Vec<_>, _>>()?;
+        let refs: Vec<Option<&Self::Vector>> = vs.iter().map(Some).collect();
+        let r = self.fused(op, &refs, 1)?;
+        self.scalar_of(&r)
+    }
+
     // ----- segment descriptors -----
 
     /// `MAKE_SEGDES`: a descriptor from an `INT` vector of lengths (all `>= 0`).
@@ -594,8 +645,13 @@ fn by_parts<C: Cvl + ?Sized>(
     })
 }
 
-/// One host value to broadcast with [`Cvl::fill`].
+/// One host value to broadcast with [`Cvl::fill`]; also a scalar of serial code held on
+/// the host ([`Cvl::host_scalars`]). Its tag is a whole word, so that a copy of one (the
+/// interpreter makes several per instruction) moves two aligned words: with a one-byte
+/// tag the payload after it was copied as unaligned words that later reads could not
+/// take from the store (about a third of the time of serial code).
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[repr(u64)]
 pub enum HostScalar {
     /// An integer.
     Int(i64),
@@ -603,4 +659,15 @@ pub enum HostScalar {
     Float(f64),
     /// A boolean.
     Bool(bool),
+}
+
+impl HostScalar {
+    /// Its element type.
+    pub fn vtype(self) -> VType {
+        match self {
+            HostScalar::Int(_) => VType::Int,
+            HostScalar::Float(_) => VType::Float,
+            HostScalar::Bool(_) => VType::Bool,
+        }
+    }
 }

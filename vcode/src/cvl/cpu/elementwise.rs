@@ -4,7 +4,7 @@
 
 use super::data::{unsupported, write_data, Data, Elem, Num, Out, Slice, Val, V};
 use super::par::Par;
-use crate::cvl::{BinOp, UnOp, VType};
+use crate::cvl::{BinOp, HostScalar, UnOp, VType};
 use crate::cvl::check::V as CV;
 use crate::trap::{Trap, TrapKind};
 use std::mem::MaybeUninit;
@@ -190,6 +190,53 @@ pub(super) fn binary_into(op: BinOp, a: Slice, b: Slice, out: &mut Data) -> Resu
     binary_check(op, a.shape(), b.shape())?;
     let rt = if op.is_comparison() { VType::Bool } else { a.vtype() };
     write_data(out, rt, a.len(), |o| binary_kernel(op, Val::of(a), Val::of(b), o))
+}
+
+/// `fill` run over one position, and its element: the scalars of serial code computed by
+/// the kernels of whole vectors, on constant operands.
+#[inline(always)]
+pub(super) fn one(rt: VType, fill: impl FnOnce(Out<'_>) -> Result<(), Trap>) -> Result<HostScalar, Trap> {
+    macro_rules! go {
+        ($var:ident) => {{
+            let mut o = [MaybeUninit::uninit()];
+            fill(Out::$var(&mut o))?;
+            // SAFETY: `fill` returned `Ok`, so it wrote its one element (its contract).
+            HostScalar::$var(unsafe { o[0].assume_init() })
+        }};
+    }
+    Ok(match rt {
+        VType::Int => go!(Int),
+        VType::Float => go!(Float),
+        VType::Bool => go!(Bool),
+    })
+}
+
+fn shape(x: HostScalar) -> CV {
+    CV { ty: x.vtype(), len: 1 }
+}
+
+/// `a op b` on one element each: [`binary_into`]'s checks and kernel, the same value or
+/// the same trap.
+#[inline(always)]
+pub(super) fn binary_one(op: BinOp, a: HostScalar, b: HostScalar) -> Result<HostScalar, Trap> {
+    binary_check(op, shape(a), shape(b))?;
+    let rt = if op.is_comparison() { VType::Bool } else { a.vtype() };
+    one(rt, |o| binary_body(op, Val::konst(a), Val::konst(b), o))
+}
+
+/// `op a` on one element: [`unary_into`]'s check and kernel.
+#[inline(always)]
+pub(super) fn unary_one(op: UnOp, a: HostScalar) -> Result<HostScalar, Trap> {
+    let rt = crate::fused::node_types(crate::fused::NodeKind::Unary(op), a.vtype())
+        .map_err(|_| unsupported(&format!("`{}`", crate::fused::unop_name(op)), a.vtype()))?;
+    one(rt, |o| unary_body(op, Val::konst(a), o))
+}
+
+/// `f ? a : b` on one element each: [`select_into`]'s check and kernel.
+#[inline(always)]
+pub(super) fn select_one(f: HostScalar, a: HostScalar, b: HostScalar) -> Result<HostScalar, Trap> {
+    select_check(shape(f), shape(a), shape(b))?;
+    one(a.vtype(), |o| select_body(Val::konst(f), Val::konst(a), Val::konst(b), o))
 }
 
 /// Whether the kernels run their AVX2 builds: on x86-64 processors that have it, unless

@@ -717,6 +717,15 @@ fn first_failure<T: Elem>(p: &Prog, args: &[Operand], glo: usize, out: &mut [May
     first
 }
 
+/// Evaluates `p` at one position whose operands are the values `args` (the scalars of
+/// serial code): the steps a chunk runs, over one element, in the thread's registers.
+pub(super) fn eval_one(p: &Prog, args: &[HostScalar]) -> Result<HostScalar, Trap> {
+    let vals: Operands = args.iter().map(|&a| Val::konst(a)).collect();
+    let mut regs = p.registers();
+    let regs = &mut regs[..p.registers];
+    super::elementwise::one(p.result_type(), |o| run_chunk(p, &vals, regs, o))
+}
+
 /// Evaluates `p` over `len` positions into a fresh vector. `args[i]` is operand `$i`
 /// (length `len`; a `SEGDES` operand is an empty stand-in, never read).
 pub(super) fn eval(par: &Par, p: &Prog, args: &[Operand], len: usize) -> Result<Data, Trap> {

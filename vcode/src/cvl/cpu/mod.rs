@@ -404,6 +404,8 @@ pub struct CpuCvl {
     bounds: Vec<(Weak<Data>, i64, i64)>,
     /// Superoperators compiled for the CPU ([`Progs`]).
     progs: Progs,
+    /// [`Cvl::host_scalars`].
+    host_scalars: bool,
 }
 
 /// Superoperators compiled for the CPU, so that a `FUSED` run again (in a loop, on
@@ -477,7 +479,22 @@ impl CpuCvl {
     }
     /// A library on `n` threads (at least 1).
     pub fn with_threads(n: usize) -> Self {
-        CpuCvl { rng: 0, max_elements: usize::MAX, par: Par::new(n.max(1)), permutations: Vec::new(), bounds: Vec::new(), progs: Progs::default() }
+        CpuCvl {
+            rng: 0,
+            max_elements: usize::MAX,
+            par: Par::new(n.max(1)),
+            permutations: Vec::new(),
+            bounds: Vec::new(),
+            progs: Progs::default(),
+            host_scalars: true,
+        }
+    }
+    /// The same library, its one-element element-wise work held by the interpreter as
+    /// host values or not ([`Cvl::host_scalars`]; on by default). Off, serial code runs on
+    /// one-element vectors, as vector code does (the tests compare the two).
+    pub fn with_host_scalars(mut self, on: bool) -> Self {
+        self.host_scalars = on;
+        self
     }
     /// A library that refuses (with an out-of-memory trap) any segment descriptor or
     /// fill describing more than `n` elements: a guard for untrusted programs.
@@ -947,6 +964,47 @@ impl Cvl for CpuCvl {
         elementwise::select_check(f.shape(), a.shape(), b.shape())?;
         use fused::Src::Arg;
         self.elementwise(Step::Sel(Arg(0), Arg(1), Arg(2)), a.vtype(), &[f.operand()?, a.operand()?, b.operand()?])
+    }
+    #[inline]
+    fn host_scalars(&self) -> bool {
+        self.host_scalars
+    }
+    #[inline]
+    fn scalar_of(&mut self, v: &CpuVector) -> Result<HostScalar, Trap> {
+        if v.len() != 1 {
+            return Err(Trap::length(format!("a scalar is one element, not {}", v.len())));
+        }
+        Ok(match v.elems()? {
+            Slice::Int(x) => HostScalar::Int(x[0]),
+            Slice::Float(x) => HostScalar::Float(x[0]),
+            Slice::Bool(x) => HostScalar::Bool(x[0]),
+        })
+    }
+    #[inline(always)]
+    fn scalar_binary(&mut self, op: BinOp, a: HostScalar, b: HostScalar) -> Result<HostScalar, Trap> {
+        elementwise::binary_one(op, a, b)
+    }
+    #[inline(always)]
+    fn scalar_unary(&mut self, op: UnOp, a: HostScalar) -> Result<HostScalar, Trap> {
+        elementwise::unary_one(op, a)
+    }
+    #[inline(always)]
+    fn scalar_select(&mut self, f: HostScalar, a: HostScalar, b: HostScalar) -> Result<HostScalar, Trap> {
+        elementwise::select_one(f, a, b)
+    }
+    fn scalar_fused(&mut self, op: &SuperOp, args: &[HostScalar]) -> Result<HostScalar, Trap> {
+        if !op.more.is_empty() || op.fold.is_some() || op.guard.is_some() || op.pack.is_some() {
+            return Err(Trap::ty("a superoperator over scalars has one element-wise result"));
+        }
+        if args.len() != op.params.len() {
+            return Err(Trap::ty(format!("superoperator with {} operands given {}", op.params.len(), args.len())));
+        }
+        for (i, (a, p)) in args.iter().zip(&op.params).enumerate() {
+            if crate::op::SlotTy::Vec(a.vtype()) != p.slot() {
+                return Err(Trap::ty(format!("superoperator operand ${i} should be {}, found {}", p.slot().name(), a.vtype().name())));
+            }
+        }
+        fused::eval_one(&*self.progs.get(op)?, args)
     }
     fn rand(&mut self, bounds: &CpuVector) -> Result<CpuVector, Trap> {
         // splitmix64 is counter based: draw `j` of this call is the output for state
