@@ -2,7 +2,8 @@
 //! parse, print and re-parse to the same IR, verify, and run on the CPU printing exactly
 //! its `*.expected` (what `vinterp file 2>&1` prints: `WRITE` output, then the final
 //! stack). Every `bad/*.vcode` must fail (parse, verify or run) with exactly the error
-//! lines of its `*.expected`, without panicking. With `VCODE_BLESS=1` in the
+//! lines of its `*.expected`, without panicking. Each runs with and without host
+//! scalars ([`vcode::Cvl::host_scalars`]), to the same outcome. With `VCODE_BLESS=1` in the
 //! environment, the bad fixtures' `*.expected` files are rewritten from the actual
 //! errors (review the diff before committing).
 //!
@@ -37,13 +38,24 @@ fn stdin_of(p: &Path) -> Vec<u8> {
     std::fs::read(p.with_extension("stdin")).unwrap_or_default()
 }
 
-/// What running `src` prints (output, then the final stack), or its error lines.
+/// What running `src` prints (output, then the final stack), or its error lines. It
+/// runs twice, with the interpreter holding one-element element-wise results as host
+/// scalars and without (every value a vector in the library), which must agree.
 fn outcome(src: &str, stdin: Vec<u8>) -> Result<String, String> {
+    let on = outcome_on(src, stdin.clone(), vcode::CpuCvl::new());
+    let off = outcome_on(src, stdin, vcode::CpuCvl::new().with_host_scalars(false));
+    if on != off {
+        return Err(format!("host scalars change the outcome:\n--- with\n{on:?}\n--- without\n{off:?}"));
+    }
+    on
+}
+
+fn outcome_on(src: &str, stdin: Vec<u8>, mut cvl: vcode::CpuCvl) -> Result<String, String> {
     let prog = vcode::parse(src).map_err(|e| join(&e))?;
     vcode::verify(&prog).map_err(|e| join(&e))?;
     let mut out = Vec::new();
     let opts = vcode::RunOptions { stdin: Some(stdin), ..Default::default() };
-    let rep = vcode::run(&prog, &mut vcode::CpuCvl::new(), &mut out, &opts)
+    let rep = vcode::run(&prog, &mut cvl, &mut out, &opts)
         .map_err(|t| t.to_string())?;
     let mut text = String::from_utf8_lossy(&out).into_owned();
     if let vcode::RunOutcome::Finished(stack) = rep.outcome {

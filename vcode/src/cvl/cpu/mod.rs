@@ -2087,6 +2087,97 @@ mod tests {
         assert!(!Arc::ptr_eq(&first, &c.progs.get(&op).expect("compiles")));
     }
 
+    /// Serial code's scalars ([`Cvl::host_scalars`]): every `scalar_*` operation gives
+    /// what the same operation on one-element vectors gives, value for value (the bits of
+    /// a float) and trap for trap, over edge values of every type, for every operator.
+    #[test]
+    fn scalar_operations_agree_with_one_element_vectors() {
+        use HostScalar::{Bool as B, Float as F, Int as I};
+        let mut c = CpuCvl::with_threads(1);
+        let mut vals: Vec<HostScalar> = [0, 1, -1, 7, -7, 63, 64, 65, i64::MAX, i64::MIN].map(I).to_vec();
+        vals.extend([0.0, -0.0, 1.5, -2.25, 0.5, 1e300, -1e-300, f64::INFINITY, f64::NEG_INFINITY, f64::NAN].map(F));
+        vals.extend([false, true].map(B));
+        let key = |r: Result<HostScalar, Trap>| match r {
+            Ok(F(x)) => Ok((VType::Float, x.to_bits())),
+            Ok(I(x)) => Ok((VType::Int, x as u64)),
+            Ok(B(x)) => Ok((VType::Bool, x as u64)),
+            Err(t) => Err(t.to_string()),
+        };
+        fn one(c: &mut CpuCvl, f: impl FnOnce(&mut CpuCvl) -> Result<CpuVector, Trap>) -> Result<HostScalar, Trap> {
+            let r = f(c)?;
+            c.scalar_of(&r)
+        }
+        use BinOp::*;
+        let bins = [Add, Sub, Mul, Div, Mod, Lt, Le, Gt, Ge, Eq, Ne, Lshift, Rshift, And, Or, Xor, Max, Min];
+        let (mut values, mut traps) = (0, 0);
+        for op in bins {
+            for &a in &vals {
+                for &b in &vals {
+                    let s = key(c.scalar_binary(op, a, b));
+                    let v = key(one(&mut c, |c| {
+                        let (x, y) = (c.fill(a, 1)?, c.fill(b, 1)?);
+                        c.binary(op, &x, &y)
+                    }));
+                    assert_eq!(s, v, "{op:?} {a:?} {b:?}");
+                    if s.is_ok() { values += 1 } else { traps += 1 }
+                }
+            }
+        }
+        assert!(values > 1000 && traps > 1000, "{values} values, {traps} traps");
+        use UnOp::*;
+        let uns = [Not, Floor, Ceil, Trunc, Round, IToF, IToB, BToI, Log, Sqrt, Exp, Sin, Cos, Tan, Asin, Acos, Atan, Sinh, Cosh, Tanh];
+        for op in uns {
+            for &a in &vals {
+                let s = key(c.scalar_unary(op, a));
+                let v = key(one(&mut c, |c| {
+                    let x = c.fill(a, 1)?;
+                    c.unary(op, &x)
+                }));
+                assert_eq!(s, v, "{op:?} {a:?}");
+            }
+        }
+        for &f in &vals {
+            for &a in &vals {
+                for &b in &vals[..12] {
+                    let s = key(c.scalar_select(f, a, b));
+                    let v = key(one(&mut c, |c| {
+                        let (x, y, z) = (c.fill(f, 1)?, c.fill(a, 1)?, c.fill(b, 1)?);
+                        c.select(&x, &y, &z)
+                    }));
+                    assert_eq!(s, v, "SELECT {f:?} {a:?} {b:?}");
+                }
+            }
+        }
+        let ops = [
+            "(INT INT) (+ INT $0 (* INT $1 $1))",
+            "(INT INT) (/ INT (- INT $0 (CONST INT 3)) $1)",
+            "(FLOAT FLOAT) (+ FLOAT (* FLOAT $0 $1) (/ FLOAT $1 (+ FLOAT $0 (CONST FLOAT 1.5))))",
+            "(INT FLOAT) (SELECT FLOAT (< INT $0 (CONST INT 2)) $1 (SQRT FLOAT $1))",
+            "(BOOL INT) (AND BOOL $0 (= INT (% INT $1 (CONST INT 3)) (CONST INT 0)))",
+            "(INT) (CONST INT 5)",
+        ];
+        for text in ops {
+            let op = SuperOp::parse(text).expect("parses");
+            for &a in &vals {
+                for &b in &vals {
+                    let args: Vec<HostScalar> = [a, b].into_iter().take(op.params.len()).collect();
+                    let s = key(c.scalar_fused(&op, &args));
+                    let v = key(one(&mut c, |c| {
+                        let vs = args.iter().map(|&x| c.fill(x, 1)).collect::<Result<Vec<_>, _>>()?;
+                        let refs: Vec<Option<&CpuVector>> = vs.iter().map(Some).collect();
+                        c.fused(&op, &refs, 1)
+                    }));
+                    if args.iter().zip(&op.params).any(|(x, p)| crate::op::SlotTy::Vec(x.vtype()) != p.slot()) {
+                        // (The interpreter checks operand types before either runs.)
+                        assert!(s.is_err(), "{text} on {args:?}: operands of the wrong type");
+                    } else {
+                        assert_eq!(s, v, "{text} on {args:?}");
+                    }
+                }
+            }
+        }
+    }
+
     /// Evaluations in turn on one thread take the register buffers the one before left
     /// (of other types, counts and lengths): each gives its own values, over one element
     /// and over several chunks.
