@@ -301,6 +301,9 @@ fn scalar<C: Cvl>(cvl: &mut C, x: HostScalar) -> Result<Value<C>, Trap> {
     Ok(Value::Vec(cvl.fill(x, 1)?))
 }
 
+/// The most operands of a superoperator run on host scalars ([`Machine::scalar_step`]).
+const MAX_SCALAR_OPERANDS: usize = 8;
+
 /// A host scalar's one-element vector in the library.
 fn vector_of<C: Cvl>(cvl: &mut C, v: &mut Value<C>) -> Result<(), Trap> {
     match v {
@@ -380,13 +383,14 @@ impl<C: Cvl> Machine<'_, C> {
             }};
         }
         let r = match (d.exec, op) {
-            (_, Some(op)) => {
-                let mut xs: SmallVec<[HostScalar; 8]> = SmallVec::with_capacity(k);
-                for i in 0..k {
-                    xs.push(arg!(i));
+            (_, Some(op)) if k <= MAX_SCALAR_OPERANDS => {
+                let mut xs = [HostScalar::Int(0); MAX_SCALAR_OPERANDS];
+                for (i, x) in xs.iter_mut().enumerate().take(k) {
+                    *x = arg!(i);
                 }
-                self.cvl.scalar_fused(op, &xs)?
+                self.cvl.scalar_fused(op, &xs[..k])?
             }
+            (_, Some(_)) => return Ok(false),
             (Exec::Binary(o), _) => {
                 let (a, b) = (arg!(0), arg!(1));
                 self.cvl.scalar_binary(o, a, b)?

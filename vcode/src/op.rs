@@ -99,6 +99,7 @@ pub enum Pat {
 
 impl Pat {
     /// The slot type this pattern denotes, given the instruction's type argument.
+    #[inline]
     pub fn resolve(self, ty: Option<Ty>) -> Option<SlotTy> {
         Some(match self {
             Pat::T => return ty.map(Ty::slot),

@@ -163,17 +163,17 @@ pub(super) fn binary_lengths(op: BinOp, a: usize, b: usize) -> Result<(), Trap> 
     Ok(())
 }
 
+fn binary_types(op: BinOp, a: VType, b: VType) -> Result<(), Trap> {
+    if a != b {
+        return Err(Trap::ty(format!("operands of `{}` are {} and {}", crate::fused::binop_name(op), a.name(), b.name())));
+    }
+    Ok(())
+}
+
 /// The checks of `a op b` that do not depend on the elements but the divisors.
 pub(super) fn binary_check(op: BinOp, a: CV, b: CV) -> Result<(), Trap> {
     binary_lengths(op, a.len, b.len)?;
-    if a.ty != b.ty {
-        return Err(Trap::ty(format!(
-            "operands of `{}` are {} and {}",
-            crate::fused::binop_name(op),
-            a.ty.name(),
-            b.ty.name()
-        )));
-    }
+    binary_types(op, a.ty, b.ty)?;
     // `=` and `!=` compare booleans too (as on the device), though the op table lists
     // them for INT and FLOAT.
     if matches!(op, BinOp::Eq | BinOp::Ne) && a.ty == VType::Bool {
@@ -219,7 +219,8 @@ fn shape(x: HostScalar) -> CV {
 /// the same trap.
 #[inline(always)]
 pub(super) fn binary_one(op: BinOp, a: HostScalar, b: HostScalar) -> Result<HostScalar, Trap> {
-    binary_check(op, shape(a), shape(b))?;
+    // The kernel refuses an operator the type has not, in `binary_check`'s words.
+    binary_types(op, a.vtype(), b.vtype())?;
     let rt = if op.is_comparison() { VType::Bool } else { a.vtype() };
     one(rt, |o| binary_body(op, Val::konst(a), Val::konst(b), o))
 }

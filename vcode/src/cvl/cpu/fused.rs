@@ -720,10 +720,18 @@ fn first_failure<T: Elem>(p: &Prog, args: &[Operand], glo: usize, out: &mut [May
 /// Evaluates `p` at one position whose operands are the values `args` (the scalars of
 /// serial code): the steps a chunk runs, over one element, in the thread's registers.
 pub(super) fn eval_one(p: &Prog, args: &[HostScalar]) -> Result<HostScalar, Trap> {
-    let vals: Operands = args.iter().map(|&a| Val::konst(a)).collect();
+    const ON_STACK: usize = 8;
     let mut regs = p.registers();
     let regs = &mut regs[..p.registers];
-    super::elementwise::one(p.result_type(), |o| run_chunk(p, &vals, regs, o))
+    if args.len() > ON_STACK {
+        let vals: Vec<Val> = args.iter().map(|&a| Val::konst(a)).collect();
+        return super::elementwise::one(p.result_type(), |o| run_chunk(p, &vals, regs, o));
+    }
+    let mut vals = [Val::Int(V::K(0)); ON_STACK];
+    for (v, &a) in vals.iter_mut().zip(args) {
+        *v = Val::konst(a);
+    }
+    super::elementwise::one(p.result_type(), |o| run_chunk(p, &vals[..args.len()], regs, o))
 }
 
 /// Evaluates `p` over `len` positions into a fresh vector. `args[i]` is operand `$i`
