@@ -345,4 +345,42 @@ mod tests {
         assert_eq!(t.site.map(|x| x.instr), Some("/ INT".to_string()));
         assert!(!s.is_running());
     }
+
+    /// Serial code runs on host scalars (constants, element-wise results over them,
+    /// `LENGTH`); an instruction that works on vectors gets them made, and its results
+    /// stay vectors. Without host scalars every slot is a vector; the final values agree.
+    #[test]
+    fn serial_code_runs_on_host_scalars_and_vector_work_on_vectors() {
+        const SRC: &str = "FUNC MAIN\nCONST INT 6\nCONST INT 7\n* INT\nCONST FLOAT (1.5 2.5 3.5)\nLENGTH FLOAT\n\
+            + INT\nCONST INT 2\nMAKE_SEGDES\nDIST INT\nCONST INT 1\nCONST INT 0\n> INT\nIF\nCONST INT 5\nELSE\nCONST INT 6\nENDIF\n\
+            I_TO_F\nRET\n";
+        // The kind of each slot after each instruction: S a host scalar, V a vector, D a
+        // segment descriptor.
+        let kinds = |on: bool| {
+            let p = parse(SRC).unwrap();
+            let mut cvl = CpuCvl::new().with_host_scalars(on);
+            let mut s = Stepper::new(&p, &mut cvl, &RunOptions::default()).unwrap();
+            let mut seen = Vec::new();
+            while s.step(&mut std::io::sink()).unwrap() == StepEvent::Stepped {
+                let k: String = s.machine.stack.iter().map(|v| match v {
+                    Value::Scalar(_) => 'S',
+                    Value::Vec(_) => 'V',
+                    Value::Seg(_) => 'D',
+                    Value::Pair(_) => 'P',
+                }).collect();
+                seen.push(k);
+            }
+            let values: Vec<HostValue> = (0..s.stack_len()).map(|i| s.read_slot(i).unwrap()).collect();
+            (seen, values)
+        };
+        let (with, values) = kinds(true);
+        assert_eq!(
+            with,
+            ["S", "SS", "S", "SV", "SS", "S", "SS", "SD", "V", "VS", "VSS", "VS", "V", "VS", "VS", "VS"],
+        );
+        let (without, values_without) = kinds(false);
+        assert!(without.iter().all(|k| !k.contains('S')), "{without:?}");
+        assert_eq!(values, values_without);
+        assert_eq!(values, [HostValue::Int(vec![45, 45]), HostValue::Float(vec![5.0])]);
+    }
 }
