@@ -413,10 +413,20 @@ pub struct CpuCvl {
 /// compiling cost more than the work) is compiled once. Slots are found by the address of
 /// the superoperator (a program's stay put while it runs) and hold a copy of it, which
 /// must equal the one asked for: an address reused by another superoperator (another
-/// program, a temporary) misses and is compiled again.
+/// program, a temporary) misses and is compiled again. A pack's flag programs are kept
+/// the same way, under their superoperator (they come from temporaries made per call).
 #[derive(Default)]
 struct Progs {
-    slots: Vec<Option<(usize, SuperOp, Arc<Prog>)>>,
+    slots: Vec<Option<(usize, SuperOp, Compiled)>>,
+}
+
+/// What a slot of [`Progs`] holds for its superoperator.
+#[derive(Clone)]
+enum Compiled {
+    /// The superoperator's program.
+    Body(Arc<Prog>),
+    /// The programs of its pack's flags, in order.
+    Flags(Arc<[Prog]>),
 }
 
 /// Slots of [`Progs`] (a program uses a few dozen superoperators at most in its loops).
@@ -425,19 +435,43 @@ const PROG_SLOTS: usize = 64;
 impl Progs {
     /// `op` compiled, from its slot when that holds it.
     fn get(&mut self, op: &SuperOp) -> Result<Arc<Prog>, Trap> {
-        let key = op as *const SuperOp as usize;
+        match self.find(op, false, || Ok(Compiled::Body(Arc::new(Prog::compile(op)?))))? {
+            Compiled::Body(p) => Ok(p),
+            Compiled::Flags(_) => Err(Trap::ty("a superoperator's slot holds flag programs")),
+        }
+    }
+    /// The flag programs of `op`'s pack, from their slot when that holds them.
+    fn flags(&mut self, op: &SuperOp) -> Result<Arc<[Prog]>, Trap> {
+        let compile = || {
+            let n = op.pack.as_ref().map_or(0, |pk| pk.flags.len());
+            let progs = (0..n)
+                .map(|i| op.flag_op(i).ok_or_else(|| Trap::ty("superoperator has no pack")).and_then(|f| Prog::compile(&f)))
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(Compiled::Flags(progs.into()))
+        };
+        match self.find(op, true, compile)? {
+            Compiled::Flags(p) => Ok(p),
+            Compiled::Body(_) => Err(Trap::ty("a pack's slot holds a superoperator's program")),
+        }
+    }
+    /// The slot of `op`'s body or flag programs (`flags`), compiled by `compile` when it
+    /// does not hold them.
+    fn find(&mut self, op: &SuperOp, flags: bool, compile: impl FnOnce() -> Result<Compiled, Trap>) -> Result<Compiled, Trap> {
+        // The flag programs' key is the superoperator's address plus one: a superoperator
+        // spans more than a byte, so no other one has that address.
+        let key = op as *const SuperOp as usize + usize::from(flags);
         let i = (key.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 32) % PROG_SLOTS;
         if self.slots.is_empty() {
             self.slots.resize_with(PROG_SLOTS, || None);
         }
-        if let Some((k, o, p)) = &self.slots[i] {
+        if let Some((k, o, c)) = &self.slots[i] {
             if *k == key && o == op {
-                return Ok(p.clone());
+                return Ok(c.clone());
             }
         }
-        let p = Arc::new(Prog::compile(op)?);
-        self.slots[i] = Some((key, op.clone(), p.clone()));
-        Ok(p)
+        let c = compile()?;
+        self.slots[i] = Some((key, op.clone(), c.clone()));
+        Ok(c)
     }
 }
 
@@ -1393,9 +1427,10 @@ impl Cvl for CpuCvl {
         };
         check::len("pack segment descriptor", seg.0.total(), len)?;
         let slices = fused_operands(op, args, len)?;
-        let progs = (0..pk.flags.len())
-            .map(|i| op.flag_op(i).ok_or_else(|| Trap::ty("superoperator has no pack")).and_then(|f| Prog::compile(&f)))
-            .collect::<Result<Vec<_>, _>>()?;
+        let progs = self.progs.flags(op)?;
+        if progs.len() != pk.flags.len() {
+            return Err(Trap::ty("a pack's flag programs do not match its flags"));
+        }
         // Every flag tree in one pass over the operands, then every pack in one pass over
         // the body's values.
         let flags = fused::eval_flags(&self.par, &progs, &slices, len)?;
@@ -2176,6 +2211,40 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A pack's flag programs are compiled once too, kept beside the programs of the
+    /// superoperators in other slots, and a pack at another address is compiled for
+    /// itself.
+    #[test]
+    fn a_packs_flag_programs_are_compiled_once() {
+        let mut c = CpuCvl::with_threads(1);
+        let x = iv(&mut c, &[5, 1, 9, 5, 2, 7]);
+        let p = iv(&mut c, &[5, 5, 5, 7, 7, 7]);
+        let sd = c.segdes_from_host(&[3, 3]).expect("segdes");
+        let three = SuperOp::parse("(INT INT SEGDES) (PACK INT $0 $2 (< INT $0 $1) (= INT $0 $1) (> INT $0 $1))").expect("parses");
+        let body = SuperOp::parse("(INT INT) (+ INT $0 $1)").expect("parses");
+        let lens = |c: &mut CpuCvl, r: &[(CpuVector, CpuSegdes)]| -> Vec<(HostVector, Vec<i64>)> {
+            r.iter().map(|(v, s)| (host(c, v), c.segdes_to_host(s).expect("lengths"))).collect()
+        };
+        let want = vec![
+            (HostVector::Int(vec![1, 5, 2]), vec![1, 2]),
+            (HostVector::Int(vec![5, 7]), vec![1, 1]),
+            (HostVector::Int(vec![9]), vec![1, 0]),
+        ];
+        let mut first = None;
+        for _ in 0..10 {
+            let r = c.fused_pack(&three, &[Some(&x), Some(&p), None], &sd, 6).expect("pack");
+            assert_eq!(lens(&mut c, &r), want);
+            let s = c.fused(&body, &[Some(&x), Some(&p)], 6).expect("fused");
+            assert_eq!(host(&mut c, &s), HostVector::Int(vec![10, 6, 14, 12, 9, 14]));
+            let now = c.progs.flags(&three).expect("compiles");
+            assert_eq!(now.len(), 3);
+            assert!(Arc::ptr_eq(first.get_or_insert_with(|| now.clone()), &now), "compiled once");
+        }
+        let flipped = SuperOp::parse("(INT INT SEGDES) (PACK INT $0 $2 (> INT $0 $1) (= INT $0 $1) (< INT $0 $1))").expect("parses");
+        let r = c.fused_pack(&flipped, &[Some(&x), Some(&p), None], &sd, 6).expect("pack");
+        assert_eq!(lens(&mut c, &r), want.into_iter().rev().collect::<Vec<_>>());
     }
 
     /// Evaluations in turn on one thread take the register buffers the one before left
