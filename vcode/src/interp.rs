@@ -3,7 +3,12 @@
 //! The program is decoded once into a flat array of instructions with every `CALL`,
 //! `IF` and `ELSE` target resolved to an index and every constant pre-loaded into the
 //! vector library; the run loop does no string look-ups. Stack slots hold reference
-//! counted handles, so a vector is freed when its last slot goes. Each instruction with
+//! counted handles, so a vector is freed when its last slot goes. With a library that
+//! computes on the host ([`Cvl::host_scalars`]: the CPU's), one-element constants,
+//! `LENGTH`s and the results of element-wise work (superoperators included) on
+//! one-element operands are held as host values instead: serial code runs on those
+//! without a vector made per instruction, and an instruction that works on vectors gets
+//! its operands made vectors first ([`Machine::vectors`]). Each instruction with
 //! a fixed stack effect has its operands checked against the instruction table (count,
 //! vector or segdes, element type) before it runs; every failure is a [`Trap`] that
 //! names the function and instruction.
