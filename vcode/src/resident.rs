@@ -13,7 +13,7 @@
 //! globals, a program being compiled): the store keeps only weak references to the
 //! handles and drops the values whose handles are all gone ([`Residents::collect`]).
 
-use crate::cvl::{Cvl, VType};
+use crate::cvl::{Cvl, HostScalar, VType};
 use crate::interp::{to_host_value, Value};
 use crate::ir::Const;
 use crate::op::Ty;
@@ -143,7 +143,11 @@ impl<C: Cvl> Residents<C> {
         };
         Ok(match self.get(r)? {
             Value::Vec(x) => cvl.to_host_prefix(x, n)?.into(),
-            v @ Value::Scalar(_) => to_host_value(cvl, v)?,
+            v @ Value::Scalar(_) => {
+                let mut h = to_host_value(cvl, v)?;
+                h.truncate(n);
+                h
+            }
             Value::Seg(s) => HostValue::Segdes(cvl.segdes_to_host_prefix(s, n)?),
             Value::Pair(_) => return Err(Trap::new(TrapKind::Unprintable("a PAIR slot has no text form".into()))),
         })
@@ -169,6 +173,7 @@ impl<C: Cvl> Residents<C> {
         match c {
             Const::Resident(r) => match self.get(r)? {
                 Value::Vec(x) => cvl.any_non_finite(x),
+                Value::Scalar(HostScalar::Float(x)) => Ok(!x.is_finite()),
                 _ => Ok(false),
             },
             _ => Ok(matches!(self.to_host(cvl, c)?, HostValue::Float(v) if v.iter().any(|x| !x.is_finite()))),

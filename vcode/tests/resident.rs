@@ -85,3 +85,28 @@ fn a_value_of_another_library_is_an_error() {
     assert!(mine.to_host(&mut cvl, &c).is_err());
     assert_eq!(run(&sum_of(c), &mut cvl, &mut theirs, 16).expect("runs"), vec![Const::ints(vec![9])]);
 }
+
+/// A one-element result the interpreter held on the host (serial code's scalars) is kept
+/// like any other value: read back whole or as a prefix, its shape, whether it is a NaN
+/// or an infinity, and a constant of a later run (with host scalars and without).
+#[test]
+fn a_kept_host_scalar_reads_back_and_runs_again() {
+    for on in [true, false] {
+        let mut cvl = CpuCvl::new().with_host_scalars(on);
+        let mut store = Residents::new();
+        let made = program("FUNC MAIN\nCONST FLOAT 1.0\nCONST FLOAT 0.0\n/ FLOAT\nCONST INT 6\nCONST INT 7\n* INT\nRET\n");
+        let slots = run(&made, &mut cvl, &mut store, 0).expect("runs");
+        assert_eq!(slots.len(), 2);
+        assert!(slots.iter().all(|c| matches!(c, Const::Resident(_))), "kept: {slots:?}");
+        assert_eq!(slots[0].ty(), vcode::Ty::Float);
+        assert_eq!(store.to_host(&mut cvl, &slots[0]).expect("copies out"), HostValue::Float(vec![f64::INFINITY]));
+        assert!(store.any_non_finite(&mut cvl, &slots[0]).expect("checks"), "host scalars {on}");
+        assert!(!store.any_non_finite(&mut cvl, &slots[1]).expect("checks"));
+        assert_eq!(store.to_host_prefix(&mut cvl, &slots[1], 0).expect("prefix"), HostValue::Int(vec![]));
+        assert_eq!(store.to_host_prefix(&mut cvl, &slots[1], 5).expect("prefix"), HostValue::Int(vec![42]));
+        assert_eq!(store.shape(&mut cvl, &slots[1]).expect("shape"), (1, None));
+        let p = sum_of(slots[1].clone());
+        vcode::verify(&p).expect("verifies");
+        assert_eq!(run(&p, &mut cvl, &mut store, 16).expect("runs"), vec![Const::ints(vec![42])]);
+    }
+}

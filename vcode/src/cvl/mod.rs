@@ -219,11 +219,10 @@ pub trait Cvl {
     }
     /// The element of a one-element vector, as a host value.
     fn scalar_of(&mut self, v: &Self::Vector) -> Result<HostScalar, Trap> {
-        let h = self.to_host_prefix(v, 1)?;
         if self.len(v) != 1 {
             return Err(Trap::length(format!("a scalar is one element, not {}", self.len(v))));
         }
-        Ok(match h {
+        Ok(match self.to_host_prefix(v, 1)? {
             HostVector::Int(x) => HostScalar::Int(x[0]),
             HostVector::Float(x) => HostScalar::Float(x[0]),
             HostVector::Bool(x) => HostScalar::Bool(x[0]),
