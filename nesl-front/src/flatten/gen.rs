@@ -601,10 +601,36 @@ impl<'a> Compiler<'a> {
         if !self.arg_check {
             return;
         }
-        debug_assert_eq!(vcode::CheckFailure::data_len(code), Some(data.len()));
         let all = fb.op1(O::AndReduce.t(Ty::Bool), &[ok, seg]);
         let bad = fb.op1(O::Not.t(Ty::Bool), &[all]);
+        self.fail_if(fb, bad, ok, Some(seg), msg, code, data);
+    }
+
+    /// [`check_all_data`](Self::check_all_data) over the instances of `ctx`. In a unit
+    /// context (serial code) `ok` is one flag, which is its own `AND` (no reduction over
+    /// the context's descriptor, which the failure branch makes for itself).
+    pub(crate) fn check_all(&mut self, fb: &mut FunBuilder, ok: Slot, ctx: Ctx, msg: &str, code: i64, data: &[Slot]) {
+        if !self.arg_check {
+            return;
+        }
+        if !ctx.unit {
+            return self.check_all_data(fb, ok, ctx.seg, msg, code, data);
+        }
+        let bad = fb.op1(O::Not.t(Ty::Bool), &[ok]);
+        self.fail_if(fb, bad, ok, None, msg, code, data);
+    }
+
+    /// When the flag `bad` is set: the check record of the first instance where `ok`
+    /// (over `seg`, or a one-instance descriptor made in the branch) is false, CMU's
+    /// message `msg`, and `EXIT`.
+    #[allow(clippy::too_many_arguments)]
+    fn fail_if(&mut self, fb: &mut FunBuilder, bad: Slot, ok: Slot, seg: Option<Slot>, msg: &str, code: i64, data: &[Slot]) {
+        debug_assert_eq!(vcode::CheckFailure::data_len(code), Some(data.len()));
         let m = fb.begin_if(bad);
+        let seg = match seg {
+            Some(s) => s,
+            None => self.unit_ctx(fb).seg,
+        };
         let mut head = vec![vcode::trap::CHECK_MARK, code];
         head.resize(2 + data.len(), 0);
         let mut rec = fb.konst(Const::ints(head));
@@ -1080,7 +1106,7 @@ impl<'a> Compiler<'a> {
                     let ok1 = fb.op1(O::Ge.t(Ty::Int), &[d, one]);
                     let ok2 = fb.op1(O::Le.t(Ty::Int), &[s, en]);
                     let ok = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
-                    self.check_all_data(fb, ok, ctx.seg, "In [s:e:l], e must be >= to s, and l must be positive.", 6, &[s, en, d]);
+                    self.check_all(fb, ok, ctx, "In [s:e:l], e must be >= to s, and l must be positive.", 6, &[s, en, d]);
                 }
                 let len = self.range_len(fb, s, en, d);
                 let seg = fb.op1(O::MakeSegdes, &[len]);
@@ -1458,7 +1484,7 @@ impl<'a> Compiler<'a> {
                 let (sg, _) = v.seq();
                 let l = fb.op1(O::Lengths, &[sg]);
                 let ok = fb.op1(O::Eq.t(Ty::Int), &[l0, l]);
-                self.check_all_data(fb, ok, ctx.seg, "Length mismatch in an apply-to-each.", 2, &[l0, l]);
+                self.check_all(fb, ok, ctx, "Length mismatch in an apply-to-each.", 2, &[l0, l]);
             }
         }
         let lens = fb.op1(O::Lengths, &[seg0]);

@@ -232,7 +232,7 @@ impl Compiler<'_> {
                 (fb.op1(O::Not.t(Ty::Bool), &[b]), worst)
             }
         };
-        self.check_all_data(fb, ok, ctx.seg, msg, 1, &[index, len]);
+        self.check_all(fb, ok, ctx, msg, 1, &[index, len]);
     }
 
     /// `v[i]` per instance, with the bounds check.

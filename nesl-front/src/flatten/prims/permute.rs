@@ -52,7 +52,7 @@ impl Compiler<'_> {
                 if self.arg_check {
                     let li = fb.op1(O::Lengths, &[si]);
                     let ok = fb.op1(O::Eq.t(Ty::Int), &[lv, li]);
-                    self.check_all_data(fb, ok, ctx.seg, "Bad arguments to function PERMUTE.", 2, &[lv, li]);
+                    self.check_all(fb, ok, ctx, "Bad arguments to function PERMUTE.", 2, &[lv, li]);
                     let ld = fb.op1(O::Dist.t(Ty::Int), &[lv, si]);
                     let z = self.int_like(fb, 0, di.one());
                     let ok1 = fb.op1(O::Ge.t(Ty::Int), &[di.one(), z]);

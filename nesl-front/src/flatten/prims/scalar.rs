@@ -72,7 +72,7 @@ impl Compiler<'_> {
                 if self.arg_check {
                     let z = self.const_in(fb, ctx, num(k1, 0));
                     let ok = fb.op1(O::Ne.t(kw), &[b.one(), z]);
-                    self.check_all_data(fb, ok, ctx.seg, "Divide by zero.", 3, &[]);
+                    self.check_all(fb, ok, ctx, "Divide by zero.", 3, &[]);
                 }
                 bin!(O::Div.t(kw))
             }
@@ -117,7 +117,7 @@ impl Compiler<'_> {
                     let z = self.int_in(fb, ctx, 0);
                     let ok = fb.op1(O::Ne.t(Ty::Int), &[b.one(), z]);
                     let msg = format!("Divide by zero in function {}.", name.to_uppercase());
-                    self.check_all_data(fb, ok, ctx.seg, &msg, 3, &[]);
+                    self.check_all(fb, ok, ctx, &msg, 3, &[]);
                 }
                 let r = fb.op1(O::Mod, &[a.one(), b.one()]);
                 if name == "rem" {
@@ -159,7 +159,7 @@ impl Compiler<'_> {
                     let ok = fb.op1(O::Ge.t(Ty::Float), &[arg.one(), z]);
                     let msg = if name == "sqrt" { "Sqrt of negative number." } else { "Ln of negative number." };
                     let code = if name == "sqrt" { 11 } else { 12 };
-                    self.check_all_data(fb, ok, ctx.seg, msg, code, &[]);
+                    self.check_all(fb, ok, ctx, msg, code, &[]);
                 }
                 un!(if name == "sqrt" { O::Sqrt } else { O::Log })
             }
@@ -189,7 +189,7 @@ impl Compiler<'_> {
                 if self.arg_check {
                     let z = self.int_in(fb, ctx, 0);
                     let ok = fb.op1(O::Ge.t(Ty::Int), &[b.one(), z]);
-                    self.check_all_data(fb, ok, ctx.seg, "The power must be nonnegative for ^ .", 7, &[b.one()]);
+                    self.check_all(fb, ok, ctx, "The power must be nonnegative for ^ .", 7, &[b.one()]);
                 }
                 let one = self.const_in(fb, ctx, num(k1, 1));
                 let f = self.pow_fn(k1);
@@ -214,7 +214,7 @@ impl Compiler<'_> {
                     let ok = fb.op1(O::Gt.t(kw), &[arg.one(), z]);
                     // A float argument cannot travel in the (INT) check record.
                     let (code, data) = if k1 == SlotKind::Float { (13, vec![]) } else { (8, vec![arg.one()]) };
-                    self.check_all_data(fb, ok, ctx.seg, "Rand only works with positive numbers.", code, &data);
+                    self.check_all(fb, ok, ctx, "Rand only works with positive numbers.", code, &data);
                 }
                 if k1 == SlotKind::Float {
                     let big = self.int_in(fb, ctx, 1 << 30);
@@ -262,7 +262,7 @@ impl Compiler<'_> {
                 if self.arg_check {
                     let z = self.int_in(fb, ctx, 0);
                     let ok = fb.op1(O::Gt.t(Ty::Int), &[l.one(), z]);
-                    self.check_all_data(fb, ok, ctx.seg, "The second argument for the function HASH must be positive.", 9, &[l.one()]);
+                    self.check_all(fb, ok, ctx, "The second argument for the function HASH must be positive.", 9, &[l.one()]);
                 }
                 let h = match self.hash_of(fb, &x) {
                     Some(h) => h,

@@ -49,7 +49,7 @@ impl Compiler<'_> {
                     let ok1 = fb.op1(O::Ge.t(Ty::Int), &[d.one(), one]);
                     let ok2 = fb.op1(O::Le.t(Ty::Int), &[s, e.one()]);
                     let ok = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
-                    self.check_all_data(fb, ok, ctx.seg, "In [s:e:l], e must be >= to s, and l must be positive.", 6, &[s, e.one(), d.one()]);
+                    self.check_all(fb, ok, ctx, "In [s:e:l], e must be >= to s, and l must be positive.", 6, &[s, e.one(), d.one()]);
                 }
                 let x = fb.op1(O::Sub.t(Ty::Int), &[e.one(), s]);
                 let y = fb.op1(O::Add.t(Ty::Int), &[x, d.one()]);
@@ -69,7 +69,7 @@ impl Compiler<'_> {
                     let ok1 = fb.op1(O::Ge.t(Ty::Int), &[i.one(), z]);
                     let ok2 = fb.op1(O::Lt.t(Ty::Int), &[i.one(), lens]);
                     let ok = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
-                    self.check_all_data(fb, ok, ctx.seg, "Sequence reference (a[i]) out of bounds.", 1, &[i.one(), lens]);
+                    self.check_all(fb, ok, ctx, "Sequence reference (a[i]) out of bounds.", 1, &[i.one(), lens]);
                 }
                 let sh = self.shape(fb, ctx, seg, lens);
                 let id = fb.op1(O::Dist.t(Ty::Int), &[i.one(), sh.rseg]);
@@ -99,7 +99,7 @@ impl Compiler<'_> {
                         let (sg, _) = p.seq();
                         let l = fb.op1(O::Lengths, &[sg]);
                         let ok = fb.op1(O::Eq.t(Ty::Int), &[l0, l]);
-                        self.check_all_data(fb, ok, ctx.seg, "Length mismatch in function ZIP.", 2, &[l0, l]);
+                        self.check_all(fb, ok, ctx, "Length mismatch in function ZIP.", 2, &[l0, l]);
                     }
                 }
                 let mut s = vec![seg0];
@@ -157,7 +157,7 @@ impl Compiler<'_> {
                     let ok2 = fb.op1(O::Le.t(Ty::Int), &[neg, lens]);
                     let ok = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
                     let msg = format!("Bounds error for function {}.", name.to_uppercase());
-                    self.check_all_data(fb, ok, ctx.seg, &msg, 5, &[n, lens]);
+                    self.check_all(fb, ok, ctx, &msg, 5, &[n, lens]);
                 }
                 let pos = fb.op1(O::Ge.t(Ty::Int), &[n, z]);
                 let neg = fb.op1(O::Sub.t(Ty::Int), &[z, n]);
@@ -183,7 +183,7 @@ impl Compiler<'_> {
                     let ok3 = fb.op1(O::Le.t(Ty::Int), &[e.one(), lens]);
                     let x = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
                     let ok = fb.op1(O::And.t(Ty::Bool), &[x, ok3]);
-                    self.check_all_data(fb, ok, ctx.seg, "Bounds error for function SUBSEQ.", 4, &[s.one(), e.one(), lens]);
+                    self.check_all(fb, ok, ctx, "Bounds error for function SUBSEQ.", 4, &[s.one(), e.one(), lens]);
                 }
                 let cnt = fb.op1(O::Sub.t(Ty::Int), &[e.one(), s.one()]);
                 let r = self.subseq_raw(fb, ctx, &a, s.one(), cnt);
@@ -224,7 +224,7 @@ impl Compiler<'_> {
                     let ok1 = fb.op1(O::Le.t(Ty::Int), &[d, one]);
                     let ok2 = fb.op1(O::Ge.t(Ty::Int), &[d, mone]);
                     let ok = fb.op1(O::And.t(Ty::Bool), &[ok1, ok2]);
-                    self.check_all_data(fb, ok, ctx.seg, "Length mismatch for function INTERLEAVE.", 2, &[la, lb]);
+                    self.check_all(fb, ok, ctx, "Length mismatch for function INTERLEAVE.", 2, &[la, lb]);
                 }
                 let l = fb.op1(O::Add.t(Ty::Int), &[la, lb]);
                 let rseg = fb.op1(O::MakeSegdes, &[l]);
@@ -402,7 +402,7 @@ impl Compiler<'_> {
                     let tot = fb.op1(O::AddReduce.t(Ty::Int), &[c.one(), sc]);
                     let lv = fb.op1(O::Lengths, &[sv]);
                     let ok = fb.op1(O::Eq.t(Ty::Int), &[tot, lv]);
-                    self.check_all_data(fb, ok, ctx.seg, "Length mismatch in function PARTITION.", 2, &[lv, tot]);
+                    self.check_all(fb, ok, ctx, "Length mismatch in function PARTITION.", 2, &[lv, tot]);
                 }
                 let iseg = fb.op1(O::MakeSegdes, &[c.one()]);
                 Ok(Val::new(Val::mk_seq(sc, Val::mk_seq(iseg, data)).s, rlay))
@@ -460,7 +460,7 @@ impl Compiler<'_> {
                 if self.arg_check {
                     let eq = fb.op1(O::Eq.t(Ty::Int), &[mx, mn]);
                     let ok = fb.op1(O::Or.t(Ty::Bool), &[eq, empty]);
-                    self.check_all_data(fb, ok, ctx.seg, "Lengths of subsequences are not equal in function TRANSPOSE.", 2, &[mx, mn]);
+                    self.check_all(fb, ok, ctx, "Lengths of subsequences are not equal in function TRANSPOSE.", 2, &[mx, mn]);
                 }
                 let c = fb.op1(O::Select.t(Ty::Int), &[empty, z, mx]);
                 let oseg = fb.op1(O::MakeSegdes, &[c]);

@@ -68,10 +68,10 @@ impl Compiler<'_> {
                     let (_, d) = arg.split();
                     let eight = self.int_in(fb, ctx, 8);
                     let ok = fb.op1(O::Le.t(Ty::Int), &[d.one(), eight]);
-                    self.check_all_data(
+                    self.check_all(
                         fb,
                         ok,
-                        ctx.seg,
+                        ctx,
                         "In function exp_string, digits_after_point is too large.",
                         10,
                         &[d.one()],
