@@ -69,6 +69,47 @@ fn scalar_recursion_runs_few_instructions_at_every_level() {
     }
 }
 
+/// Calls of CVL family `family` that running `src` at `opt` made.
+fn family_calls(src: &str, opt: u8, family: &str) -> u64 {
+    let ex = Config::new(Backend::Cpu, opt).with_stats(true).executor().expect("cpu executor");
+    let mut top = TopLevel::new(ex);
+    let mut out = Vec::new();
+    top.eval_source("serial.nesl", src, &mut out).expect("transcript");
+    let text = String::from_utf8_lossy(&out);
+    assert!(!text.contains("rror"), "--opt {opt}:\n{text}");
+    let stats = top.executor().stats().expect("statistics are kept");
+    stats.rows.iter().find(|r| r.0 == family).map_or(0, |r| r.1)
+}
+
+/// A serial loop that reads `a[i]` checks the index as a scalar: no reduction of its one
+/// flag over a descriptor made per iteration. Optimised, each iteration makes one
+/// descriptor operation (`#a`'s `LENGTHS`; two before: the check made a descriptor to
+/// reduce over); unoptimised, three (four before).
+#[test]
+fn a_checked_index_in_serial_code_makes_no_descriptor_per_iteration() {
+    let def = "function sumloop(a, i, acc) = if i == #a then acc else sumloop(a, i + 1, acc + a[i] * a[i]);\n";
+    for opt in [0, 1, 2] {
+        let calls = |n: u64| family_calls(&format!("{def}sumloop({{j : j in dist(3, {n})}}, 0, 0);\n"), opt, "segdes");
+        let per = (calls(3_000) - calls(1_000)) as f64 / 2_000.0;
+        let most = if opt == 0 { 3.0 } else { 1.0 };
+        assert!(per <= most, "--opt {opt}: {per} descriptor operations per iteration");
+    }
+    // A bad index still stops the loop, naming the index, the length and the place.
+    let (t, _) = run_counted_any(&format!("{def}sumloop([1, 2, 3], 0, 0);\nfunction bad(a, i) = if i == 0 then a[5] else bad(a, i - 1);\nbad([1, 2], 3);\n"), 2);
+    assert!(t.contains("it = 14 : int"), "{t}");
+    assert!(t.contains("serial.nesl:3:37: runtime error: index 5 is out of bounds for a sequence of length 2"), "{t}");
+}
+
+/// The transcript of `src` at `opt`, errors included, and the instructions it executed.
+fn run_counted_any(src: &str, opt: u8) -> (String, u64) {
+    let ex = Config::new(Backend::Cpu, opt).with_stats(true).executor().expect("cpu executor");
+    let mut top = TopLevel::new(ex);
+    let mut out = Vec::new();
+    top.eval_source("serial.nesl", src, &mut out).expect("transcript");
+    let n = top.executor().stats().expect("statistics are kept").instructions;
+    (String::from_utf8_lossy(&out).into_owned(), n)
+}
+
 #[test]
 fn results_of_scalar_recursion() {
     for opt in [0, 1, 2] {
