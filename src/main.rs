@@ -180,7 +180,7 @@ pub enum Command {
         /// Runs per configuration (the table shows the median, min and max).
         #[arg(long, default_value_t = 3)]
         runs: usize,
-        /// Only these programs (comma-separated: dotp,quicksort,blackscholes,quickhull,barneshut,smvm,muladd,loop,fib,strbuild,collatz).
+        /// Only these programs (comma-separated: dotp,quicksort,blackscholes,quickhull,barneshut,smvm,muladd,loop,fib,strbuild,collatz,indexloop).
         #[arg(long, value_delimiter = ',')]
         programs: Vec<String>,
         /// Optimisation levels to run (comma-separated).

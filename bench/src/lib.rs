@@ -58,6 +58,7 @@ pub fn programs() -> Vec<Program> {
         Program { name: "fib", source: include_str!("../programs/fib.nesl"), paper_size: 25, quick_size: 18, elements_per_unit: 1.0, sweep: Some(&[15, 20, 25]) },
         Program { name: "strbuild", source: include_str!("../programs/strbuild.nesl"), paper_size: 20_000, quick_size: 2_000, elements_per_unit: 1.0, sweep: Some(&[2_000, 5_000, 20_000]) },
         Program { name: "collatz", source: include_str!("../programs/collatz.nesl"), paper_size: 10_000, quick_size: 1_000, elements_per_unit: 1.0, sweep: Some(&[1_000, 3_000, 10_000]) },
+        Program { name: "indexloop", source: include_str!("../programs/indexloop.nesl"), paper_size: 200_000, quick_size: 10_000, elements_per_unit: 1.0, sweep: Some(&[10_000, 50_000, 200_000]) },
     ]
 }
 
