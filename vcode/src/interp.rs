@@ -5,7 +5,7 @@
 //! vector library; the run loop does no string look-ups. Stack slots hold reference
 //! counted handles, so a vector is freed when its last slot goes. With a library that
 //! computes on the host ([`Cvl::host_scalars`]: the CPU's), one-element constants,
-//! `LENGTH`s and the results of element-wise work (superoperators included) on
+//! `LENGTH`s, the `LENGTHS` of one segment and the results of element-wise work (superoperators included) on
 //! one-element operands are held as host values instead: serial code runs on those
 //! without a vector made per instruction, and an instruction that works on vectors gets
 //! its operands made vectors first ([`Machine::vectors`]). Each instruction with
@@ -802,7 +802,15 @@ impl<C: Cvl> Machine<'_, C> {
                 smallvec![if scalars { Value::Scalar(H::Int(n)) } else { Value::Vec(cvl.fill(H::Int(n), 1)?) }]
             }
             Exec::MakeSegdes => smallvec![Value::Seg(cvl.make_segdes(vec_at(s, 0)?)?)],
-            Exec::Lengths => smallvec![Value::Vec(cvl.lengths(seg_at(s, 0)?)?)],
+            Exec::Lengths => {
+                let sd = seg_at(s, 0)?;
+                // One segment's length (`#a` in serial code) is a host scalar.
+                if scalars && cvl.segment_count(sd) == 1 {
+                    smallvec![Value::Scalar(H::Int(cvl.element_count(sd) as i64))]
+                } else {
+                    smallvec![Value::Vec(cvl.lengths(sd)?)]
+                }
+            }
             Exec::StartTimer => {
                 // Work issued before the timer is not timed, work issued inside is.
                 cvl.wait()?;

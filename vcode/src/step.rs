@@ -347,13 +347,14 @@ mod tests {
     }
 
     /// Serial code runs on host scalars (constants, element-wise results over them,
-    /// `LENGTH`); an instruction that works on vectors gets them made, and its results
-    /// stay vectors. Without host scalars every slot is a vector; the final values agree.
+    /// `LENGTH`, the `LENGTHS` of one segment); an instruction that works on vectors gets
+    /// them made, and its results stay vectors. Without host scalars every slot is a
+    /// vector; the final values agree.
     #[test]
     fn serial_code_runs_on_host_scalars_and_vector_work_on_vectors() {
         const SRC: &str = "FUNC MAIN\nCONST INT 6\nCONST INT 7\n* INT\nCONST FLOAT (1.5 2.5 3.5)\nLENGTH FLOAT\n\
             + INT\nCONST INT 2\nMAKE_SEGDES\nDIST INT\nCONST INT 1\nCONST INT 0\n> INT\nIF\nCONST INT 5\nELSE\nCONST INT 6\nENDIF\n\
-            I_TO_F\nRET\n";
+            I_TO_F\nCONST SEGDES 4\nLENGTHS\nCONST SEGDES (2 0)\nLENGTHS\nRET\n";
         // The kind of each slot after each instruction: S a host scalar, V a vector, D a
         // segment descriptor.
         let kinds = |on: bool| {
@@ -376,11 +377,14 @@ mod tests {
         let (with, values) = kinds(true);
         assert_eq!(
             with,
-            ["S", "SS", "S", "SV", "SS", "S", "SS", "SD", "V", "VS", "VSS", "VS", "V", "VS", "VS", "VS"],
+            ["S", "SS", "S", "SV", "SS", "S", "SS", "SD", "V", "VS", "VSS", "VS", "V", "VS", "VS", "VS", "VSD", "VSS", "VSSD", "VSSV"],
         );
         let (without, values_without) = kinds(false);
         assert!(without.iter().all(|k| !k.contains('S')), "{without:?}");
         assert_eq!(values, values_without);
-        assert_eq!(values, [HostValue::Int(vec![45, 45]), HostValue::Float(vec![5.0])]);
+        assert_eq!(
+            values,
+            [HostValue::Int(vec![45, 45]), HostValue::Float(vec![5.0]), HostValue::Int(vec![4]), HostValue::Int(vec![2, 0])]
+        );
     }
 }
