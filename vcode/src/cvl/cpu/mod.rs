@@ -1008,10 +1008,11 @@ impl Cvl for CpuCvl {
         if v.len() != 1 {
             return Err(Trap::length(format!("a scalar is one element, not {}", v.len())));
         }
+        let missing = || Trap::length("a one-element vector without its element");
         Ok(match v.elems()? {
-            Slice::Int(x) => HostScalar::Int(x[0]),
-            Slice::Float(x) => HostScalar::Float(x[0]),
-            Slice::Bool(x) => HostScalar::Bool(x[0]),
+            Slice::Int(x) => HostScalar::Int(*x.first().ok_or_else(missing)?),
+            Slice::Float(x) => HostScalar::Float(*x.first().ok_or_else(missing)?),
+            Slice::Bool(x) => HostScalar::Bool(*x.first().ok_or_else(missing)?),
         })
     }
     #[inline(always)]
