@@ -67,6 +67,8 @@ pub(crate) struct Decoded {
     pub(crate) arg: Arg,
     /// A `WRITE` that can only be followed by `EXIT` (see [`mark_held_writes`]).
     held: bool,
+    /// Whether `--stats` counts it ([`counted`]).
+    counted: bool,
 }
 
 /// A program decoded for execution.
@@ -134,7 +136,7 @@ pub(crate) fn decode(p: &Program) -> Result<Code, Trap> {
                 Effect::Fixed(i, _) => i,
                 Effect::Special => &[],
             };
-            code.push(Decoded { exec: info.exec, ty: ins.ty, ins: ins_pats, arg, held: false });
+            code.push(Decoded { exec: info.exec, ty: ins.ty, ins: ins_pats, arg, held: false, counted: counted(info.exec) });
             sites.push((fi, ii));
         }
         if !open.is_empty() {
@@ -286,6 +288,9 @@ pub(crate) struct Machine<'a, C: Cvl> {
     held: String,
     /// [`Cvl::host_scalars`] of the library.
     scalars: bool,
+    /// The row of [`OpStats::rows`] of each family counted so far, by the address of its
+    /// (static) name: `--stats` finds it without comparing strings per instruction.
+    stat_rows: Vec<(&'static str, usize)>,
 }
 
 pub(crate) enum Flow {
@@ -323,6 +328,29 @@ fn vector_of<C: Cvl>(cvl: &mut C, v: &mut Value<C>) -> Result<(), Trap> {
 }
 
 impl<C: Cvl> Machine<'_, C> {
+    /// Counts one instruction of `family` that touched `elements` elements
+    /// ([`OpStats::record`]).
+    fn record(&mut self, family: &'static str, elements: u64) {
+        let row = match self.stat_rows.iter().find(|(f, _)| std::ptr::eq(*f, family)) {
+            Some(&(_, r)) => r,
+            None => {
+                let r = match self.stats.rows.iter().position(|r| r.0 == family) {
+                    Some(r) => r,
+                    None => {
+                        self.stats.rows.push((family.to_string(), 0, 0));
+                        self.stats.rows.len() - 1
+                    }
+                };
+                self.stat_rows.push((family, r));
+                r
+            }
+        };
+        if let Some(r) = self.stats.rows.get_mut(row) {
+            r.1 += 1;
+            r.2 += elements;
+        }
+    }
+
     /// Makes the host scalars among the top `k` slots (all of them when there are fewer)
     /// vectors in the library, for an instruction that works on vectors.
     pub(crate) fn vectors(&mut self, k: usize) -> Result<(), Trap> {
@@ -995,6 +1023,7 @@ impl<'a, C: Cvl> Machine<'a, C> {
             stats: OpStats::default(),
             held: String::new(),
             scalars,
+            stat_rows: Vec::new(),
         })
     }
 }
@@ -1064,7 +1093,7 @@ pub(crate) fn run<C: Cvl>(
             _ => d.ins.len(),
         }
         .min(m.stack.len());
-        let before = if opts.stats && counted(d.exec) {
+        let before = if opts.stats && d.counted {
             let k = consumed;
             let cvl: &C = m.cvl;
             m.stack[m.stack.len() - k..].iter().map(|v| elements(cvl, v)).sum::<u64>()
@@ -1083,11 +1112,11 @@ pub(crate) fn run<C: Cvl>(
                 m.stats.record_round_trips(d.exec.family(), n);
             }
         }
-        if opts.stats && counted(d.exec) {
+        if opts.stats && d.counted {
             let produced = (m.stack.len() + consumed).saturating_sub(depth);
             let cvl: &C = m.cvl;
             let after: u64 = m.stack[m.stack.len() - produced.min(m.stack.len())..].iter().map(|v| elements(cvl, v)).sum();
-            m.stats.record(d.exec.family(), before + after);
+            m.record(d.exec.family(), before + after);
         }
         match flow {
             Flow::Next => pc += 1,
