@@ -17,16 +17,22 @@ const EVEN_ODD: &str = "function od(n) : int -> bool;\n\
                         function od(n) = if n == 0 then f else ev(n - 1);\n";
 const STRING: &str = "function build(i, s) = if i == 0 then s else build(i - 1, s ++ \"ab\");\n";
 
-/// The transcript of `src` at `opt` and the VCODE instructions it executed.
+/// The transcript of `src` at `opt` (which must hold no error) and the VCODE
+/// instructions it executed.
 fn run_counted(src: &str, opt: u8) -> (String, u64) {
+    let (text, stats) = run_with_stats(src, opt);
+    assert!(!text.contains("rror"), "--opt {opt}:\n{text}");
+    (text, stats.instructions)
+}
+
+/// The transcript of `src` at `opt`, errors included, and its statistics.
+fn run_with_stats(src: &str, opt: u8) -> (String, vcode::OpStats) {
     let ex = Config::new(Backend::Cpu, opt).with_stats(true).executor().expect("cpu executor");
     let mut top = TopLevel::new(ex);
     let mut out = Vec::new();
     top.eval_source("serial.nesl", src, &mut out).expect("transcript");
-    let n = top.executor().stats().expect("statistics are kept").instructions;
-    let text = String::from_utf8_lossy(&out).into_owned();
-    assert!(!text.contains("rror"), "--opt {opt}:\n{text}");
-    (text, n)
+    let stats = top.executor().stats().cloned().expect("statistics are kept");
+    (String::from_utf8_lossy(&out).into_owned(), stats)
 }
 
 /// Instructions per unit of work: the difference between two sizes over the difference
@@ -69,15 +75,10 @@ fn scalar_recursion_runs_few_instructions_at_every_level() {
     }
 }
 
-/// Calls of CVL family `family` that running `src` at `opt` made.
+/// Calls of CVL family `family` that running `src` (without an error) at `opt` made.
 fn family_calls(src: &str, opt: u8, family: &str) -> u64 {
-    let ex = Config::new(Backend::Cpu, opt).with_stats(true).executor().expect("cpu executor");
-    let mut top = TopLevel::new(ex);
-    let mut out = Vec::new();
-    top.eval_source("serial.nesl", src, &mut out).expect("transcript");
-    let text = String::from_utf8_lossy(&out);
+    let (text, stats) = run_with_stats(src, opt);
     assert!(!text.contains("rror"), "--opt {opt}:\n{text}");
-    let stats = top.executor().stats().expect("statistics are kept");
     stats.rows.iter().find(|r| r.0 == family).map_or(0, |r| r.1)
 }
 
@@ -95,19 +96,9 @@ fn a_checked_index_in_serial_code_makes_no_descriptor_per_iteration() {
         assert!(per <= most, "--opt {opt}: {per} descriptor operations per iteration");
     }
     // A bad index still stops the loop, naming the index, the length and the place.
-    let (t, _) = run_counted_any(&format!("{def}sumloop([1, 2, 3], 0, 0);\nfunction bad(a, i) = if i == 0 then a[5] else bad(a, i - 1);\nbad([1, 2], 3);\n"), 2);
+    let (t, _) = run_with_stats(&format!("{def}sumloop([1, 2, 3], 0, 0);\nfunction bad(a, i) = if i == 0 then a[5] else bad(a, i - 1);\nbad([1, 2], 3);\n"), 2);
     assert!(t.contains("it = 14 : int"), "{t}");
     assert!(t.contains("serial.nesl:3:37: runtime error: index 5 is out of bounds for a sequence of length 2"), "{t}");
-}
-
-/// The transcript of `src` at `opt`, errors included, and the instructions it executed.
-fn run_counted_any(src: &str, opt: u8) -> (String, u64) {
-    let ex = Config::new(Backend::Cpu, opt).with_stats(true).executor().expect("cpu executor");
-    let mut top = TopLevel::new(ex);
-    let mut out = Vec::new();
-    top.eval_source("serial.nesl", src, &mut out).expect("transcript");
-    let n = top.executor().stats().expect("statistics are kept").instructions;
-    (String::from_utf8_lossy(&out).into_owned(), n)
 }
 
 #[test]
