@@ -39,20 +39,12 @@ struct Lift {
     witness: Option<Var>,
 }
 
-fn ty_of(t: VType) -> Ty {
-    match t {
-        VType::Int => Ty::Int,
-        VType::Float => Ty::Float,
-        VType::Bool => Ty::Bool,
-    }
-}
-
 impl Lift {
     /// Translates `t`, which fills an operand slot of type `want`.
     fn expr(&mut self, t: &Tree, want: Option<VType>) -> Option<Expr> {
         Some(match t {
             Tree::Var(v) => {
-                let ty = ty_of(want?);
+                let ty = Ty::from(want?);
                 match self.params.iter().position(|(p, _)| p == v) {
                     Some(i) => {
                         if self.params[i].1 != ty {

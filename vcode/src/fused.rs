@@ -277,11 +277,7 @@ pub(crate) fn node_types(kind: NodeKind, ty: VType) -> Result<VType, String> {
         Effect::Fixed(_, outs) => outs.first().copied(),
         Effect::Special => None,
     };
-    let ty_arg = Some(match ty {
-        VType::Int => Ty::Int,
-        VType::Float => Ty::Float,
-        VType::Bool => Ty::Bool,
-    });
+    let ty_arg = Some(Ty::from(ty));
     match out.and_then(|p: Pat| p.resolve(ty_arg)) {
         Some(SlotTy::Vec(t)) => Ok(t),
         _ => Err(format!("`{name}` is not element-wise")),

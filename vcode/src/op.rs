@@ -23,6 +23,17 @@ pub enum Ty {
     Char,
 }
 
+impl From<VType> for Ty {
+    /// The type keyword of a data vector's element type.
+    fn from(t: VType) -> Ty {
+        match t {
+            VType::Int => Ty::Int,
+            VType::Float => Ty::Float,
+            VType::Bool => Ty::Bool,
+        }
+    }
+}
+
 impl Ty {
     /// The VCODE spelling.
     pub fn name(self) -> &'static str {

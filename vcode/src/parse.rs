@@ -635,11 +635,7 @@ impl Parser {
                 };
                 let e = if name == "CONST" {
                     let v = self.next();
-                    let vt = match ty {
-                        VType::Int => Ty::Int,
-                        VType::Float => Ty::Float,
-                        VType::Bool => Ty::Bool,
-                    };
+                    let vt = Ty::from(ty);
                     match literal(vt, &v.tok) {
                         Ok(s) => Expr::Const(s),
                         Err(m) => {

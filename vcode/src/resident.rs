@@ -13,7 +13,7 @@
 //! globals, a program being compiled): the store keeps only weak references to the
 //! handles and drops the values whose handles are all gone ([`Residents::collect`]).
 
-use crate::cvl::{Cvl, HostScalar, VType};
+use crate::cvl::{Cvl, HostScalar};
 use crate::interp::{to_host_value, Value};
 use crate::ir::Const;
 use crate::op::Ty;
@@ -95,8 +95,8 @@ impl<C: Cvl> Residents<C> {
     /// Keeps `v`; the handle to it.
     pub(crate) fn keep(&mut self, cvl: &C, v: Value<C>) -> Const {
         let ty = match &v {
-            Value::Vec(x) => ty_of(cvl.vtype(x)),
-            Value::Scalar(x) => ty_of(x.vtype()),
+            Value::Vec(x) => cvl.vtype(x).into(),
+            Value::Scalar(x) => x.vtype().into(),
             // A pair is not a value a program leaves; it cannot be printed either, so its
             // type keyword only matters to the verifier, which rejects it.
             Value::Seg(_) | Value::Pair(_) => Ty::Segdes,
@@ -217,12 +217,4 @@ pub fn run_resident<C: Cvl>(
             Ok(residents.keep(cvl, v))
         }
     })
-}
-
-fn ty_of(t: VType) -> Ty {
-    match t {
-        VType::Int => Ty::Int,
-        VType::Float => Ty::Float,
-        VType::Bool => Ty::Bool,
-    }
 }
