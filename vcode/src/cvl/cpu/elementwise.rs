@@ -512,9 +512,9 @@ pub(super) fn binary_in_place(par: &Par, op: BinOp, a: &mut Data, b: Slice) -> R
 /// The `FLOAT -> FLOAT` functions among the unary operators.
 fn float_fn(op: UnOp) -> Option<fn(f64) -> f64> {
     Some(match op {
-        UnOp::Log => f64::ln,
+        UnOp::Log => super::math::ln,
         UnOp::Sqrt => f64::sqrt,
-        UnOp::Exp => f64::exp,
+        UnOp::Exp => super::math::exp,
         UnOp::Sin => f64::sin,
         UnOp::Cos => f64::cos,
         UnOp::Tan => f64::tan,
@@ -535,6 +535,8 @@ pub(super) fn unary_in_place(par: &Par, op: UnOp, a: &mut Data) -> bool {
         (UnOp::Not, Data::Int(a)) => par.blocks_mut(a, |_, b| b.iter_mut().for_each(|x| *x = !*x)),
         (UnOp::Not, Data::Bool(a)) => par.blocks_mut(a, |_, b| b.iter_mut().for_each(|x| *x = !*x)),
         (UnOp::Sqrt, Data::Float(a)) => par.blocks_mut(a, |_, b| b.iter_mut().for_each(|x| *x = x.sqrt())),
+        (UnOp::Exp, Data::Float(a)) => par.blocks_mut(a, |_, b| b.iter_mut().for_each(|x| *x = super::math::exp(*x))),
+        (UnOp::Log, Data::Float(a)) => par.blocks_mut(a, |_, b| b.iter_mut().for_each(|x| *x = super::math::ln(*x))),
         (op, Data::Float(a)) => match float_fn(op) {
             Some(f) => par.blocks_mut(a, |_, b| b.iter_mut().for_each(|x| *x = f(*x))),
             None => return false,
@@ -565,6 +567,8 @@ fn unary_body(op: UnOp, a: Val, out: Out) -> Result<(), Trap> {
         (UnOp::IToB, Val::Int(a), Out::Bool(o)) => map1(a, o, |x: i64| x != 0),
         (UnOp::BToI, Val::Bool(a), Out::Int(o)) => map1(a, o, i64::from),
         (UnOp::Sqrt, Val::Float(a), Out::Float(o)) => map1(a, o, f64::sqrt),
+        (UnOp::Exp, Val::Float(a), Out::Float(o)) => map1(a, o, super::math::exp),
+        (UnOp::Log, Val::Float(a), Out::Float(o)) => map1(a, o, super::math::ln),
         (op, Val::Float(a), Out::Float(o)) if float_fn(op).is_some() => {
             if let Some(f) = float_fn(op) {
                 map1(a, o, f)

@@ -14,6 +14,7 @@ mod affine;
 mod data;
 mod elementwise;
 mod fused;
+mod math;
 mod pack;
 mod par;
 mod permute;
