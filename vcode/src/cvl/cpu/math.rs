@@ -30,10 +30,10 @@ const EXP_OVERFLOW: f64 = 7.097_827_128_933_839_730_96e2;
 /// Below this, `e^x` rounds to zero.
 const EXP_UNDERFLOW: f64 = -7.451_332_191_019_411_084_20e2;
 
-/// `2^k` for `-1022 <= k <= 1023`.
+/// `2^k` for `-1022 <= k <= 1023` (other `k`: some float).
 #[inline(always)]
 fn pow2(k: i64) -> f64 {
-    f64::from_bits(((k + 1023) as u64) << 52)
+    f64::from_bits((k.wrapping_add(1023) as u64) << 52)
 }
 
 /// `e^x`: `x = k ln 2 + r` with `|r| <= ln 2 / 2` (the reduction exact to about 2^-85), `e^r`
@@ -53,9 +53,10 @@ pub(super) fn exp(x: f64) -> f64 {
     let t = r * r;
     let c = r - t * (P1 + t * (P2 + t * (P3 + t * (P4 + t * P5))));
     let y = 1.0 - ((lo - (r * c) / (2.0 - c)) - hi);
-    // `k = k1 + k2`, each in `-539..=512`: `y * 2^k1` is exact, the second product rounds.
-    let k1 = (((k + 2048) as u64) >> 1) as i64 - 1024;
-    let v = y * pow2(k1) * pow2(k - k1);
+    // `k = k1 + k2`, each in `-538..=512`: `y * 2^k1` is exact, the second product rounds.
+    // (Wrapping: for a NaN `x`, `k` is any bits, and the result is chosen below.)
+    let k1 = ((k.wrapping_add(2048) as u64) >> 1) as i64 - 1024;
+    let v = y * pow2(k1) * pow2(k.wrapping_sub(k1));
     if x > EXP_OVERFLOW {
         f64::INFINITY
     } else if x < EXP_UNDERFLOW {
