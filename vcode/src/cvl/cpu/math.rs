@@ -131,17 +131,16 @@ mod tests {
         (a.to_bits() as i64).abs_diff(b.to_bits() as i64)
     }
 
-    /// Pseudo-random floats, the same every run.
+    /// Pseudo-random floats in `lo..hi`, the same every run.
     fn draws(n: usize, lo: f64, hi: f64) -> Vec<f64> {
-        let mut s: u64 = 0x9E37_79B9_7F4A_7C15;
-        (0..n)
-            .map(|_| {
-                s ^= s << 13;
-                s ^= s >> 7;
-                s ^= s << 17;
-                lo + (hi - lo) * ((s >> 11) as f64 / (1u64 << 53) as f64)
-            })
-            .collect()
+        let mut next = super::super::test_rng(n as u64);
+        (0..n).map(|_| lo + (hi - lo) * ((next() >> 7) as f64 / (1u64 << 24) as f64 + (next() >> 7) as f64 / (1u64 << 48) as f64)).collect()
+    }
+
+    /// Asserts that `f` is within one ulp of `reference` at every `x`, naming the worst.
+    fn within_one_ulp(name: &str, xs: &[f64], f: fn(f64) -> f64, reference: fn(f64) -> f64) {
+        let (d, x) = xs.iter().map(|&x| (ulps(f(x), reference(x)), x)).fold((0, 0.0), |w, c| if c.0 > w.0 { c } else { w });
+        assert!(d <= 1, "{name}({x:e}) = {:e} is {d} ulps from {:e}", f(x), reference(x));
     }
 
     #[test]
@@ -151,15 +150,7 @@ mod tests {
         xs.extend(draws(50_000, -1e-6, 1e-6));
         xs.extend(draws(50_000, -745.2, -700.0)); // subnormal results and their edge
         xs.extend(draws(20_000, 700.0, 709.8)); // the top of the range
-        let mut worst = (0, 0.0);
-        for &x in &xs {
-            let (got, want) = (exp(x), x.exp());
-            let d = ulps(got, want);
-            if d > worst.0 {
-                worst = (d, x);
-            }
-        }
-        assert!(worst.0 <= 1, "exp({}) = {} is {} ulps from {}", worst.1, exp(worst.1), worst.0, worst.1.exp());
+        within_one_ulp("exp", &xs, exp, f64::exp);
     }
 
     #[test]
@@ -169,15 +160,7 @@ mod tests {
         xs.extend(draws(100_000, 1.0 - 1e-6, 1.0 + 1e-6));
         xs.extend(draws(100_000, 0.0, 1.0).iter().map(|&u| f64::from_bits((u * (0x7fef_ffff_ffff_ffffu64 as f64)) as u64)));
         xs.extend(draws(50_000, 0.0, 1.0).iter().map(|&u| f64::from_bits((u * (1u64 << 52) as f64) as u64 + 1)));
-        let mut worst = (0, 0.0);
-        for &x in &xs {
-            let (got, want) = (ln(x), x.ln());
-            let d = ulps(got, want);
-            if d > worst.0 {
-                worst = (d, x);
-            }
-        }
-        assert!(worst.0 <= 1, "ln({:e}) = {} is {} ulps from {}", worst.1, ln(worst.1), worst.0, worst.1.ln());
+        within_one_ulp("ln", &xs, ln, f64::ln);
     }
 
     #[test]
