@@ -348,7 +348,7 @@ pub(super) fn compare_bits(op: BinOp, a: Val, b: Val, words: &mut [u64], at: usi
 /// gain from it): on x86-64 processors that have AVX-512F, unless `NESL_NO_AVX512` is set or
 /// the kernels are held to their baseline builds ([`NARROW`]).
 #[cfg(target_arch = "x86_64")]
-fn wide512() -> bool {
+pub(super) fn wide512() -> bool {
     static WIDE: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *WIDE.get_or_init(|| std::arch::is_x86_feature_detected!("avx512f") && std::env::var_os("NESL_NO_AVX512").is_none())
         && !NARROW.load(std::sync::atomic::Ordering::Relaxed)

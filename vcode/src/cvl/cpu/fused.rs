@@ -7,7 +7,7 @@
 use super::data::{view_as, write_data, Data, Elem, Out, Slice, Val, V};
 use super::elementwise::{binary_kernel, compare_bits, mul_add_kernel, select_kernel, unary_kernel, MulAdd};
 use super::par::{cut, split_mut, Chunk, Par, BLOCK};
-use super::scan::{block_offsets, fold_lanes, scan_in_place};
+use super::scan::{block_offsets, fold_lanes, fold_segments, scan_in_place};
 use super::seg::Seg;
 use super::mem::{alloc, build};
 use super::pack;
@@ -1149,23 +1149,15 @@ fn fold_chunk<T: Elem>(vals: &[T], c: &Chunk, s: &Seg, id: T, lanes: bool, f: &i
     if c.s1 == c.s0 + 1 && s.len(c.s0) > BLOCK {
         return Ok(Part::Piece(c.s0, fold_lanes(vals, c.e0 == s.start(c.s0), lanes, f)));
     }
-    // Whole segments, each folded left to right (as `reduce_t` does), walked with a
-    // running offset: no start lookup per segment, and short segments' folds are
-    // independent chains the processor overlaps.
-    // (`cut` only splits segments longer than a block, handled above.)
+    // Whole segments, each folded left to right (as `reduce_t` does, by the same
+    // `fold_segments`). (`cut` only splits segments longer than a block, handled above.)
     let Some(lens) = c.whole(s) else {
         return Err(Trap::ty("fused reduction: a chunk holds part of a short segment"));
     };
-    let mut out = Vec::with_capacity(lens.len());
-    let mut rest: &[T] = vals;
-    for &l in lens {
-        let (seg, tail) = rest.split_at(l as usize);
-        out.push(match seg.split_first() {
-            Some((&a, more)) => more.iter().fold(a, |x, &y| f(x, y)),
-            None => id,
-        });
-        rest = tail;
-    }
+    let out = build(lens.len(), |o| {
+        fold_segments(vals, lens, id, f, o);
+        Ok(())
+    })?;
     Ok(Part::Whole(out))
 }
 
