@@ -175,8 +175,9 @@ pub(super) fn scan_t<T: Elem>(par: &Par, v: &[T], s: &Seg, id: T, lanes: bool, f
 }
 
 /// Segmented reduction: one value per segment, the identity for an empty one. A chunk's
-/// segments of at most [`BLOCK`] elements are folded together ([`fold_segments`]), a
-/// longer one by itself ([`fold_seg`]).
+/// runs of segments of at most [`SHORT`] elements are folded together ([`fold_segments`]),
+/// a longer segment by itself ([`fold_seg`]: float MAX and MIN in lanes, a segment over
+/// [`BLOCK`] elements in blocks).
 pub(super) fn reduce_t<T: Elem>(par: &Par, v: &[T], s: &Seg, id: T, lanes: bool, f: impl Fn(T, T) -> T + Sync + Send) -> Result<Vec<T>, Trap> {
     build(s.m(), |out| {
         let cs = chunks(par, s, false);
@@ -185,13 +186,13 @@ pub(super) fn reduce_t<T: Elem>(par: &Par, v: &[T], s: &Seg, id: T, lanes: bool,
             let mut k = c.s0;
             while k < c.s1 {
                 let (st, len) = (s.start(k), s.len(k));
-                if len > BLOCK {
+                if len > SHORT {
                     part[k - c.s0].write(fold_seg(par, &v[st..st + len], lanes, &f).unwrap_or(id));
                     k += 1;
                     continue;
                 }
-                // The run of segments of at most `BLOCK` elements from `k`.
-                let end = (k..c.s1).find(|&j| s.len(j) > BLOCK).unwrap_or(c.s1);
+                // The run of segments of at most `SHORT` elements from `k`.
+                let end = (k..c.s1).find(|&j| s.len(j) > SHORT).unwrap_or(c.s1);
                 let upto = s.start(end - 1) + s.len(end - 1);
                 fold_segments(&v[st..upto], &s.lens()[k..end], id, &f, &mut part[k - c.s0..end - c.s0]);
                 k = end;
