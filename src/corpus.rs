@@ -11,7 +11,8 @@ use std::path::Path;
 /// Evaluates a NESL program in a fresh top level running on `executor` and returns its
 /// transcript (diagnostics rendered by `render`, the plain renderer when `None`).
 pub fn transcript_on(path: &Path, src: &str, executor: Box<dyn Executor>, render: Option<Renderer>) -> String {
-    let mut top = TopLevel::new(executor);
+    // As `nesl run` runs a program (so the corpus runs with values dropped when dead).
+    let mut top = TopLevel::new(executor).dropping_dead_globals();
     if let Some(r) = render {
         top = top.with_renderer(r);
     }

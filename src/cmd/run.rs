@@ -91,7 +91,8 @@ pub fn main(file: &Path, opts: &RunOpts, stats_json: Option<&Path>) -> anyhow::R
     let executor = opts.config().with_stats(count).executor()?;
     let src = nesl::pipeline::read_source(file)?;
     super::install_display(opts, super::person_at_terminal(), Path::new("."))?;
-    let mut top = TopLevel::new(executor).with_renderer(nesl::diagnostics::render);
+    // The program is the whole file: a variable's value goes when no later form needs it.
+    let mut top = TopLevel::new(executor).with_renderer(nesl::diagnostics::render).dropping_dead_globals();
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut err = std::io::stderr().lock();

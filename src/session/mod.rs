@@ -15,6 +15,7 @@
 //! and, with [`TopLevel::eval_source_split`], sends error paragraphs to their own stream.
 
 mod each;
+mod liveness;
 pub mod output;
 #[cfg(test)]
 mod tests;
@@ -29,6 +30,7 @@ use nesl_front::flatten::{compile_expr, CompileOptions, GlobalValue, Globals};
 use nesl_front::parser::parse_items;
 use nesl_front::ty::Type;
 use nesl_front::value::{format_value_from, slot_count, SlotSource};
+use liveness::Liveness;
 use output::Transcript;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
@@ -85,6 +87,9 @@ pub struct TopLevel {
     settings: Settings,
     last_loaded: Option<PathBuf>,
     load_depth: usize,
+    /// Drop the values of a file's variables after the last form that needs them
+    /// ([`TopLevel::dropping_dead_globals`]).
+    drop_dead_globals: bool,
 }
 
 /// The writer every form prints through.
@@ -102,6 +107,7 @@ impl TopLevel {
             settings: Settings::default(),
             last_loaded: None,
             load_depth: 0,
+            drop_dead_globals: false,
         };
         top.define_environment_globals();
         top
@@ -128,6 +134,16 @@ impl TopLevel {
             self.session.globals.insert(name.to_string(), ty.clone());
             self.globals.insert(name.to_string(), GlobalValue { ty, slots });
         }
+    }
+
+    /// Drops the value of each variable a file binds after the last form of the file
+    /// that names it (no function of the file may name it), freeing its vectors for
+    /// the forms after (see `liveness`). For a whole program run once (`nesl run`, the
+    /// regression runner), never for an interactive top level: a variable a file no
+    /// longer names is gone afterwards.
+    pub fn dropping_dead_globals(mut self) -> Self {
+        self.drop_dead_globals = true;
+        self
     }
 
     /// Uses `render` for diagnostics instead of [`plain_render`].
@@ -219,7 +235,19 @@ impl TopLevel {
     }
 
     fn eval_forms_in(&mut self, file: &str, src: &str, t: &mut Out<'_>, summary: &mut EvalSummary) -> io::Result<()> {
-        for item in parse_items(src) {
+        let items = parse_items(src);
+        // Values of this file's variables that no later form needs are dropped after
+        // each form (`liveness`): only for a whole file run on its own.
+        let live = if self.drop_dead_globals && self.load_depth == 0 { Liveness::of(src, &items) } else { None };
+        let mut bound: Vec<String> = Vec::new();
+        for (i, item) in items.into_iter().enumerate() {
+            if live.is_some() {
+                match &item {
+                    Ok(Form::Binding { pat, .. }) => bound.extend(pattern_names(pat)),
+                    Ok(Form::Expr(_)) => bound.push("it".to_string()),
+                    _ => {}
+                }
+            }
             // Each form starts uninterrupted (a Ctrl-C between forms stops the input
             // below instead).
             vcode::interrupt::clear();
@@ -239,6 +267,17 @@ impl TopLevel {
             }
             if !ok {
                 summary.failed += 1;
+            }
+            if let Some(live) = &live {
+                let globals = &mut self.globals;
+                bound.retain(|name| {
+                    let dead = live.dead_after(name, i);
+                    if dead {
+                        // The executor frees the vectors at its next run.
+                        globals.shift_remove(name);
+                    }
+                    !dead
+                });
             }
             // What the form freed goes back to the OS (its allocator kept it mapped while
             // the form ran).
