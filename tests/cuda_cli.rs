@@ -7,7 +7,9 @@
 //! * With the CPU emulation of the kernels (`NESL_CUDA_EMULATE=1`, needs `g++`): `run`,
 //!   `vcode` and `test` give the CPU's results, and `--stats` prints the device counters.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::Scratch;
+use std::path::Path;
 use std::process::{Command, Output};
 
 const PROGRAM: &str = "function g(a) = {x * 2 + 1 : x in a};\n\
@@ -27,12 +29,8 @@ fn nesl(args: &[&str], env: &[(&str, &str)]) -> Output {
     c.output().expect("the nesl binary runs")
 }
 
-fn scratch(name: &str, text: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nesl-cuda-cli-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let p = dir.join(name);
-    std::fs::write(&p, text).unwrap();
-    p
+fn scratch(name: &str, text: &str) -> Scratch {
+    Scratch::file("cuda-cli", name, text)
 }
 
 fn text(b: &[u8]) -> String {
@@ -55,7 +53,7 @@ fn assert_clean_refusal(out: &Output, why: &str) {
 fn cuda_backend_refused_cleanly_when_disabled() {
     let prog = scratch("refused.nesl", PROGRAM);
     let vc = scratch("refused.vcode", VCODE);
-    let dir = prog.parent().unwrap().to_str().unwrap().to_string();
+    let dir = Scratch::dir("cuda-cli", "refused-suite");
     let env = [("NESL_CUDA_DISABLE", "1")];
     for args in [
         vec!["run", "--backend", "cuda", prog.to_str().unwrap()],
@@ -68,7 +66,7 @@ fn cuda_backend_refused_cleanly_when_disabled() {
             "0",
             prog.to_str().unwrap(),
         ],
-        vec!["test", "--backend", "cuda", &dir],
+        vec!["test", "--backend", "cuda", dir.as_str()],
         vec!["vcode", "--backend", "cuda", vc.to_str().unwrap()],
     ] {
         let out = nesl(&args, &env);
@@ -242,7 +240,7 @@ fn emulated_cuda_backend_writes_device_counters_as_json() {
         return;
     }
     let prog = scratch("emu-json.nesl", PROGRAM);
-    let json = prog.with_extension("json");
+    let json = Scratch::path("cuda-cli", "emu-json.json");
     let env = [("NESL_CUDA_EMULATE", "1")];
     let out = nesl(&["run", "--backend", "cuda", "--stats-json", json.to_str().unwrap(), prog.to_str().unwrap()], &env);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -253,7 +251,7 @@ fn emulated_cuda_backend_writes_device_counters_as_json() {
     }
     assert!(v["total_calls"].as_u64().is_some_and(|n| n > 0), "{v}");
 
-    let dir = prog.parent().unwrap().join("bench-out");
+    let dir = Scratch::dir("cuda-cli", "bench-out");
     let out = nesl(
         &["bench", "--quick", "--programs", "dotp", "--backend", "cpu,cuda", "--threads-list", "1,2", "--opt", "2", "--runs", "1", "--out", dir.to_str().unwrap()],
         &env,

@@ -4,15 +4,14 @@
 //! `--events FILE` (a button press, a click in a box, a key) and the error when the
 //! events run out; the convex hull example; the types of the library.
 
-use std::path::{Path, PathBuf};
+mod common;
+use common::Scratch;
+use std::path::Path;
 use std::process::{Command, Output};
 
 /// A fresh scratch folder for one test.
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nesl-gfx-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
-    dir
+fn scratch(name: &str) -> Scratch {
+    Scratch::dir("gfx", name)
 }
 
 /// Runs `src` with the svg display into `dir/out`, with `events` when given.

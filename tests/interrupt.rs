@@ -3,9 +3,10 @@
 //! evaluation with `interrupted` and go on with everything defined before; `nesl run`
 //! exits with status 130.
 
+mod common;
+use common::Scratch;
 use rexpect::process::WaitStatus;
 use rexpect::session::{spawn_with_options, Options, PtySession};
-use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -17,23 +18,17 @@ const D: &str = "(ndb) ";
 /// bound leaves room for a loaded test machine (the latency is printed).
 const LATENCY_MS: u128 = 2000;
 
-/// `nesl ARGS` on a fresh pseudo-terminal (history kept out of the home directory).
+/// `nesl ARGS` on a fresh pseudo-terminal (no history read or kept: its file cannot be
+/// made).
 fn spawn(args: &[&str]) -> PtySession {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_nesl"));
-    cmd.args(args).env("NESL_HISTORY", scratch("history")).env("NESL_THREADS", "2").env("TERM", "xterm");
+    cmd.args(args).env("NESL_HISTORY", "/nonexistent/history").env("NESL_THREADS", "2").env("TERM", "xterm");
     spawn_with_options(cmd, Options::new().timeout_ms(Some(30_000)).strip_ansi_escape_codes(true)).expect("spawn nesl on a pty")
 }
 
-/// A file name of this test process under the temporary directory.
-fn scratch(name: &str) -> PathBuf {
-    std::env::temp_dir().join(format!("nesl-interrupt-{}-{name}", std::process::id()))
-}
-
-/// Writes `text` to a scratch `.nesl` file and returns its path.
-fn program(name: &str, text: &str) -> String {
-    let path = scratch(name);
-    std::fs::write(&path, text).unwrap();
-    path.display().to_string()
+/// A scratch `.nesl` file holding `text` (removed when dropped).
+fn program(name: &str, text: &str) -> Scratch {
+    Scratch::file("interrupt", name, text)
 }
 
 /// Waits for the prompt, then types `line` (a line editor in raw mode drops what was
@@ -94,7 +89,7 @@ fn repl_goes_on_after_ctrl_c() {
 #[test]
 fn run_exits_130_on_ctrl_c() {
     let file = program("endless.nesl", "function spin(n) = if n < 0 then n else spin(n + 1);\n1 + 1;\nspin(0);\n3;\n");
-    let mut p = spawn(&["run", &file]);
+    let mut p = spawn(&["run", file.as_str()]);
     p.exp_string("it = 2 : int").unwrap();
     let ms = interrupt(&mut p, 300);
     eprintln!("nesl run: interrupted after {ms} ms");
@@ -111,7 +106,7 @@ fn run_exits_130_on_ctrl_c() {
 #[test]
 fn debug_pauses_on_ctrl_c() {
     let file = program("debug.nesl", "function spin(n) = if n < 0 then n else spin(n + 1);\nspin(0);\n");
-    let mut p = spawn(&["debug", &file]);
+    let mut p = spawn(&["debug", file.as_str()]);
     p.exp_string("`help` lists the commands.").unwrap();
     say(&mut p, D, "continue");
     let ms = interrupt(&mut p, 500);
@@ -126,5 +121,4 @@ fn debug_pauses_on_ctrl_c() {
     }
     say(&mut p, D, "quit");
     p.exp_eof().unwrap();
-    let _ = std::fs::remove_file(scratch("history"));
 }

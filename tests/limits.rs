@@ -3,12 +3,12 @@
 //! type-checks quickly, and `--max-memory` stops an allocation past it with an error while
 //! the next form still runs.
 
+mod common;
+use common::Scratch;
 use std::process::{Command, Output};
 
-fn scratch(name: &str, text: &str) -> String {
-    let path = std::env::temp_dir().join(format!("nesl-limits-{}-{name}", std::process::id()));
-    std::fs::write(&path, text).unwrap();
-    path.display().to_string()
+fn scratch(name: &str, text: &str) -> Scratch {
+    Scratch::file("limits", name, text)
 }
 
 fn nesl(args: &[&str]) -> Output {
@@ -29,11 +29,11 @@ fn a_sum_of_100000_terms_runs() {
     src.push_str(";\n2 * 3;\n");
     let file = scratch("sum.nesl", &src);
     for opt in ["0", "2"] {
-        let out = nesl(&["run", "--backend", "cpu", "--opt", opt, &file]);
+        let out = nesl(&["run", "--backend", "cpu", "--opt", opt, file.as_str()]);
         assert_eq!(text(&out.stdout), "it = 100000 : int\nit = 6 : int\n", "stderr: {}", text(&out.stderr));
         assert_eq!(out.status.code(), Some(0));
     }
-    let out = nesl(&["check", &file]);
+    let out = nesl(&["check", file.as_str()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
 }
 
@@ -44,7 +44,7 @@ fn deeply_nested_sequences_are_a_located_error() {
     let n = 100_000;
     let src = format!("{}1{};\n2 * 3;\n", "[".repeat(n), "]".repeat(n));
     let file = scratch("nested.nesl", &src);
-    let out = nesl(&["run", "--backend", "cpu", &file]);
+    let out = nesl(&["run", "--backend", "cpu", file.as_str()]);
     let err = text(&out.stderr);
     assert_eq!(text(&out.stdout), "it = 6 : int\n", "stderr: {err}");
     assert!(err.contains("nested too deeply") && err.contains("nested.nesl:1:"), "{err}");
@@ -58,7 +58,7 @@ fn deeply_nested_calls_are_a_located_error() {
     let n = 300_000;
     let src = format!("function inc(x) = x + 1;\n{}1{};\n2 * 3;\n", "inc(".repeat(n), ")".repeat(n));
     let file = scratch("calls.nesl", &src);
-    let out = nesl(&["run", "--backend", "cpu", &file]);
+    let out = nesl(&["run", "--backend", "cpu", file.as_str()]);
     let err = text(&out.stderr);
     assert_eq!(text(&out.stdout), "inc = fn : int -> int\nit = 6 : int\n", "stderr: {err}");
     assert!(err.contains("nested too deeply") && err.contains("calls.nesl:2:"), "{err}");
@@ -69,7 +69,7 @@ fn deeply_nested_calls_are_a_located_error() {
 fn deeply_nested_parentheses_run() {
     let n = 100_000;
     let src = format!("{}1{};\n", "(".repeat(n), ")".repeat(n));
-    let out = nesl(&["run", "--backend", "cpu", &scratch("parens.nesl", &src)]);
+    let out = nesl(&["run", "--backend", "cpu", scratch("parens.nesl", &src).as_str()]);
     assert_eq!(text(&out.stdout), "it = 1 : int\n", "stderr: {}", text(&out.stderr));
 }
 
@@ -81,7 +81,7 @@ fn a_deep_sequence_literal_checks_quickly() {
     let src = format!("{}1{};\n", "[".repeat(n), "]".repeat(n));
     let file = scratch("deep-literal.nesl", &src);
     let start = std::time::Instant::now();
-    let out = nesl(&["run", "--backend", "cpu", &file]);
+    let out = nesl(&["run", "--backend", "cpu", file.as_str()]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     let shown = text(&out.stdout);
     assert!(shown.ends_with(&format!(" : {}int{}\n", "[".repeat(n), "]".repeat(n))), "{shown}");
@@ -93,7 +93,7 @@ fn a_deep_sequence_literal_checks_quickly() {
 #[test]
 fn max_memory_stops_a_runaway_allocation() {
     let file = scratch("oom.nesl", "x = dist(0, 10000000000);\nsum(dist(1, 1000));\n");
-    let out = nesl(&["run", "--backend", "cpu", "--max-memory", "64M", &file]);
+    let out = nesl(&["run", "--backend", "cpu", "--max-memory", "64M", file.as_str()]);
     let err = text(&out.stderr);
     assert_eq!(text(&out.stdout), "it = 1000 : int\n", "stderr: {err}");
     assert!(err.contains("out of memory") && err.contains("memory limit is 64.0 MiB") && err.contains("oom.nesl:1:5"), "{err}");
@@ -101,13 +101,13 @@ fn max_memory_stops_a_runaway_allocation() {
 
     let out = Command::new(env!("CARGO_BIN_EXE_nesl"))
         .env("NESL_MAX_MEMORY", "64M")
-        .args(["run", "--backend", "cpu", &file])
+        .args(["run", "--backend", "cpu", file.as_str()])
         .output()
         .unwrap();
     assert!(text(&out.stderr).contains("memory limit is 64.0 MiB"), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "it = 1000 : int\n");
 
-    let out = nesl(&["run", "--max-memory", "lots", &file]);
+    let out = nesl(&["run", "--max-memory", "lots", file.as_str()]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out.stderr).contains("not a size"), "{}", text(&out.stderr));
 }
@@ -124,7 +124,7 @@ fn max_memory_covers_the_cuda_backend() {
     let file = scratch("oom-cuda.nesl", "x = dist(0, 100000000);\nsum(dist(1, 1000));\n");
     let out = Command::new(env!("CARGO_BIN_EXE_nesl"))
         .env("NESL_CUDA_EMULATE", "1")
-        .args(["run", "--backend", "cuda", "--max-memory", "64M", &file])
+        .args(["run", "--backend", "cuda", "--max-memory", "64M", file.as_str()])
         .output()
         .unwrap();
     let err = text(&out.stderr);
@@ -139,7 +139,7 @@ fn max_memory_covers_the_cuda_backend() {
 #[test]
 fn the_default_limit_stops_a_runaway_allocation() {
     let file = scratch("oom-default.nesl", "dist(0, 10000000000);\n1 + 2;\n");
-    let out = nesl(&["run", "--backend", "cpu", &file]);
+    let out = nesl(&["run", "--backend", "cpu", file.as_str()]);
     let err = text(&out.stderr);
     assert_eq!(text(&out.stdout), "it = 3 : int\n", "stderr: {err}");
     assert!(err.contains("out of memory"), "{err}");
@@ -168,7 +168,7 @@ fn the_repl_goes_on_after_running_out_of_memory() {
 fn a_huge_tuple_is_a_located_error() {
     let src = format!("({});\n2 * 3;\n({});\n", vec!["1"; 100_000].join(", "), vec!["7"; 1000].join(", "));
     let file = scratch("tuple.nesl", &src);
-    let out = nesl(&["run", "--backend", "cpu", &file]);
+    let out = nesl(&["run", "--backend", "cpu", file.as_str()]);
     let (stdout, err) = (text(&out.stdout), text(&out.stderr));
     assert!(stdout.starts_with("it = 6 : int\nit = (7, 7, "), "stdout: {stdout}\nstderr: {err}");
     assert!(err.contains("nested too deeply") && err.contains("tuple.nesl:1:"), "{err}");
@@ -191,7 +191,7 @@ fn a_wide_tuple_runs() {
     );
     let file = scratch("wide.nesl", &src);
     for opt in ["0", "1", "2"] {
-        let out = nesl(&["run", "--backend", "cpu", "--opt", opt, &file]);
+        let out = nesl(&["run", "--backend", "cpu", "--opt", opt, file.as_str()]);
         let (stdout, err) = (text(&out.stdout), text(&out.stderr));
         assert!(stdout.ends_with("\nit = 20000 : int\nit = 59997 : int\n"), "stdout: {}\nstderr: {err}", &stdout[stdout.len().saturating_sub(200)..]);
         assert_eq!(out.status.code(), Some(0), "{err}");
@@ -290,7 +290,7 @@ fn twenty_thousand_nested_ifs_compile_quickly() {
     src.push_str("-1;\ng(7);\ng(19999);\ng(20000);\n");
     let file = scratch("ifs.nesl", &src);
     for opt in ["0", "1", "2"] {
-        let out = nesl_within(&["run", "--backend", "cpu", "--opt", opt, &file], std::time::Duration::from_secs(60));
+        let out = nesl_within(&["run", "--backend", "cpu", "--opt", opt, file.as_str()], std::time::Duration::from_secs(60));
         assert_eq!(
             text(&out.stdout),
             "g = fn : int -> int\nit = 14 : int\nit = 39998 : int\nit = -1 : int\n",
@@ -311,7 +311,7 @@ fn a_lifted_chain_of_100000_terms_runs() {
     let src = format!("{{{} : i in [1, 1, 1]}};\n{{{} : i in [2, 3]}};\n", vec!["i"; n].join(" * "), vec!["i"; n].join(" + "));
     let file = scratch("lifted.nesl", &src);
     for opt in ["0", "1", "2"] {
-        let out = nesl_within(&["run", "--backend", "cpu", "--opt", opt, &file], std::time::Duration::from_secs(120));
+        let out = nesl_within(&["run", "--backend", "cpu", "--opt", opt, file.as_str()], std::time::Duration::from_secs(120));
         assert_eq!(
             text(&out.stdout),
             "it = [1, 1, 1] : [int]\nit = [200000, 300000] : [int]\n",
@@ -330,7 +330,7 @@ fn a_form_with_100000_errors_shows_50() {
     let n = 100_000;
     let src = format!("{};\n{}[1];\n2 * 3;\n", vec!["true"; n].join(" and "), "#".repeat(n));
     let file = scratch("errors.nesl", &src);
-    let out = nesl_within(&["run", "--backend", "cpu", &file], std::time::Duration::from_secs(120));
+    let out = nesl_within(&["run", "--backend", "cpu", file.as_str()], std::time::Duration::from_secs(120));
     let err = text(&out.stderr);
     assert_eq!(text(&out.stdout), "it = 6 : int\n", "stderr: {}", &err[..err.len().min(2000)]);
     assert_eq!(err.matches("error[Name]: `true` is undefined").count(), 50);
@@ -355,7 +355,7 @@ fn a_wide_nested_tuple_and_a_long_append_chain_optimise_quickly() {
     let chain = vec!["[1]"; 3000].join(" ++ ");
     let file = scratch("wide_chain.nesl", &format!("{tuple};\n#({chain});\n{chain};\n"));
     for opt in ["1", "2"] {
-        let out = nesl_within(&["run", "--backend", "cpu", "--opt", opt, &file], std::time::Duration::from_secs(60));
+        let out = nesl_within(&["run", "--backend", "cpu", "--opt", opt, file.as_str()], std::time::Duration::from_secs(60));
         let (stdout, err) = (text(&out.stdout), text(&out.stderr));
         let tail = &stdout[stdout.len().saturating_sub(200)..];
         assert_eq!(out.status.code(), Some(0), "opt {opt}: {err}");
@@ -380,7 +380,7 @@ fn a_vcode_call_chain_of_20000_runs() {
     src.push_str(&format!("FUNC F{n}\nRET\n"));
     let file = scratch("chain.vcode", &src);
     for opt in ["0", "1", "2"] {
-        let out = nesl_within(&["--max-call-depth", "100000", "vcode", "--opt", opt, &file], std::time::Duration::from_secs(120));
+        let out = nesl_within(&["--max-call-depth", "100000", "vcode", "--opt", opt, file.as_str()], std::time::Duration::from_secs(120));
         assert_eq!(text(&out.stdout).trim(), "( 20000 )", "opt {opt}, stderr: {}", text(&out.stderr));
     }
 }

@@ -2,13 +2,13 @@
 //! error paragraph on stderr; a closed stdout ends the run quietly; a huge source line
 //! gives a short error message.
 
+mod common;
+use common::Scratch;
 use std::io::{BufRead, BufReader, Read};
 use std::process::{Command, Stdio};
 
-fn scratch(name: &str, text: &str) -> String {
-    let path = std::env::temp_dir().join(format!("nesl-streams-{}-{name}", std::process::id()));
-    std::fs::write(&path, text).unwrap();
-    path.display().to_string()
+fn scratch(name: &str, text: &str) -> Scratch {
+    Scratch::file("streams", name, text)
 }
 
 fn nesl() -> Command {
@@ -25,7 +25,7 @@ fn results_on_stdout_errors_on_stderr() {
         "mixed.nesl",
         "print_string(\"abc\");\n1 + 1;\nx = [1, 2, 3];\nx[5];\nprint_string(\"hello\");\n1 + true;\n{a / 0 : a in x};\nfunction ( ;\n3;\n",
     );
-    let out = nesl().args(["run", "--backend", "cpu", &file]).output().unwrap();
+    let out = nesl().args(["run", "--backend", "cpu", file.as_str()]).output().unwrap();
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(
@@ -48,7 +48,7 @@ fn a_closed_pipe_ends_the_run_quietly() {
     }
     text.push_str("spin(0);\n");
     let file = scratch("pipe.nesl", &text);
-    let mut child = nesl().args(["run", "--backend", "cpu", &file]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let mut child = nesl().args(["run", "--backend", "cpu", file.as_str()]).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
     let mut first = String::new();
     BufReader::new(child.stdout.take().unwrap()).read_line(&mut first).unwrap();
     // The reader is dropped here: the pipe is closed.
@@ -74,7 +74,7 @@ fn a_huge_line_gives_a_short_message() {
         line.push_str("a = 1; ");
     }
     let file = scratch("long.nesl", &format!("{line}\n"));
-    let out = nesl().args(["run", "--backend", "cpu", &file]).stdout(Stdio::null()).output().unwrap();
+    let out = nesl().args(["run", "--backend", "cpu", file.as_str()]).stdout(Stdio::null()).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr.starts_with("error"), "{}", &stderr[..stderr.len().min(500)]);
@@ -89,7 +89,7 @@ fn a_huge_line_gives_a_short_message() {
 fn a_function_defined_twice_is_a_warning_naming_both_places() {
     let root = env!("CARGO_MANIFEST_DIR");
     let file = format!("{root}/regression/vcode/control.vcode");
-    let out = nesl().args(["vcode", "--backend", "cpu", &file]).output().unwrap();
+    let out = nesl().args(["vcode", "--backend", "cpu", file.as_str()]).output().unwrap();
     let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     assert!(out.status.success(), "{stderr}");
     let expected = std::fs::read_to_string(format!("{root}/regression/vcode/control.expected")).unwrap();

@@ -1,19 +1,17 @@
 //! `nesl vcode FILE --opt N` names the `.vcode` line of the instruction that trapped, at
 //! every optimisation level (the optimiser keeps each instruction's origin).
 
-use std::path::PathBuf;
+mod common;
+use common::Scratch;
+use std::path::Path;
 use std::process::Command;
 
-fn scratch(name: &str, src: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("nesl-trap-lines-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    let f = dir.join(name);
-    std::fs::write(&f, src).expect("write");
-    f
+fn scratch(name: &str, src: &str) -> Scratch {
+    Scratch::file("trap-lines", name, src)
 }
 
 /// Runs `nesl vcode FILE --opt LEVEL --backend cpu`; returns (status code, stderr).
-fn run(file: &PathBuf, level: u8) -> (Option<i32>, String) {
+fn run(file: &Path, level: u8) -> (Option<i32>, String) {
     let o = Command::new(env!("CARGO_BIN_EXE_nesl"))
         .args(["vcode", file.to_str().expect("utf-8"), "--opt", &level.to_string(), "--backend", "cpu"])
         .output()

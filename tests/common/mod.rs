@@ -93,3 +93,74 @@ pub fn assert_in_order(text: &str, parts: &[&str]) {
         }
     }
 }
+
+/// A file or folder under the temporary directory for one test, removed with all it
+/// holds when dropped: also when the test fails (the guard drops as the panic unwinds),
+/// so no run leaves scratch files behind. Its name carries the test process's id, so
+/// test binaries running at once never share one.
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    /// `$TMPDIR/nesl-TAG-PID-NAME`, with whatever an earlier run left there removed.
+    pub fn path(tag: &str, name: &str) -> Scratch {
+        let p = std::env::temp_dir().join(format!("nesl-{tag}-{}-{name}", std::process::id()));
+        remove_scratch(&p);
+        Scratch(p)
+    }
+    /// [`Scratch::path`] as a file holding `text`.
+    pub fn file(tag: &str, name: &str, text: &str) -> Scratch {
+        let s = Scratch::path(tag, name);
+        std::fs::write(&s.0, text).unwrap_or_else(|e| panic!("cannot write {}: {e}", s.0.display()));
+        s
+    }
+    /// [`Scratch::path`] as a fresh, empty folder.
+    pub fn dir(tag: &str, name: &str) -> Scratch {
+        let s = Scratch::path(tag, name);
+        std::fs::create_dir_all(&s.0).unwrap_or_else(|e| panic!("cannot make {}: {e}", s.0.display()));
+        s
+    }
+    /// The path as text (a command-line argument).
+    pub fn as_str(&self) -> &str {
+        self.0.to_str().expect("the temporary directory's path is UTF-8")
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<Path> for Scratch {
+    fn as_ref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl AsRef<std::ffi::OsStr> for Scratch {
+    fn as_ref(&self) -> &std::ffi::OsStr {
+        self.0.as_os_str()
+    }
+}
+
+impl std::fmt::Display for Scratch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.0.display().fmt(f)
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        remove_scratch(&self.0);
+    }
+}
+
+/// Removes the file or folder at `p`, if there is one.
+fn remove_scratch(p: &Path) {
+    if p.is_dir() {
+        let _ = std::fs::remove_dir_all(p);
+    } else {
+        let _ = std::fs::remove_file(p);
+    }
+}
