@@ -170,7 +170,7 @@ impl Default for VcodeExecutor<vcode::CpuCvl> {
     }
 }
 
-impl<C: Cvl> VcodeExecutor<C> {
+impl<C: Cvl + 'static> VcodeExecutor<C> {
     /// Runs on `cvl`.
     pub fn with_cvl(cvl: C) -> Self {
         VcodeExecutor { cvl, residents: Residents::new(), options: RunOptions::default(), transform: None, stats: None, verify: false }
@@ -204,7 +204,7 @@ fn verified(program: &vcode::Program, what: &'static str) -> Result<()> {
     vcode::verify(program).map_err(|errors| Error::Verify { what, errors })
 }
 
-impl<C: Cvl> Executor for VcodeExecutor<C> {
+impl<C: Cvl + 'static> Executor for VcodeExecutor<C> {
     fn execute(&mut self, program: vcode::Program, out: &mut dyn std::io::Write) -> Result<ExecResult> {
         if self.verify {
             verified(&program, "compiled VCODE")?;
@@ -225,19 +225,7 @@ impl<C: Cvl> Executor for VcodeExecutor<C> {
         let report = vcode::run_resident(&program, &mut self.cvl, &mut self.residents, SMALL, out, &self.options)
             .map_err(|t| RuntimeError::new(&program, t))?;
         if let Some(total) = &mut self.stats {
-            total.instructions += report.stats.instructions;
-            for (kind, calls, elements) in &report.stats.rows {
-                match total.rows.iter_mut().find(|r| r.0 == *kind) {
-                    Some(r) => {
-                        r.1 += calls;
-                        r.2 += elements;
-                    }
-                    None => total.rows.push((kind.clone(), *calls, *elements)),
-                }
-            }
-            for (kind, n) in &report.stats.round_trips {
-                total.record_round_trips(kind, *n);
-            }
+            total.merge(&report.stats);
         }
         Ok(match report.outcome {
             RunOutcome::Finished(values) => ExecResult::Finished(values),

@@ -29,14 +29,36 @@ fn parallel_paths_print_the_same_transcript_at_every_thread_count() {
     files.sort();
     assert!(files.len() >= 2);
     for f in files {
+        // Results, run-time errors (a file may end in one) and the exit status.
         let run = |threads: &str| {
             let out = nesl().args(["--threads", threads, "run"]).arg(&f).output().expect("runs nesl");
-            assert!(out.status.success(), "{} at {threads} threads: {}", f.display(), String::from_utf8_lossy(&out.stderr));
-            out.stdout
+            (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
         };
         let one = run("1");
         assert_eq!(one, run("2"), "{}: 1 and 2 threads differ", f.display());
         assert_eq!(one, run("3"), "{}: 1 and 3 threads differ", f.display());
+    }
+}
+
+/// On several threads a recursion's call over many short instances runs in parts, one
+/// per thread (`--stats` counts them); on one thread, never. (The transcripts are the
+/// same: `parallel_paths_print_the_same_transcript_at_every_thread_count`.)
+#[test]
+fn calls_over_many_instances_run_in_parts_on_several_threads() {
+    let f = Path::new(env!("CARGO_MANIFEST_DIR")).join("regression/nesl/parallel/04-calls-in-parts.nesl");
+    let parts = |threads: &str| {
+        let out = nesl().args(["--threads", threads, "run", "--stats"]).arg(&f).output().expect("runs nesl");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let row = err.lines().find(|l| l.starts_with("calls in parts")).map(|l| l.split_whitespace().skip(3).map(|n| n.parse::<u64>().expect("a count")).collect::<Vec<_>>());
+        (row, err)
+    };
+    let (one, err) = parts("1");
+    assert_eq!(one, None, "{err}");
+    for (threads, per_call) in [("2", 2), ("3", 3)] {
+        let (row, err) = parts(threads);
+        let row = row.unwrap_or_else(|| panic!("no call ran in parts on {threads} threads: {err}"));
+        // The sort's and the sum's calls (the division's parts fail: it runs whole).
+        assert_eq!(row, [2, 2 * per_call], "{threads} threads: {err}");
     }
 }
 

@@ -818,6 +818,7 @@ fn function(diverging: &HashMap<&str, bool>, f: &LFunc) -> Result<Function, OptE
     func.origins = origins;
     func.pos = f.pos;
     func.sig = f.sig.clone();
+    func.instances = f.instances.clone();
     Ok(func)
 }
 

@@ -46,6 +46,8 @@ pub struct LFunc {
     pub name: String,
     /// The informational `I ... O ...` line of the input, kept when still accurate.
     pub sig: Option<(Vec<Ty>, Vec<Ty>)>,
+    /// The input's [`vcode::Function::instances`], kept while the parameters are.
+    pub instances: Option<vcode::Instances>,
     /// The parameters, deepest stack slot first.
     pub params: Vec<Var>,
     /// The body; its results are the function's results.

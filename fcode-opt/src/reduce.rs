@@ -335,6 +335,7 @@ fn drop_params(p: &mut LProgram, entry: usize) -> bool {
                 f.params.remove(k);
             }
             f.sig = None;
+            f.instances = None;
             removed.insert(f.name.clone(), dead);
         }
     }

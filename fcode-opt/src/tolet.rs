@@ -172,6 +172,7 @@ pub fn to_let(p: &Program, analysis: &Analysis) -> Result<LProgram, OptError> {
         funcs.push(LFunc {
             name: f.name.clone(),
             sig: f.sig.clone(),
+            instances: f.instances.clone(),
             params,
             body: Block { stmts, results, diverges },
             pos: f.pos,

@@ -22,6 +22,7 @@ pub fn print_stats(executor: &dyn Executor) {
         Some(stats) => {
             print_op_rows(&stats.rows);
             print_instructions(stats.instructions);
+            print_parts(stats.parts);
         }
         None => eprintln!("this backend keeps no operation counts"),
     }
@@ -63,6 +64,14 @@ pub fn print_op_rows(rows: &[(String, u64, u64)]) {
 /// The number of VCODE instructions executed (stderr).
 pub fn print_instructions(n: u64) {
     eprintln!("{:<16} {n:>12}", "instructions");
+}
+
+/// The calls run in parts (one part per thread, each run on its own) and their parts, when
+/// there were any (stderr).
+pub fn print_parts((calls, parts): (u64, u64)) {
+    if calls > 0 {
+        eprintln!("{:<16} {calls:>12} {parts:>16}", "calls in parts");
+    }
 }
 
 /// The device counters of a GPU backend (stderr): `device NAME (ARCH)`, then one

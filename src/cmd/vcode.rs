@@ -48,6 +48,7 @@ pub fn main(file: &Path, check: bool, opts: &RunOpts) -> anyhow::Result<ExitCode
             if opts.stats {
                 super::run::print_op_rows(&rep.stats.rows);
                 super::run::print_instructions(rep.stats.instructions);
+                super::run::print_parts(rep.stats.parts);
             }
             match rep.outcome {
                 vcode::RunOutcome::Finished(stack) => {

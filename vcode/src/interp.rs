@@ -280,10 +280,10 @@ fn elements<C: Cvl>(cvl: &C, v: &Value<C>) -> u64 {
 pub(crate) struct Machine<'a, C: Cvl> {
     pub(crate) cvl: &'a mut C,
     pub(crate) stack: Vec<Value<C>>,
-    consts: Vec<Value<C>>,
+    pub(crate) consts: Vec<Value<C>>,
     pub(crate) files: Files,
     timer: Instant,
-    stats: OpStats,
+    pub(crate) stats: OpStats,
     /// Text of held-back `WRITE`s ([`mark_held_writes`]), written at the next `EXIT`.
     held: String,
     /// [`Cvl::host_scalars`] of the library.
@@ -291,6 +291,9 @@ pub(crate) struct Machine<'a, C: Cvl> {
     /// The row of [`OpStats::rows`] of each family counted so far, by the address of its
     /// (static) name: `--stats` finds it without comparing strings per instruction.
     stat_rows: Vec<(&'static str, usize)>,
+    /// No call is run in parts any more ([`crate::split`]): a part failed (a run-time
+    /// error), and the calls that hold it, tried again lower down, would fail again.
+    pub(crate) whole_calls: bool,
 }
 
 pub(crate) enum Flow {
@@ -993,6 +996,25 @@ impl<C: Cvl> Machine<'_, C> {
 }
 
 impl<'a, C: Cvl> Machine<'a, C> {
+    /// A machine for one part of a call run apart ([`crate::split`]): the call's
+    /// arguments for the part on its stack, the program's constants as loaded by the
+    /// caller's machine.
+    pub(crate) fn part(cvl: &'a mut C, stack: Vec<Value<C>>, consts: Vec<Value<C>>) -> Self {
+        let scalars = cvl.host_scalars();
+        Machine {
+            cvl,
+            stack,
+            consts,
+            files: Files::new(),
+            timer: Instant::now(),
+            stats: OpStats::default(),
+            held: String::new(),
+            scalars,
+            stat_rows: Vec::new(),
+            whole_calls: false,
+        }
+    }
+
     /// A machine with an empty stack and every constant of `p` loaded into `cvl` (a
     /// one-element one held on the host when the library keeps host scalars).
     pub(crate) fn load(p: &Program, cvl: &'a mut C, residents: &Residents<C>) -> Result<Self, Trap> {
@@ -1024,6 +1046,7 @@ impl<'a, C: Cvl> Machine<'a, C> {
             held: String::new(),
             scalars,
             stat_rows: Vec::new(),
+            whole_calls: false,
         })
     }
 }
@@ -1063,7 +1086,7 @@ pub(crate) fn site_with_stack(p: &Program, code: &Code, pc: usize, calls: &CallS
 
 /// Runs `p` on `cvl`, its resident constants taken from `residents`; the final stack is
 /// left in the library (see [`crate::run`], [`crate::run_resident`]).
-pub(crate) fn run<C: Cvl>(
+pub(crate) fn run<C: Cvl + 'static>(
     p: &Program,
     cvl: &mut C,
     residents: &Residents<C>,
@@ -1073,20 +1096,51 @@ pub(crate) fn run<C: Cvl>(
     let code = decode(p)?;
     let mut m = Machine::load(p, cvl, residents)?;
     m.files.configure(opts.stdin.clone(), opts.file_access);
-    let mut pc = code.entry;
-    let mut calls = CallStack::default();
     let mut steps: u64 = 0;
-    let outcome = loop {
-        let site = |pc: usize| site_with_stack(p, &code, pc, &calls);
+    let outcome = drive(&mut m, p, &code, code.entry, &mut CallStack::default(), 0, out, opts, &mut steps)?;
+    m.files.flush();
+    let _ = out.flush();
+    if opts.stats {
+        m.stats.instructions = steps;
+    }
+    let mut exit_site = None;
+    let outcome = match outcome {
+        Some((s, at)) => {
+            exit_site = Some(at);
+            RunOutcome::Exited(s)
+        }
+        None => RunOutcome::Finished(std::mem::take(&mut m.stack)),
+    };
+    Ok(RunReport { outcome, stats: m.stats, exit_site })
+}
+
+/// Runs the code from `pc` on `m` until the function at the bottom of `calls` returns
+/// (`None`; the entry function: the program ends) or the program exits (`Some`, with
+/// where). `below` is the call depth below `calls` (a part of a call run apart,
+/// [`crate::split`], starts at its call's depth); `steps` counts the instructions.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn drive<C: Cvl + 'static>(
+    m: &mut Machine<'_, C>,
+    p: &Program,
+    code: &Code,
+    mut pc: usize,
+    calls: &mut CallStack,
+    below: usize,
+    out: &mut dyn Write,
+    opts: &RunOptions,
+    steps: &mut u64,
+) -> Result<Option<(i64, TrapSite)>, Trap> {
+    loop {
+        let site = |pc: usize| site_with_stack(p, code, pc, calls);
         let Some(d) = code.code.get(pc) else {
             return Err(Trap::new(TrapKind::Unsupported("ran past the end of the code".into())).at(|| site(pc.saturating_sub(1))));
         };
-        steps += 1;
+        *steps += 1;
         if crate::interrupt::requested() {
             return Err(Trap::new(TrapKind::Interrupted).at(|| site(pc)));
         }
-        if opts.max_steps.is_some_and(|mx| steps > mx) {
-            return Err(Trap::new(TrapKind::Unsupported(format!("step limit of {} reached", steps - 1))).at(|| site(pc)));
+        if opts.max_steps.is_some_and(|mx| *steps > mx) {
+            return Err(Trap::new(TrapKind::Unsupported(format!("step limit of {} reached", *steps - 1))).at(|| site(pc)));
         }
         let consumed = match d.arg {
             Arg::Fused(k) => p.superops[k].params.len(),
@@ -1122,11 +1176,15 @@ pub(crate) fn run<C: Cvl>(
             Flow::Next => pc += 1,
             Flow::Jump(t) => pc = t,
             Flow::Call(t) => {
-                if calls.depth() >= opts.max_call_depth {
+                if below + calls.depth() >= opts.max_call_depth {
                     return Err(Trap::new(TrapKind::CallStackOverflow(opts.max_call_depth)).at(|| site(pc)));
                 }
-                calls.call(pc + 1);
-                pc = t;
+                if crate::split::call_in_parts(m, p, code, t, below + calls.depth() + 1, opts, steps)? {
+                    pc += 1;
+                } else {
+                    calls.call(pc + 1);
+                    pc = t;
+                }
             }
             Flow::TailCall(t) => {
                 calls.tail_call(pc + 1);
@@ -1134,25 +1192,11 @@ pub(crate) fn run<C: Cvl>(
             }
             Flow::Ret => match calls.ret() {
                 Some(r) => pc = r,
-                None => break None,
+                None => return Ok(None),
             },
-            Flow::Exit(s) => break Some((s, site(pc))),
+            Flow::Exit(s) => return Ok(Some((s, site(pc)))),
         }
-    };
-    m.files.flush();
-    let _ = out.flush();
-    if opts.stats {
-        m.stats.instructions = steps;
     }
-    let mut exit_site = None;
-    let outcome = match outcome {
-        Some((s, at)) => {
-            exit_site = Some(at);
-            RunOutcome::Exited(s)
-        }
-        None => RunOutcome::Finished(std::mem::take(&mut m.stack)),
-    };
-    Ok(RunReport { outcome, stats: m.stats, exit_site })
 }
 
 /// Whether `--stats` counts this kind of instruction (vector work, not stack shuffles).

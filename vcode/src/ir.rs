@@ -203,12 +203,52 @@ pub struct Function {
     pub origins: Vec<Origin>,
     /// Position of the `FUNC` keyword.
     pub pos: Pos,
+    /// For a function over the instances of an apply-to-each whose instances are
+    /// independent (no random numbers, no effects), how its parameters and results lie
+    /// over them: what lets the interpreter run a call's instances in parts, one part per
+    /// thread. Not written in VCODE text.
+    pub instances: Option<Instances>,
+}
+
+/// How a function's parameter slots (bottom of the stack first) and result slots lie
+/// over the instances of a call ([`Function::instances`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Instances {
+    /// The parameters, in stack order.
+    pub params: Vec<Lane>,
+    /// The results, in stack order.
+    pub results: Vec<Lane>,
+}
+
+/// Slots of a value over a call's instances (one slot, or a segment descriptor and the
+/// slots of its elements).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Lane {
+    /// A vector with one element per instance of its level.
+    Vector,
+    /// A segment descriptor with one segment per instance of its level, then the slots
+    /// of its elements, whose instances are the elements of those segments.
+    Seq(Vec<Lane>),
+    /// A slot every part of a call gets whole (a top-level variable the function reads).
+    Whole,
+    /// The call's context: a segment descriptor of one segment, one element per instance.
+    Context,
+}
+
+impl Lane {
+    /// The stack slots of this value.
+    pub fn slots(&self) -> usize {
+        match self {
+            Lane::Seq(e) => 1 + e.iter().map(Lane::slots).sum::<usize>(),
+            _ => 1,
+        }
+    }
 }
 
 impl Function {
     /// A function built in memory (no source positions).
     pub fn new(name: impl Into<String>, body: Vec<Instr>) -> Self {
-        Function { name: name.into(), sig: None, body, origins: Vec::new(), pos: Pos::default() }
+        Function { name: name.into(), sig: None, body, origins: Vec::new(), pos: Pos::default(), instances: None }
     }
     /// The origin of instruction `i` (the function's own position when unknown).
     pub fn origin_of(&self, i: usize) -> Origin {

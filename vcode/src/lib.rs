@@ -41,6 +41,7 @@ mod parse;
 mod print;
 pub mod region;
 mod resident;
+mod split;
 mod step;
 pub mod trap;
 mod verify;
@@ -49,7 +50,7 @@ pub use cvl::cpu::threads::set_threads;
 pub use cvl::cpu::CpuCvl;
 pub use cvl::{Cvl, HostScalar, HostVector, OpStats, VType};
 pub use fused::{Expr, Fold, FoldKind, Guard, Pack, SuperOp};
-pub use ir::{Const, Function, Imm, Instr, Origin, Place, Pos, Program, Scope};
+pub use ir::{Const, Function, Imm, Instances, Instr, Lane, Origin, Place, Pos, Program, Scope};
 pub use op::{Opcode, Ty};
 pub use parse::{parse, ParseError};
 pub use resident::{run_resident, Resident, Residents};
@@ -164,7 +165,7 @@ pub struct RunReport<T = HostValue> {
 /// named `MAIN`, otherwise the first). Everything `WRITE`/`FWRITE` prints to the standard
 /// streams goes to `out`. A run-time failure is a [`Trap`] naming the function and the
 /// instruction.
-pub fn run<C: Cvl>(
+pub fn run<C: Cvl + 'static>(
     p: &Program,
     cvl: &mut C,
     out: &mut dyn std::io::Write,

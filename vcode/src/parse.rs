@@ -311,7 +311,7 @@ impl Parser {
             body.push(Instr::plain(Opcode::Ret));
             origins.push(Origin::vcode(self.peek().pos));
         }
-        Some(Function { name, sig, body, origins, pos })
+        Some(Function { name, sig, body, origins, pos, instances: None })
     }
 
     fn type_list(&mut self) -> Vec<Ty> {

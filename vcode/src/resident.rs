@@ -194,7 +194,7 @@ impl<C: Cvl> Residents<C> {
 /// load again, and the optimiser can fold a program's scalar constants (`n = 1000;`
 /// makes `n` a constant of later forms) but not resident ones. Values whose handles are
 /// all gone are dropped first.
-pub fn run_resident<C: Cvl>(
+pub fn run_resident<C: Cvl + 'static>(
     p: &crate::Program,
     cvl: &mut C,
     residents: &mut Residents<C>,

@@ -440,6 +440,24 @@ fn free_locals_all(e: &Expr, memo: &mut HashMap<*const Expr, bool>) -> Vec<Strin
     out
 }
 
+/// The lanes ([`vcode::Lane`]) of a value of layout `lay` over a call's instances, in
+/// slot order.
+fn lanes(lay: &Lay, out: &mut Vec<vcode::Lane>) {
+    match lay {
+        Lay::Base(_) => out.push(vcode::Lane::Vector),
+        Lay::Seq(e) => {
+            let mut inner = Vec::new();
+            lanes(e, &mut inner);
+            out.push(vcode::Lane::Seq(inner));
+        }
+        Lay::Pair(a, b) => {
+            lanes(a, out);
+            lanes(b, out);
+        }
+        Lay::Unit | Lay::Fun(_) => {}
+    }
+}
+
 /// The VCODE label for a NESL name: upper case, characters VCODE labels allow.
 fn label(name: &str) -> String {
     name.chars()
@@ -911,6 +929,8 @@ impl<'a> Compiler<'a> {
         let saved = std::mem::replace(&mut self.subst, s);
         let lay = lay.clone();
         let n = lay.size();
+        let mut params = Vec::new();
+        lanes(&lay, &mut params);
         // Arguments: the parameters (lifted), the hidden top-level variables (unlifted),
         // the context (lifted version only; the serial one runs in a unit context).
         let mut hidden = Vec::new();
@@ -933,7 +953,19 @@ impl<'a> Compiler<'a> {
         self.subst = saved;
         self.fun_globals = saved_globals;
         let r = r?;
-        self.funcs.push(fb.finish(vname, &r.s));
+        let mut func = fb.finish(vname, &r.s);
+        // A lifted function whose instances are independent says how its slots lie over
+        // them (the interpreter may then run a call's instances in parts, on several
+        // threads): its parameters, the top-level variables it reads (whole), the context.
+        let plain = r.lazy.is_none() && r.blocked.is_none() && r.s.len() == r.lay.size();
+        if !serial && plain && !self.order_matters(self.origin, body) {
+            params.extend(std::iter::repeat_n(vcode::Lane::Whole, k - n));
+            params.push(vcode::Lane::Context);
+            let mut results = Vec::new();
+            lanes(&r.lay, &mut results);
+            func.instances = Some(vcode::Instances { params, results });
+        }
+        self.funcs.push(func);
         Ok(())
     }
 

@@ -99,9 +99,31 @@ pub struct OpStats {
     /// family of the instruction that caused them (`control` for an `IF` reading its flag),
     /// in first-use order; kinds that caused none are absent.
     pub round_trips: Vec<(String, u64)>,
+    /// `(calls, parts)`: the calls run in parts, one part per thread, and their parts
+    /// (`crate::split`).
+    pub parts: (u64, u64),
 }
 
 impl OpStats {
+    /// Adds the counts of `other` (a part of the run) to these.
+    pub fn merge(&mut self, other: &OpStats) {
+        for (kind, calls, elements) in &other.rows {
+            match self.rows.iter_mut().find(|r| &r.0 == kind) {
+                Some(r) => {
+                    r.1 += calls;
+                    r.2 += elements;
+                }
+                None => self.rows.push((kind.clone(), *calls, *elements)),
+            }
+        }
+        self.instructions += other.instructions;
+        self.parts.0 += other.parts.0;
+        self.parts.1 += other.parts.1;
+        for (kind, n) in &other.round_trips {
+            self.record_round_trips(kind, *n);
+        }
+    }
+
     /// Adds one call of `kind` that touched `elements` elements.
     pub fn record(&mut self, kind: &str, elements: u64) {
         if let Some(r) = self.rows.iter_mut().find(|r| r.0 == kind) {

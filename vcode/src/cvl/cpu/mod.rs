@@ -545,6 +545,45 @@ impl CpuCvl {
     pub fn threads(&self) -> usize {
         self.par.threads()
     }
+    /// A library of one thread with this one's settings (its element limit, its host
+    /// scalars), for a part of a call run in parts ([`crate::split`]).
+    pub fn part_library(&self) -> CpuCvl {
+        CpuCvl { max_elements: self.max_elements, host_scalars: self.host_scalars, ..Self::with_threads(1) }
+    }
+    /// `v` as a libary of one thread reads it: written out (by this library, if it was
+    /// kept undone), its elements shared.
+    pub fn part_whole(&self, v: &CpuVector) -> Result<CpuVector, Trap> {
+        Ok(CpuVector(Rep::Data(v.arc()?.clone())))
+    }
+    /// Elements `a..b` of `v` as a vector of their own for a library of one thread,
+    /// read in place (`v` written out first, by this library, if it was kept undone): no
+    /// copy of a call's arguments is made to run it in parts.
+    pub fn part_of(&self, v: &CpuVector, a: usize, b: usize) -> Result<CpuVector, Trap> {
+        let src = v.arc()?.clone();
+        if a > b || b > src.len() {
+            return Err(Trap::ty(format!("a part's elements {a}..{b} are outside its vector of {}", src.len())));
+        }
+        let one = Par::new(1);
+        let seg = Arc::new(Seg::new(&one, Arc::new(Data::Int(vec![(b - a) as i64])))?);
+        Ok(CpuVector(Rep::Lazy(Arc::new(Lazy { form: Form::Range(src, a), seg, par: one, forced: OnceLock::new() }))))
+    }
+    /// The vectors `parts` (of one type) end to end, in one vector of this library.
+    pub fn joined(&self, parts: &[CpuVector]) -> Result<CpuVector, Trap> {
+        fn typed<T: data::Elem>(parts: &[Slice], n: usize, of: impl Fn(Slice) -> Option<&[T]>) -> Result<Vec<T>, Trap> {
+            let mut out = mem::alloc::<T>(n)?;
+            for &x in parts {
+                out.extend_from_slice(of(x).ok_or_else(|| Trap::ty("the parts of a call's result differ in type"))?);
+            }
+            Ok(out)
+        }
+        let slices = parts.iter().map(|v| v.elems()).collect::<Result<Vec<_>, _>>()?;
+        let n = slices.iter().map(|x| x.len()).sum();
+        Ok(vecd(match slices.first().map(|x| x.vtype()) {
+            None | Some(VType::Int) => Data::Int(typed(&slices, n, |x| if let Slice::Int(v) = x { Some(v) } else { None })?),
+            Some(VType::Float) => Data::Float(typed(&slices, n, |x| if let Slice::Float(v) = x { Some(v) } else { None })?),
+            Some(VType::Bool) => Data::Bool(typed(&slices, n, |x| if let Slice::Bool(v) = x { Some(v) } else { None })?),
+        }))
+    }
     fn limit(&self, n: usize) -> Result<(), Trap> {
         if n <= self.max_elements {
             Ok(())
