@@ -37,11 +37,17 @@ const MIN_WORK: u64 = 1 << 16;
 /// the calls with fewer, longer instances run whole, each of their operations long
 /// enough to run on every thread. Measured on two threads, alternating runs, against no
 /// cut at all: quicksort 1M 0.86x (cut at depth 6, 64 instances; with no bound on the
-/// mean its cut falls at depth 3, 0.84-0.89x), Barnes-Hut 75K 0.97x (depth 5, 1,024
-/// instances; at depth 2, 16 instances of 200K elements, 1.39-1.47x: a part's library
-/// takes fresh memory for every vector of its half, and this machine faults fresh pages
-/// in slowly), quickhull 5M never cut (its two instances at depth 2 cut were 1.12x).
+/// mean its cut falls at depth 3, 0.84-0.89x), quickhull 5M never cut (its two instances
+/// at depth 2 cut were 1.12x).
 const MAX_MEAN_WEIGHT: u64 = 1 << 14;
+
+/// Most a call may weigh (its instances plus their elements) to be cut: a part's library
+/// takes fresh memory for every vector of its share, and this machine faults fresh pages
+/// in at two speeds, the slow one much slower than the work saved. Barnes-Hut 75K, whose
+/// call at depth 5 has 1,024 instances and 5.5M elements, was 1.08-1.13x with it cut (its
+/// runs as fast as uncut ones but for more slow ones; at depth 2, 16 instances, 1.39-1.47x);
+/// quicksort 1M weighs 1M at every depth.
+const MAX_WORK: u64 = 1 << 21;
 
 /// Most a part may weigh, as a multiple of an equal share of the call.
 const SLACK: f64 = 1.2;
@@ -174,7 +180,7 @@ fn plan(cpu: &mut CpuCvl, inst: &Instances, args: &[Value<CpuCvl>], threads: usi
     }
     let total: u64 = weight.iter().sum();
     let parts = threads.min(k);
-    if total < MIN_WORK || parts < 2 || total / k as u64 > MAX_MEAN_WEIGHT {
+    if total < MIN_WORK || total > MAX_WORK || parts < 2 || total / k as u64 > MAX_MEAN_WEIGHT {
         return Ok(None);
     }
     // Cut where the running weight passes each multiple of an equal share.
