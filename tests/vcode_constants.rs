@@ -3,6 +3,8 @@
 //! emit no constant outside 32 bits of their own ("not found" marks come from lengths,
 //! digits of `@` from the value), only the program's own literals may need more.
 
+mod common;
+use common::Scratch;
 use std::process::Command;
 
 /// The integer constants (`CONST INT ...`, scalars and vectors) of a VCODE text.
@@ -17,8 +19,7 @@ fn int_constants(vcode: &str) -> Vec<i64> {
 }
 
 fn compile(src: &str, name: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("nesl-vcode-constants-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = Scratch::dir("vcode-constants", name);
     let nesl = dir.join(format!("{name}.nesl"));
     let vcode = dir.join(format!("{name}.vcode"));
     std::fs::write(&nesl, src).unwrap();
