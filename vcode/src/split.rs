@@ -12,13 +12,17 @@
 //! one thread, and the parts' results put end to end: every instance computes what it
 //! would have computed, in the same order, so the results are the same bits.
 //!
-//! A call is cut when it has at least [`MIN_WORK`] elements and the cut can give every
-//! part at most [`SLACK`] times an equal share (the first calls of a recursion, with a
-//! few unequal instances, run whole; a few levels down there are enough to share). A
-//! part that traps or stops the program (a run-time error: it writes its message and
-//! exits) is dropped and the call runs whole, so errors are reported as on one thread;
+//! A call is cut when it has from [`MIN_WORK`] to [`MAX_WORK`] elements, its instances
+//! average at most [`MAX_MEAN_WEIGHT`], and the cut can give every part at most [`SLACK`]
+//! times an equal share (the first calls of a recursion, with a few long instances, run
+//! whole, each operation shared by the threads; a few levels down there are enough short
+//! ones to share). The parts read their vector arguments in place and the library joins
+//! their results: nothing goes through the host. A part that traps or stops the program
+//! (a run-time error: it writes its message and exits) is dropped and the call runs
+//! whole, so errors are reported as on one thread, and no later call of the run is cut;
 //! an interrupt stops the run. Parts never cut their own calls (their libraries have one
-//! thread). A run with a step limit never cuts (its count would differ).
+//! thread). A run with a step limit never cuts (its count would differ). The instances
+//! are the front end's knowledge, not VCODE's: a program read from VCODE text runs whole.
 
 use crate::calls::CallStack;
 use crate::cvl::cpu::CpuCvl;

@@ -550,7 +550,7 @@ impl CpuCvl {
     pub fn part_library(&self) -> CpuCvl {
         CpuCvl { max_elements: self.max_elements, host_scalars: self.host_scalars, ..Self::with_threads(1) }
     }
-    /// `v` as a libary of one thread reads it: written out (by this library, if it was
+    /// `v` as a library of one thread reads it: written out (by this library, if it was
     /// kept undone), its elements shared.
     pub fn part_whole(&self, v: &CpuVector) -> Result<CpuVector, Trap> {
         Ok(CpuVector(Rep::Data(v.arc()?.clone())))
