@@ -996,9 +996,9 @@ impl<C: Cvl> Machine<'_, C> {
 }
 
 impl<'a, C: Cvl> Machine<'a, C> {
-    /// A machine for one part of a call run apart ([`crate::split`]): the call's
-    /// arguments for the part on its stack, the program's constants as loaded by the
-    /// caller's machine.
+    /// A machine with `stack` and the program's constants `consts` (as [`Machine::load`]
+    /// loads them): for one part of a call run apart ([`crate::split`]), the call's
+    /// arguments for the part and the caller's constants.
     pub(crate) fn part(cvl: &'a mut C, stack: Vec<Value<C>>, consts: Vec<Value<C>>) -> Self {
         let scalars = cvl.host_scalars();
         Machine {
@@ -1036,18 +1036,7 @@ impl<'a, C: Cvl> Machine<'a, C> {
                 }
             }
         }
-        Ok(Machine {
-            cvl,
-            stack: Vec::new(),
-            consts,
-            files: Files::new(),
-            timer: Instant::now(),
-            stats: OpStats::default(),
-            held: String::new(),
-            scalars,
-            stat_rows: Vec::new(),
-            whole_calls: false,
-        })
+        Ok(Machine::part(cvl, Vec::new(), consts))
     }
 }
 

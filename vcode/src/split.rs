@@ -162,8 +162,10 @@ fn plan(cpu: &mut CpuCvl, inst: &Instances, args: &[Value<CpuCvl>], threads: usi
         slot += lane.slots();
     }
     let Some(k) = k else { return Ok(None) };
-    // Each instance weighs one, plus the elements of its segment in every sequence.
-    let mut weight = vec![1u64; k];
+    // Each instance weighs one, plus the elements of its segment in every sequence: the
+    // call's weight from the descriptors' totals, the instances' only for a call cut.
+    let mut total = k as u64;
+    let mut seqs = Vec::new();
     let mut slot = 0;
     for lane in &inst.params {
         match (lane, &args[slot]) {
@@ -171,9 +173,8 @@ fn plan(cpu: &mut CpuCvl, inst: &Instances, args: &[Value<CpuCvl>], threads: usi
                 if cpu.segment_count(s) != k {
                     return Ok(None);
                 }
-                for (w, l) in weight.iter_mut().zip(cpu.segdes_to_host(s)?) {
-                    *w += l.max(0) as u64;
-                }
+                total += cpu.element_count(s) as u64;
+                seqs.push(s);
             }
             (Lane::Vector, Value::Vec(v)) if cpu.len(v) != k => return Ok(None),
             (Lane::Vector, Value::Scalar(_)) if k != 1 => return Ok(None),
@@ -182,10 +183,15 @@ fn plan(cpu: &mut CpuCvl, inst: &Instances, args: &[Value<CpuCvl>], threads: usi
         }
         slot += lane.slots();
     }
-    let total: u64 = weight.iter().sum();
     let parts = threads.min(k);
     if total < MIN_WORK || total > MAX_WORK || parts < 2 || total / k as u64 > MAX_MEAN_WEIGHT {
         return Ok(None);
+    }
+    let mut weight = vec![1u64; k];
+    for s in seqs {
+        for (w, l) in weight.iter_mut().zip(cpu.segdes_to_host(s)?) {
+            *w += l.max(0) as u64;
+        }
     }
     // Cut where the running weight passes each multiple of an equal share.
     let share = total as f64 / parts as f64;
