@@ -778,13 +778,14 @@ pub(super) fn eval_flags(par: &Par, ps: &[Prog], args: &[Operand], len: usize) -
         }
     }
     let cmps: Vec<_> = ps.iter().map(|p| p.comparison(args)).collect();
+    let derived = derived_flags(&cmps, args);
     let init = || {
         let bufs = cmps.iter().map(|c| if c.is_some() { Vec::new() } else { vec![false; BLOCK.min(len)] }).collect::<Vec<Vec<bool>>>();
         (ps.iter().map(Prog::registers).collect::<Vec<_>>(), bufs)
     };
     let work = ps.iter().map(|p| p.work(len)).fold(0, usize::saturating_add);
     let results = par.map_init(work, items, init, |(regs, buf), (lo, mut parts)| {
-        flags_range(ps, &cmps, args, lo, (lo + BLOCK).min(len), &mut parts, regs, buf)
+        flags_range(ps, &cmps, &derived, args, lo, (lo + BLOCK).min(len), &mut parts, regs, buf)
     });
     for r in results {
         r?;
@@ -802,15 +803,37 @@ pub(super) fn eval_flags(par: &Par, ps: &[Prog], args: &[Operand], len: usize) -
     Ok(outs)
 }
 
+/// For each flag tree, the two others it follows from, when it is `=` of two `INT`
+/// parameters and the trees also hold `<` and `>` of the same two (quicksort's three
+/// filters): an element is equal exactly when it is neither less nor greater, so its
+/// flags are the words of the other two, or-ed and negated, and its comparison pass is
+/// saved.
+fn derived_flags(cmps: &[Option<(BinOp, Src, Src)>], args: &[Operand]) -> Vec<Option<(usize, usize)>> {
+    let int = |s: Src| matches!(s, Src::Arg(i) if args.get(i).map(Operand::vtype) == Some(VType::Int));
+    let find = |op: BinOp, x: Src, y: Src| cmps.iter().position(|c| *c == Some((op, x, y)));
+    cmps.iter()
+        .map(|c| match *c {
+            Some((BinOp::Eq, x, y)) if int(x) && int(y) => {
+                let lt = find(BinOp::Lt, x, y).or_else(|| find(BinOp::Gt, y, x))?;
+                let gt = find(BinOp::Gt, x, y).or_else(|| find(BinOp::Lt, y, x))?;
+                Some((lt, gt))
+            }
+            _ => None,
+        })
+        .collect()
+}
+
 /// [`eval_flags`] at positions `lo..hi`, [`CHUNK`] elements at a time: every program
 /// runs over a chunk of the operands (expanded once for all of them) into its buffer in
 /// `bufs` (each at least `hi - lo` flags), whose flags then go into the words `outs[i]`;
 /// a program that is one comparison (`cmps[i]`, [`Prog::comparison`]) writes its flags
-/// straight into its words as bits ([`compare_bits`]).
+/// straight into its words as bits ([`compare_bits`]), and one that follows from two
+/// others (`derived[i]`, [`derived_flags`]) is made from their words at the end.
 #[allow(clippy::too_many_arguments)]
 fn flags_range(
     ps: &[Prog],
     cmps: &[Option<(BinOp, Src, Src)>],
+    derived: &[Option<(usize, usize)>],
     args: &[Operand],
     lo: usize,
     hi: usize,
@@ -852,11 +875,25 @@ fn flags_range(
     while c < n {
         let mut chunk_args = Operands::new();
         let e = piece(args, &mut cur, lo + c, lo + (c + CHUNK).min(n), scratch, &mut chunk_args) - lo;
-        one(p0, cmps[0], &chunk_args, r0, b0, o0, c, e)?;
+        if derived[0].is_none() {
+            one(p0, cmps[0], &chunk_args, r0, b0, o0, c, e)?;
+        }
         for (i, (((p, rs), b), o)) in ps.iter().zip(regs.iter_mut()).zip(bufs_rest.iter_mut()).zip(outs_rest.iter_mut()).enumerate() {
-            one(p, cmps[i + 1], &chunk_args, &mut rs[..p.registers], b, o, c, e)?;
+            if derived[i + 1].is_none() {
+                one(p, cmps[i + 1], &chunk_args, &mut rs[..p.registers], b, o, c, e)?;
+            }
         }
         c = e;
+    }
+    for (i, d) in derived.iter().enumerate() {
+        let Some((lt, gt)) = *d else { continue };
+        for w in 0..outs[i].len() {
+            let base = 64 * w;
+            let valid = if base >= n { 0 } else if n - base >= 64 { !0u64 } else { (1u64 << (n - base)) - 1 };
+            // SAFETY: the comparisons' words were zeroed above and then written.
+            let (a, b) = unsafe { (outs[lt][w].assume_init(), outs[gt][w].assume_init()) };
+            outs[i][w].write(!(a | b) & valid);
+        }
     }
     for ((out, b), cmp) in outs.iter_mut().zip(bufs.iter()).zip(cmps) {
         if cmp.is_some() {
@@ -1272,6 +1309,52 @@ mod tests {
                         for i in 0..64 * w.len() {
                             let bit = w[i / 64] >> (i % 64) & 1 == 1;
                             assert_eq!(bit, i < n && want[i], "flag {i} of {n}, {threads} threads, {:?}", p.code);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// A pack's `=` flags made from its `<` and `>` flags of the same two `INT` operands
+    /// ([`derived_flags`]: quicksort's three filters), also where those compare them the
+    /// other way round, are the flags of evaluating `=` alone, over lengths that end
+    /// inside a word and past one block, on one and two threads; `=` without both, and
+    /// `FLOAT` `=` (NaN is neither less, greater nor equal), are evaluated.
+    #[test]
+    fn equal_flags_follow_from_less_and_greater() {
+        let mut next = super::super::test_rng(5);
+        let groups: [(&[&str], &[Option<(usize, usize)>]); 4] = [
+            (&["(INT INT) (< INT $0 $1)", "(INT INT) (= INT $0 $1)", "(INT INT) (> INT $0 $1)"], &[None, Some((0, 2)), None]),
+            (&["(INT INT) (= INT $0 $1)", "(INT INT) (< INT $1 $0)", "(INT INT) (> INT $1 $0)"], &[Some((2, 1)), None, None]),
+            (&["(INT INT) (= INT $0 $1)", "(INT INT) (< INT $0 $1)"], &[None, None]),
+            (&["(FLOAT FLOAT) (< FLOAT $0 $1)", "(FLOAT FLOAT) (= FLOAT $0 $1)", "(FLOAT FLOAT) (> FLOAT $0 $1)"], &[None, None, None]),
+        ];
+        for n in [0, 1, 63, 64, 65, 1000, BLOCK + 77, 3 * BLOCK] {
+            let lens = vec![n as i64 / 3, n as i64 - n as i64 / 3];
+            let ints: Vec<i64> = (0..n).map(|_| (next() % 5) as i64).collect();
+            let pivots: Vec<i64> = (0..2).map(|_| (next() % 5) as i64).collect();
+            let floats: Vec<f64> = ints.iter().map(|&v| if v == 4 { f64::NAN } else { v as f64 }).collect();
+            let fpivots: Vec<f64> = vec![2.0, f64::NAN];
+            for threads in [1, 2] {
+                let par = Par::new(threads);
+                let seg = Seg::new(&par, std::sync::Arc::new(Data::Int(lens.clone()))).unwrap();
+                for (trees, derived) in &groups {
+                    let args = if trees[0].starts_with("(INT") {
+                        vec![Operand::Elems(Slice::Int(&ints)), Operand::Dist(Slice::Int(&pivots), &seg)]
+                    } else {
+                        vec![Operand::Elems(Slice::Float(&floats)), Operand::Dist(Slice::Float(&fpivots), &seg)]
+                    };
+                    let progs: Vec<Prog> = trees.iter().map(|t| Prog::compile(&SuperOp::parse(t).expect("parses")).expect("compiles")).collect();
+                    let cmps: Vec<_> = progs.iter().map(|p| p.comparison(&args)).collect();
+                    assert_eq!(derived_flags(&cmps, &args), *derived, "{trees:?}");
+                    let words = eval_flags(&par, &progs, &args, n).unwrap();
+                    for (p, w) in progs.iter().zip(&words) {
+                        let Data::Bool(want) = super::eval(&par, p, &args, n).unwrap() else { panic!("not BOOL") };
+                        assert_eq!(w.len(), pack::words_for(n));
+                        for i in 0..64 * w.len() {
+                            let bit = w[i / 64] >> (i % 64) & 1 == 1;
+                            assert_eq!(bit, i < n && want[i], "flag {i} of {n}, {threads} threads, {trees:?}");
                         }
                     }
                 }

@@ -151,10 +151,12 @@ const LAZY_MIN: usize = 2 * CHUNK;
 /// quickhull 2M 0.90x, Barnes-Hut 30K 0.96x).
 const LAZY_SEGMENT: usize = 16;
 /// The shortest mean segment length of an `INDEX` kept unwritten: its main readers, the
-/// permutes, then copy runs instead of reading indices, but pay for each run (measured on
-/// quicksort 1M, whose deep levels have runs of one or two elements: user time 0.33 s
-/// with every `INDEX` kept, 0.31 s from 4 or 16 elements per segment, 0.39 s with none).
-const LAZY_INDEX_SEGMENT: usize = 16;
+/// permutes, then copy runs instead of reading indices, but pay for each run, which a
+/// write and a read of each index beat on runs of a few elements. Measured on quicksort
+/// 1M (one thread, alternating runs), with the permutes' one-pass path for runs of
+/// consecutive places ([`permute::unit`]): 12 elements 0.89x the time of 16, 8 0.93x, 1
+/// (every `INDEX` kept) 1.07x; before that path, 16 was best.
+const LAZY_INDEX_SEGMENT: usize = 12;
 
 /// The elements of an `INT` buffer (empty for another type; lazy forms hold `INT`s only).
 fn int_slice(d: &Data) -> &[i64] {
@@ -600,23 +602,16 @@ impl CpuCvl {
         Ok(CpuSegdes(Arc::new(s)))
     }
     /// `DPERMUTE` by an `INDEX` not written out into a `DIST` not written out, when the
-    /// plan lets the scatter write its runs alone (ascending, without holes): the places
-    /// between them are left for the next `DPERMUTE` into it, or filled with the `DIST`'s
-    /// values by any other reader ([`Form::Holes`]); the `DIST` is never written out.
-    fn scatter_into_dist(
-        p: &Par,
-        v: &CpuVector,
-        ix: permute::Progressions,
-        plan: &permute::Plan,
-        d: &CpuVector,
-        ss: &CpuSegdes,
-        sd: &CpuSegdes,
-    ) -> Result<Option<CpuVector>, Trap> {
+    /// scatter can write its runs alone (`how`: planned runs that ascend without holes, or
+    /// unit runs, [`permute::holey`]): the places between them are left for the next
+    /// `DPERMUTE` into it, or filled with the `DIST`'s values by any other reader
+    /// ([`Form::Holes`]); the `DIST` is never written out.
+    fn scatter_into_dist(p: &Par, v: &CpuVector, how: permute::HoleWrite, d: &CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<Option<CpuVector>, Trap> {
         let Some((vals, ds)) = d.lazy_dist_arcs() else { return Ok(None) };
         let h = match (v.elems()?, &*vals) {
-            (Slice::Int(x), Data::Int(_)) => permute::scatter_holey(p, x, ix, &ss.0, &sd.0, plan)?.map(Holey::Int),
-            (Slice::Float(x), Data::Float(_)) => permute::scatter_holey(p, x, ix, &ss.0, &sd.0, plan)?.map(Holey::Float),
-            (Slice::Bool(x), Data::Bool(_)) => permute::scatter_holey(p, x, ix, &ss.0, &sd.0, plan)?.map(Holey::Bool),
+            (Slice::Int(x), Data::Int(_)) => permute::holey(how, x, &ss.0, &sd.0)?.map(Holey::Int),
+            (Slice::Float(x), Data::Float(_)) => permute::holey(how, x, &ss.0, &sd.0)?.map(Holey::Float),
+            (Slice::Bool(x), Data::Bool(_)) => permute::holey(how, x, &ss.0, &sd.0)?.map(Holey::Bool),
             _ => None,
         };
         let Some(h) = h else { return Ok(None) };
@@ -1163,8 +1158,13 @@ impl Cvl for CpuCvl {
     fn dpermute(&mut self, v: &CpuVector, i: &CpuVector, d: &CpuVector, ss: &CpuSegdes, sd: &CpuSegdes) -> Result<CpuVector, Trap> {
         check::dpermute(v.shape(), i.shape(), d.shape(), ss.shape(), sd.shape())?;
         let p = &self.par;
+        if let Some(ix) = i.progressions().filter(|&ix| permute::unit(ix, &ss.0, &sd.0)) {
+            if let Some(r) = Self::scatter_into_dist(p, v, permute::HoleWrite::Unit(p, ix), d, ss, sd)? {
+                return Ok(r);
+            }
+        }
         if let Some((ix, plan)) = i.progressions().and_then(|ix| Some((ix, permute::plan(p, ix, &ss.0, &sd.0)?))) {
-            if let Some(r) = Self::scatter_into_dist(p, v, ix, &plan, d, ss, sd)? {
+            if let Some(r) = Self::scatter_into_dist(p, v, permute::HoleWrite::Runs(p, ix, &plan), d, ss, sd)? {
                 return Ok(r);
             }
             return Self::scatter_into_copy(p, v, ix, &plan, d, ss, sd);
@@ -1323,8 +1323,28 @@ impl Cvl for CpuCvl {
     ) -> Result<CpuVector, Trap> {
         check::dpermute(v.shape(), i.shape(), d.shape(), ss.shape(), sd.shape())?;
         let p = &self.par.clone();
+        if let Some(ix) = i.progressions().filter(|&ix| permute::unit(ix, &ss.0, &sd.0)) {
+            // Runs of consecutive places, checked as they are written, in one pass (no
+            // plan): into a `DIST` (gaps between them), into the gaps of a vector with
+            // gaps, or over the only handle's elements. Where they do not ascend, the
+            // planned path below writes them all again.
+            let how = permute::HoleWrite::Unit(p, ix);
+            if d.lazy_dist_arcs().is_some() {
+                if let Some(r) = Self::scatter_into_dist(p, v, how, d, ss, sd)? {
+                    return Ok(r);
+                }
+            } else if d.has_gaps() {
+                if let Some(r) = Self::into_holes(v, how, d, ss, sd)? {
+                    return Ok(r);
+                }
+            } else if let Some(buf) = d.unique()? {
+                if each_mut!(buf, v.elems()?, |o, x| permute::scatter_unit_over(p, o, x, ix)) {
+                    return Ok(d.clone());
+                }
+            }
+        }
         if let Some((ix, plan)) = i.progressions().and_then(|ix| Some((ix, permute::plan(p, ix, &ss.0, &sd.0)?))) {
-            if let Some(r) = Self::scatter_into_dist(p, v, ix, &plan, d, ss, sd)? {
+            if let Some(r) = Self::scatter_into_dist(p, v, permute::HoleWrite::Runs(p, ix, &plan), d, ss, sd)? {
                 return Ok(r);
             }
             if let Some(r) = Self::into_holes(v, permute::HoleWrite::Runs(p, ix, &plan), d, ss, sd)? {
@@ -2045,6 +2065,97 @@ mod tests {
                 e += l as usize;
             }
             assert!(host(&mut c, &first) == HostVector::Int(want), "the handle written into while shared is unchanged");
+        }
+    }
+
+    /// The flattened append's shape (quicksort's `result[0] ++ equal ++ result[1]`): each
+    /// part one segment, its `INDEX` (kept unwritten) carrying the instances' segments,
+    /// into a one-segment `DIST`. The parts go through the unit path (runs checked as they
+    /// are written, no plan): gaps after the first two, none after the last, the result
+    /// what the parts' places give; a `BPERMUTE` back by a part's runs gathers it; a part
+    /// whose runs do not ascend (the instances' places given the other way round) still
+    /// lands where its indices say, over a written vector too.
+    #[test]
+    fn a_flattened_append_goes_through_the_unit_runs() {
+        let mut rng = test_rng(17);
+        for threads in [1, 2] {
+            let mut c = CpuCvl::with_threads(threads);
+            let m = 3_000usize;
+            // Instance `k`: parts 0 and 2 of 0..40 elements, part 1 of one or two.
+            let parts: [Vec<i64>; 3] = [
+                (0..m).map(|_| (rng() % 40) as i64).collect(),
+                (0..m).map(|_| 1 + (rng() % 2) as i64).collect(),
+                (0..m).map(|_| (rng() % 40) as i64).collect(),
+            ];
+            let lens: Vec<i64> = (0..m).map(|k| parts.iter().map(|p| p[k]).sum()).collect();
+            let total: i64 = lens.iter().sum();
+            let starts: Vec<i64> = lens.iter().scan(0, |a, &l| { let s = *a; *a += l; Some(s) }).collect();
+            let src: Vec<Vec<i64>> = (0..3).map(|p| (0..parts[p].iter().sum::<i64>()).map(|j| 1_000_000 * (p as i64 + 1) + j).collect()).collect();
+            // Part `p` of instance `k` goes after parts `0..p` of it.
+            let offsets = |p: usize| -> Vec<i64> { (0..m).map(|k| starts[k] + parts[..p].iter().map(|q| q[k]).sum::<i64>()).collect() };
+            let mut expect = Vec::new();
+            let mut at = [0usize; 3];
+            for k in 0..m {
+                for p in 0..3 {
+                    let l = parts[p][k] as usize;
+                    expect.extend_from_slice(&src[p][at[p]..at[p] + l]);
+                    at[p] += l;
+                }
+            }
+            let one = |c: &mut CpuCvl, n: i64| c.segdes_from_host(&[n]).expect("seg");
+            let sd = one(&mut c, total);
+            let index_of = |c: &mut CpuCvl, p: usize, b: &[i64]| {
+                let inst = c.segdes_from_host(&parts[p]).expect("seg");
+                let (b, k) = (iv(c, b), iv(c, &vec![1; m]));
+                c.index(&b, &k, &inst).expect("index")
+            };
+            let f = iv(&mut c, &[-5]);
+            let mut d = c.dist(&f, &sd).expect("dist");
+            for p in 0..3 {
+                let ix = index_of(&mut c, p, &offsets(p));
+                assert!(p == 1 || !ix.is_written_out(), "part {p}'s INDEX kept");
+                let v = iv(&mut c, &src[p]);
+                let ss = one(&mut c, src[p].len() as i64);
+                let r = c.dpermute_reusing(&v, &ix, &mut d, &ss, &sd).expect("dpermute");
+                assert_eq!(r.is_written_out(), p == 2, "gaps after part {p}, {threads} threads");
+                d = r;
+            }
+            assert!(host(&mut c, &d) == HostVector::Int(expect.clone()), "append, {threads} threads");
+            // The gather back of part 2 by its runs.
+            let ix = index_of(&mut c, 2, &offsets(2));
+            let ss = one(&mut c, src[2].len() as i64);
+            let g = c.bpermute(&d, &ix, &sd, &ss).expect("bpermute");
+            assert!(host(&mut c, &g) == HostVector::Int(src[2].clone()), "gather, {threads} threads");
+            // Instances placed the other way round: part 0 of instance `k` at the place
+            // instance `m - 1 - k`'s would take in a vector of part 0 alone.
+            let rev: Vec<i64> = {
+                let mut ends = Vec::with_capacity(m);
+                let mut a = 0;
+                for k in (0..m).rev() {
+                    ends.push(a);
+                    a += parts[0][k];
+                }
+                ends.into_iter().rev().collect()
+            };
+            let n0 = src[0].len() as i64;
+            let mut want = vec![0i64; n0 as usize];
+            let mut e = 0;
+            for k in 0..m {
+                for j in 0..parts[0][k] as usize {
+                    want[rev[k] as usize + j] = src[0][e + j];
+                }
+                e += parts[0][k] as usize;
+            }
+            let ix = index_of(&mut c, 0, &rev);
+            let v = iv(&mut c, &src[0]);
+            let s0 = one(&mut c, n0);
+            let f = iv(&mut c, &[0]);
+            let mut d = c.dist(&f, &s0).expect("dist");
+            let r = c.dpermute_reusing(&v, &ix, &mut d, &s0, &s0).expect("dpermute");
+            assert!(host(&mut c, &r) == HostVector::Int(want.clone()), "descending into a DIST, {threads} threads");
+            let mut w = iv(&mut c, &vec![0; n0 as usize]);
+            let r = c.dpermute_reusing(&v, &ix, &mut w, &s0, &s0).expect("dpermute");
+            assert!(host(&mut c, &r) == HostVector::Int(want), "descending over a vector, {threads} threads");
         }
     }
 

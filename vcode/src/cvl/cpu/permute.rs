@@ -628,6 +628,9 @@ impl<'a, T: Copy> Gathered<'a, T> {
 /// checks each run before copying it. `None` when an index is out of range (the caller
 /// then gathers by the written-out indices, which names the first bad one).
 pub(super) fn gather_runs<T: Elem>(par: &Par, v: &[T], ix: Progressions, ss: &Seg, sd: &Seg) -> Result<Option<Vec<T>>, Trap> {
+    if unit(ix, sd, ss) {
+        return gather_unit(par, v, ix);
+    }
     let cs = chunks(par, sd, true);
     // Each run is checked as it is copied; a chunk stops at a bad one, and the result
     // (then not fully written) is dropped.
@@ -656,6 +659,61 @@ pub(super) fn gather_runs<T: Elem>(par: &Par, v: &[T], ix: Progressions, ss: &Se
                 }
             });
             ok
+        });
+        out_of_range = ok.contains(&false);
+        if out_of_range {
+            return Err(Trap::ty("an index of a run is out of range"));
+        }
+        Ok(())
+    });
+    match res {
+        Err(_) if out_of_range => Ok(None),
+        r => r.map(Some),
+    }
+}
+
+/// [`gather_runs`] by unit progressions over the one destination segment ([`unit`]) from
+/// the one source segment `v`: every run a copy of consecutive elements, checked as it is
+/// copied, chunks of the progressions' segments in parallel. `None` when an index is out
+/// of range.
+fn gather_unit<T: Elem>(par: &Par, v: &[T], ix: Progressions) -> Result<Option<Vec<T>>, Trap> {
+    let s = ix.seg;
+    let cs = chunks(par, s, true);
+    let mut out_of_range = false;
+    let res = build(s.total(), |out| {
+        let parts = split_mut(out, cs.iter().map(|c| c.e1 - c.e0));
+        let ok = par.map(s.total() + s.m(), cs.iter().zip(parts).collect(), |(c, part)| {
+            let o = part.as_mut_ptr() as *mut T;
+            let put = |at: usize, len: usize, a: i64| -> bool {
+                if a < 0 || a as u64 + len as u64 > v.len() as u64 {
+                    return false;
+                }
+                // SAFETY: `at + len` is at most the chunk's length (its runs tile it), and
+                // the source run `a..a + len` was just checked to lie in `v`.
+                unsafe { super::mem::copy_run(o.add(at), v.as_ptr().add(a as usize), len) };
+                true
+            };
+            if let Some(lens) = c.whole(s) {
+                let mut at = 0;
+                for (&l, &a) in lens.iter().zip(&ix.start[c.s0..c.s1]) {
+                    let l = l as usize;
+                    if l > 0 {
+                        if !put(at, l, a) {
+                            return false;
+                        }
+                        at += l;
+                    }
+                }
+            } else {
+                for k in c.s0..c.s1 {
+                    let st = s.start(k);
+                    let (lo, hi) = (st.max(c.e0), (st + s.len(k)).min(c.e1));
+                    if lo < hi && !put(lo - c.e0, hi - lo, ix.start[k].wrapping_add((lo - st) as i64)) {
+                        return false;
+                    }
+                }
+            }
+            true
         });
         out_of_range = ok.contains(&false);
         if out_of_range {
@@ -982,7 +1040,7 @@ impl<'g> Uncovered<'g> {
 /// the places between them are left as gaps (the `DIST` is never written out whole
 /// first, and places a later scatter writes are not written twice). `None` for another
 /// plan.
-pub(super) fn scatter_holey<T: Elem>(par: &Par, v: &[T], ix: Progressions, ss: &Seg, sd: &Seg, plan: &Plan) -> Result<Option<Holey<T>>, Trap> {
+fn scatter_holey<T: Elem>(par: &Par, v: &[T], ix: Progressions, ss: &Seg, sd: &Seg, plan: &Plan) -> Result<Option<Holey<T>>, Trap> {
     let Some(ends) = plan.ends.as_ref().filter(|_| plan.solid && !plan.chunks.is_empty()) else { return Ok(None) };
     let n = sd.total();
     let mut buf = super::mem::alloc::<T>(n)?;
@@ -994,11 +1052,178 @@ pub(super) fn scatter_holey<T: Elem>(par: &Par, v: &[T], ix: Progressions, ss: &
     Ok(Some(Holey { buf, n, gaps }))
 }
 
+/// Whether a permute by `ix` lying over `over` (a scatter's source, a gather's
+/// destination) with `other` at the far end takes the unit path ([`scatter_unit`],
+/// [`gather_unit`]): both one segment (an `INDEX` whose own segments are the instances,
+/// as the flattened appends, merges and splits make them), and every progression of
+/// stride 1 or of at most one element, so that each is a run of consecutive places.
+pub(super) fn unit(ix: Progressions, over: &Seg, other: &Seg) -> bool {
+    let m = ix.seg.m();
+    over.m() == 1
+        && other.m() == 1
+        && ix.seg.total() == over.total()
+        && ix.start.len() == m
+        && ix.stride.len() == m
+        && ix.stride.iter().zip(ix.seg.lens()).all(|(&k, &l)| k == 1 || l <= 1)
+}
+
+/// A scatter by unit progressions ([`unit`]) of `v` into `out` (the destination's `n`
+/// places), in one pass over the runs that checks and writes them: chunks of the
+/// progressions' segments, each writing its runs in order into its own span of the
+/// destination (from its first target to the next chunk's), every run checked to lie
+/// above the previous one and inside the span before it is written. Returns the places
+/// of `gaps` (all of `out` when `None`) that no run covers, ascending; `None` when a run
+/// fails a check or the chunks' first targets do not ascend (the caller then takes the
+/// planned path, which writes every run again: what this wrote is written over or left
+/// in the gaps).
+pub(super) fn scatter_unit<T: Elem>(par: &Par, out: &mut [MaybeUninit<T>], v: &[T], ix: Progressions, gaps: Option<&[(usize, usize)]>) -> Option<Vec<(usize, usize)>> {
+    let n = out.len();
+    let s = ix.seg;
+    let cs = chunks(par, s, true);
+    let (starts, lens) = (s.starts(), s.lens());
+    // The first target of each chunk's first non-empty run, as a signed place.
+    let first = |c: &Chunk| {
+        (c.s0..c.s1).find_map(|k| {
+            let (st, l) = (starts[k], lens[k] as usize);
+            let lo = st.max(c.e0);
+            (lo < (st + l).min(c.e1)).then(|| ix.start[k].wrapping_add((lo - st) as i64))
+        })
+    };
+    // Span bounds: chunk `c` writes places `bounds[c]..bounds[c + 1]`.
+    let mut bounds = vec![n; cs.len() + 1];
+    for (c, ch) in cs.iter().enumerate().rev() {
+        bounds[c] = match first(ch) {
+            Some(a) if c > 0 => usize::try_from(a).ok().filter(|&a| a <= n)?,
+            _ if c > 0 => bounds[c + 1],
+            _ => 0,
+        };
+    }
+    if bounds.windows(2).any(|w| w[0] > w[1]) {
+        return None;
+    }
+    let parts = split_mut(out, bounds.windows(2).map(|w| w[1] - w[0]));
+    let items: Vec<_> = cs.iter().zip(parts).zip(bounds.windows(2)).collect();
+    let pieces = par.map(s.total() + s.m(), items, |((c, part), w)| {
+        let (base, top) = (w[0], w[1]);
+        match gaps {
+            None => {
+                let mut left = Vec::new();
+                let pos = unit_runs(c, s, ix.start, v, part, base, top, |pos, a, _| {
+                    if a > pos {
+                        left.push((pos, a));
+                    }
+                })?;
+                if pos < top {
+                    left.push((pos, top));
+                }
+                Some(left)
+            }
+            Some(g) => {
+                let mut left = Uncovered::new(g, base);
+                unit_runs(c, s, ix.start, v, part, base, top, |_, a, b| left.wrote(a, b))?;
+                Some(left.until(top))
+            }
+        }
+    });
+    let pieces: Option<Vec<_>> = pieces.into_iter().collect();
+    Some(joined(pieces?))
+}
+
+/// The runs of chunk `c` of the unit progressions over `s` (first targets `start`), of
+/// `v` into `part` (places `base..top` of the destination), in order: each checked to lie
+/// at or above the previous one's end and below `top`, then copied, then `note(pos, a,
+/// b)` told (`pos` the previous end, `a..b` its places). The end of the last run; `None`
+/// at the first run that fails the check.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn unit_runs<T: Copy>(
+    c: &Chunk,
+    s: &Seg,
+    start: &[i64],
+    v: &[T],
+    part: &mut [MaybeUninit<T>],
+    base: usize,
+    top: usize,
+    mut note: impl FnMut(usize, usize, usize),
+) -> Option<usize> {
+    let mut pos = base;
+    let out = part.as_mut_ptr() as *mut T;
+    let mut put = |lo: usize, len: usize, a: i64| -> Option<()> {
+        if a < pos as i64 || a > (top - len) as i64 {
+            return None;
+        }
+        let a = a as usize;
+        // SAFETY: `base <= pos <= a` and `a + len <= top`: places `a - base..a - base + len`
+        // lie in `part` (`top - base` places); source `lo..lo + len` lies in `v` (the
+        // progressions cover it: `unit`).
+        unsafe { super::mem::copy_run(out.add(a - base), v.as_ptr().add(lo), len) };
+        note(pos, a, a + len);
+        pos = a + len;
+        Some(())
+    };
+    if let Some(lens) = c.whole(s) {
+        let mut lo = c.e0;
+        for (&l, &a) in lens.iter().zip(&start[c.s0..c.s1]) {
+            let l = l as usize;
+            if l > 0 {
+                put(lo, l, a)?;
+                lo += l;
+            }
+        }
+    } else {
+        let starts = s.starts();
+        for k in c.s0..c.s1 {
+            let st = starts[k];
+            let (lo, hi) = (st.max(c.e0), (st + s.len(k)).min(c.e1));
+            if lo < hi {
+                put(lo, hi - lo, start[k].wrapping_add((lo - st) as i64))?;
+            }
+        }
+    }
+    Some(pos)
+}
+
+/// [`scatter_unit`] over the written elements of `out`; false when it does not apply
+/// (what it wrote is then written again by the planned path, with the runs it did not
+/// reach).
+pub(super) fn scatter_unit_over<T: Elem>(par: &Par, out: &mut [T], v: &[T], ix: Progressions) -> bool {
+    // SAFETY: the same memory as initialised elements; `scatter_unit` only writes
+    // elements into it.
+    let out = unsafe { &mut *(out as *mut [T] as *mut [MaybeUninit<T>]) };
+    scatter_unit(par, out, v, ix, Some(&[])).is_some() && !crate::interrupt::abandoned()
+}
+
+/// A `DPERMUTE` into a `DIST` not written out, as `how` says, when its runs can be
+/// written alone into fresh memory, the places between them left as gaps: planned runs
+/// that ascend without holes ([`scatter_holey`]) or unit runs ([`scatter_unit_holey`]).
+/// `None` otherwise (written-out indices: [`scatter_ascending_into_dist`]).
+pub(super) fn holey<T: Elem>(how: HoleWrite, v: &[T], ss: &Seg, sd: &Seg) -> Result<Option<Holey<T>>, Trap> {
+    match how {
+        HoleWrite::Runs(par, ix, plan) => scatter_holey(par, v, ix, ss, sd, plan),
+        HoleWrite::Unit(par, ix) => scatter_unit_holey(par, v, ix, sd.total()),
+        HoleWrite::Written(..) => Ok(None),
+    }
+}
+
+/// [`scatter_unit`] into fresh memory, the places between the runs left as gaps (a
+/// `DPERMUTE` into a `DIST` not written out); `None` as for [`scatter_unit`].
+fn scatter_unit_holey<T: Elem>(par: &Par, v: &[T], ix: Progressions, n: usize) -> Result<Option<Holey<T>>, Trap> {
+    let mut buf = super::mem::alloc::<T>(n)?;
+    let gaps = scatter_unit(par, &mut buf.spare_capacity_mut()[..n], v, ix, None);
+    if crate::interrupt::abandoned() {
+        // Chunks may have been skipped: not written.
+        return Err(Trap::new(crate::trap::TrapKind::Interrupted));
+    }
+    Ok(gaps.map(|gaps| Holey { buf, n, gaps }))
+}
+
 /// A `DPERMUTE` into a vector with gaps ([`write_into_holes`]): by the runs of an `INDEX`
 /// not written out, planned, or by checked written-out indices.
 #[derive(Clone, Copy)]
 pub(super) enum HoleWrite<'a> {
     Runs(&'a Par, Progressions<'a>, &'a Plan),
+    /// By unit progressions ([`unit`]), unplanned ([`scatter_unit`]).
+    Unit(&'a Par, Progressions<'a>),
     Written(&'a Par, Targets<'a>),
 }
 
@@ -1008,6 +1233,22 @@ pub(super) enum HoleWrite<'a> {
 pub(super) fn write_into_holes<T: Elem>(h: &mut Holey<T>, v: &[T], how: HoleWrite, ss: &Seg, sd: &Seg) -> Result<bool, Trap> {
     match how {
         HoleWrite::Runs(par, ix, plan) => scatter_into_holes(par, h, v, ix, ss, sd, plan),
+        HoleWrite::Unit(par, ix) => {
+            if sd.total() != h.n {
+                return Ok(false);
+            }
+            let gaps = scatter_unit(par, &mut h.buf.spare_capacity_mut()[..h.n], v, ix, Some(&h.gaps));
+            if crate::interrupt::abandoned() {
+                return Err(Trap::new(crate::trap::TrapKind::Interrupted));
+            }
+            match gaps {
+                Some(g) => {
+                    h.gaps = g;
+                    Ok(true)
+                }
+                None => Ok(false),
+            }
+        }
         HoleWrite::Written(par, t) => scatter_written_into_holes(par, h, v, t, ss, sd),
     }
 }
@@ -1071,6 +1312,103 @@ mod tests {
     use super::super::data::Data;
     use super::*;
     use std::sync::Arc;
+
+    /// The unit path ([`unit`]): scatters by runs of consecutive places from one source
+    /// segment into one destination segment, whose `INDEX` carries the instances' segments
+    /// (the flattened appends and merges), and the gather back by the same runs, give what
+    /// the written-out indices give: into a `DIST` (gaps between the runs, filled with its
+    /// value), into a vector with gaps (two halves of the instances, one after the other),
+    /// and over a written vector; layouts of many short instances, of instances longer
+    /// than a block (their pieces write their own places), of empty ones, on one thread
+    /// and two. Runs that do not ascend, or that leave the destination, are refused (the
+    /// planned path takes them); a gather out of range too.
+    #[test]
+    fn unit_runs_scatter_and_gather_as_written_indices_do() {
+        use super::super::par::BLOCK;
+        let mut next = super::super::test_rng(41);
+        for case in 0..24 {
+            let lens: Vec<i64> = match case % 4 {
+                0 => vec![],
+                1 => (0..20_000).map(|_| (next() % 5) as i64).collect(),
+                2 => vec![3, 2 * BLOCK as i64 + 5, 0, 7, BLOCK as i64],
+                _ => (0..3_000).map(|k| if k % 700 == 3 { 70_000 } else { (next() % 20) as i64 }).collect(),
+            };
+            let (m, n) = (lens.len(), lens.iter().sum::<i64>() as usize);
+            // Instance `k`'s run starts up to two places after the previous one's end.
+            let mut start = Vec::with_capacity(m);
+            let mut at = 0usize;
+            for &l in &lens {
+                at += (next() % 3) as usize;
+                start.push(at as i64);
+                at += l as usize;
+            }
+            let nd = at + (next() % 3) as usize;
+            let stride = vec![1i64; m];
+            let v: Vec<i64> = (0..n).map(|_| next() as i64 % 1_000_000).collect();
+            let fill = [-1i64];
+            // The even instances' elements, and the odd ones' (as two scatters would get them).
+            let half = |odd: usize| -> (Vec<i64>, Vec<i64>) {
+                let mut e = 0;
+                let (mut ls, mut xs) = (Vec::new(), Vec::new());
+                for (k, &l) in lens.iter().enumerate() {
+                    let l = l as usize;
+                    ls.push(if k % 2 == odd { l as i64 } else { 0 });
+                    if k % 2 == odd {
+                        xs.extend_from_slice(&v[e..e + l]);
+                    }
+                    e += l;
+                }
+                (ls, xs)
+            };
+            for threads in [1, 2] {
+                let par = Par::new(threads);
+                let seg = |l: Vec<i64>| Seg::new(&par, Arc::new(Data::Int(l))).unwrap();
+                let (s, src, dst) = (seg(lens.clone()), seg(vec![n as i64]), seg(vec![nd as i64]));
+                let ix = Progressions { start: &start, stride: &stride, seg: &s };
+                assert!(unit(ix, &src, &dst));
+                let written = index(&par, &start, &stride, &s).unwrap();
+                let mut expect = dist(&par, &fill, &dst).unwrap();
+                scatter(&par, &mut expect, &v, Targets::new(&written, None), &src, &dst).unwrap();
+                let what = format!("case {case}, {threads} threads");
+                // Into a `DIST`.
+                let mut h = holey(HoleWrite::Unit(&par, ix), &v, &src, &dst).unwrap().expect("unit runs");
+                assert_eq!(h.fill(&par, &fill, &dst).unwrap(), expect, "{what}: into a DIST");
+                // Into a vector with gaps, half the instances at a time.
+                let ((l0, x0), (l1, x1)) = (half(0), half(1));
+                let (s0, s1) = (seg(l0), seg(l1));
+                let (src0, src1) = (seg(vec![x0.len() as i64]), seg(vec![x1.len() as i64]));
+                let (ix0, ix1) = (Progressions { start: &start, stride: &stride, seg: &s0 }, Progressions { start: &start, stride: &stride, seg: &s1 });
+                let mut h = holey(HoleWrite::Unit(&par, ix0), &x0, &src0, &dst).unwrap().expect("first half");
+                assert!(write_into_holes(&mut h, &x1, HoleWrite::Unit(&par, ix1), &src1, &dst).unwrap(), "{what}: second half");
+                assert_eq!(h.fill(&par, &fill, &dst).unwrap(), expect, "{what}: into the gaps");
+                // Over a written vector.
+                let mut over = vec![-1i64; nd];
+                assert!(scatter_unit_over(&par, &mut over, &v, ix), "{what}");
+                assert_eq!(over, expect, "{what}: over a vector");
+                // The gather back by the same runs.
+                assert!(unit(ix, &src, &dst), "{what}: over the gather's destination");
+                assert_eq!(gather_runs(&par, &expect, ix, &dst, &src).unwrap(), Some(v.clone()), "{what}: gather");
+                if m < 2 || n < 2 {
+                    continue;
+                }
+                // Refused: runs out of order, past the end, before the start.
+                let k = (0..m).rev().find(|&k| lens[k] > 0 && k > 0).unwrap_or(0);
+                for (bad, why) in [(0i64, "out of order"), (nd as i64, "past the end"), (-1, "before the start")] {
+                    if k == 0 && why == "out of order" {
+                        continue;
+                    }
+                    let mut worse = start.clone();
+                    worse[k] = bad;
+                    let wx = Progressions { start: &worse, stride: &stride, seg: &s };
+                    assert!(holey(HoleWrite::Unit(&par, wx), &v, &src, &dst).unwrap().is_none(), "{what}: {why}");
+                    assert!(!scatter_unit_over(&par, &mut over, &v, wx), "{what}: {why}, over");
+                    if why != "out of order" {
+                        assert_eq!(gather_runs(&par, &expect, wx, &dst, &src).unwrap(), None, "{what}: gather {why}");
+                    }
+                }
+            }
+        }
+    }
 
     /// Whether `check_scatter` finds `i` ascending, as one segment into `len` places and
     /// as two halves into two segments of `len` places each.
