@@ -5,7 +5,10 @@
 //! the destination shows no two writers share a place (then a long segment's blocks
 //! scatter in parallel); gathers and the segment fills split long segments into blocks.
 //! An `INDEX` not written out ([`Progressions`]) is read as runs: the permutes by it
-//! copy them.
+//! copy them. The flattened appends, `if` merges and splits permute one segment by an
+//! `INDEX` whose own segments are the instances, every run of consecutive places
+//! ([`unit`]): those are checked and copied in one pass per chunk ([`scatter_unit`],
+//! [`gather_unit`]), with no plan first.
 
 use super::data::Elem;
 use super::par::{chunks, split_mut, Chunk, Par, BLOCK, GRAIN};
