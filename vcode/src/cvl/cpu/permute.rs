@@ -1082,6 +1082,9 @@ pub(super) fn unit(ix: Progressions, over: &Seg, other: &Seg) -> bool {
 pub(super) fn scatter_unit<T: Elem>(par: &Par, out: &mut [MaybeUninit<T>], v: &[T], ix: Progressions, gaps: Option<&[(usize, usize)]>) -> Option<Vec<(usize, usize)>> {
     let n = out.len();
     let s = ix.seg;
+    if v.len() != s.total() || ix.start.len() != s.m() {
+        return None;
+    }
     let cs = chunks(par, s, true);
     let (starts, lens) = (s.starts(), s.lens());
     // The first target of each chunk's first non-empty run, as a signed place.
@@ -1158,7 +1161,7 @@ fn unit_runs<T: Copy>(
         let a = a as usize;
         // SAFETY: `base <= pos <= a` and `a + len <= top`: places `a - base..a - base + len`
         // lie in `part` (`top - base` places); source `lo..lo + len` lies in `v` (the
-        // progressions cover it: `unit`).
+        // progressions' segments cover it: `scatter_unit` checked `v`'s length).
         unsafe { super::mem::copy_run(out.add(a - base), v.as_ptr().add(lo), len) };
         note(pos, a, a + len);
         pos = a + len;
