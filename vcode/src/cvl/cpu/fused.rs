@@ -1262,6 +1262,20 @@ mod tests {
         super::eval(par, p, &args.iter().map(|s| Operand::Elems(*s)).collect::<Vec<_>>(), len)
     }
 
+    /// [`eval_flags`] of `progs` over `args` gives each tree's flags as [`super::eval`] of
+    /// it alone does, as bits, with none set past the `n`th.
+    fn assert_flags_are_the_trees(par: &Par, progs: &[Prog], args: &[Operand], n: usize, what: &str) {
+        let words = eval_flags(par, progs, args, n).unwrap();
+        for (p, w) in progs.iter().zip(&words) {
+            let Data::Bool(want) = super::eval(par, p, args, n).unwrap() else { panic!("not BOOL") };
+            assert_eq!(w.len(), pack::words_for(n));
+            for i in 0..64 * w.len() {
+                let bit = w[i / 64] >> (i % 64) & 1 == 1;
+                assert_eq!(bit, i < n && want[i], "flag {i} of {n}, {what}, {:?}", p.code);
+            }
+        }
+    }
+
     /// A pack's flag trees that are one comparison (written as bits) and one that is not
     /// (written as booleans, then bits) give the flags of evaluating each tree alone: over
     /// a `DIST` whose segments end on and off word and chunk boundaries (pieces cut at
@@ -1302,15 +1316,7 @@ mod tests {
                     let progs: Vec<Prog> = group.iter().map(|t| Prog::compile(&SuperOp::parse(t).expect("parses")).expect("compiles")).collect();
                     let direct = progs.iter().filter(|p| p.comparison(&args).is_some()).count();
                     assert_eq!(direct, group.len() - usize::from(ty == 0), "which trees are comparisons");
-                    let words = eval_flags(&par, &progs, &args, n).unwrap();
-                    for (p, w) in progs.iter().zip(&words) {
-                        let Data::Bool(want) = super::eval(&par, p, &args, n).unwrap() else { panic!("not BOOL") };
-                        assert_eq!(w.len(), pack::words_for(n));
-                        for i in 0..64 * w.len() {
-                            let bit = w[i / 64] >> (i % 64) & 1 == 1;
-                            assert_eq!(bit, i < n && want[i], "flag {i} of {n}, {threads} threads, {:?}", p.code);
-                        }
-                    }
+                    assert_flags_are_the_trees(&par, &progs, &args, n, &format!("{threads} threads"));
                 }
             }
         }
@@ -1348,15 +1354,7 @@ mod tests {
                     let progs: Vec<Prog> = trees.iter().map(|t| Prog::compile(&SuperOp::parse(t).expect("parses")).expect("compiles")).collect();
                     let cmps: Vec<_> = progs.iter().map(|p| p.comparison(&args)).collect();
                     assert_eq!(derived_flags(&cmps, &args), *derived, "{trees:?}");
-                    let words = eval_flags(&par, &progs, &args, n).unwrap();
-                    for (p, w) in progs.iter().zip(&words) {
-                        let Data::Bool(want) = super::eval(&par, p, &args, n).unwrap() else { panic!("not BOOL") };
-                        assert_eq!(w.len(), pack::words_for(n));
-                        for i in 0..64 * w.len() {
-                            let bit = w[i / 64] >> (i % 64) & 1 == 1;
-                            assert_eq!(bit, i < n && want[i], "flag {i} of {n}, {threads} threads, {trees:?}");
-                        }
-                    }
+                    assert_flags_are_the_trees(&par, &progs, &args, n, &format!("{threads} threads, {trees:?}"));
                 }
             }
         }

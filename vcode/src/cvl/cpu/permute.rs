@@ -634,35 +634,41 @@ pub(super) fn gather_runs<T: Elem>(par: &Par, v: &[T], ix: Progressions, ss: &Se
     if unit(ix, sd, ss) {
         return gather_unit(par, v, ix);
     }
+    let same = ix.over(sd);
+    gather_checked(par, sd, ix.seg.m(), |c, part| {
+        let mut ok = true;
+        ix.chunk_runs(c, sd, same, |k, r| {
+            let src = &v[ss.start(k)..ss.start(k) + ss.len(k)];
+            ok = ok && r.within(src.len());
+            if !ok {
+                return;
+            }
+            let o = &mut part[r.lo - c.e0..r.hi - c.e0];
+            if r.stride == 1 {
+                super::mem::write_all(o, &src[r.first as usize..r.first as usize + o.len()]);
+            } else {
+                let mut x = r.first;
+                for o in o {
+                    // SAFETY: `r.within(src.len())` held for this run just above.
+                    o.write(unsafe { *src.get_unchecked(x as usize) });
+                    x = x.wrapping_add(r.stride);
+                }
+            }
+        });
+        ok
+    })
+}
+
+/// A gather into fresh memory over the chunks of `sd` (the destination; `m` more units
+/// of work, the index's segments), each written by `fill`, which checks every run as it
+/// copies it and returns false at a bad one (its chunk then stops, and the result, not
+/// fully written, is dropped): `None` when any chunk did.
+fn gather_checked<T: Elem>(par: &Par, sd: &Seg, m: usize, fill: impl Fn(&Chunk, &mut [MaybeUninit<T>]) -> bool + Sync + Send) -> Result<Option<Vec<T>>, Trap> {
     let cs = chunks(par, sd, true);
-    // Each run is checked as it is copied; a chunk stops at a bad one, and the result
-    // (then not fully written) is dropped.
     let mut out_of_range = false;
     let res = build(sd.total(), |out| {
         let parts = split_mut(out, cs.iter().map(|c| c.e1 - c.e0));
-        let same = ix.over(sd);
-        let ok = par.map(sd.total() + ix.seg.m(), cs.iter().zip(parts).collect(), |(c, part)| {
-            let mut ok = true;
-            ix.chunk_runs(c, sd, same, |k, r| {
-                let src = &v[ss.start(k)..ss.start(k) + ss.len(k)];
-                ok = ok && r.within(src.len());
-                if !ok {
-                    return;
-                }
-                let o = &mut part[r.lo - c.e0..r.hi - c.e0];
-                if r.stride == 1 {
-                    super::mem::write_all(o, &src[r.first as usize..r.first as usize + o.len()]);
-                } else {
-                    let mut x = r.first;
-                    for o in o {
-                        // SAFETY: `r.within(src.len())` held for this run just above.
-                        o.write(unsafe { *src.get_unchecked(x as usize) });
-                        x = x.wrapping_add(r.stride);
-                    }
-                }
-            });
-            ok
-        });
+        let ok = par.map(sd.total() + m, cs.iter().zip(parts).collect(), |(c, part)| fill(c, part));
         out_of_range = ok.contains(&false);
         if out_of_range {
             return Err(Trap::ty("an index of a run is out of range"));
@@ -680,54 +686,45 @@ pub(super) fn gather_runs<T: Elem>(par: &Par, v: &[T], ix: Progressions, ss: &Se
 /// copied, chunks of the progressions' segments in parallel. `None` when an index is out
 /// of range.
 fn gather_unit<T: Elem>(par: &Par, v: &[T], ix: Progressions) -> Result<Option<Vec<T>>, Trap> {
-    let s = ix.seg;
-    let cs = chunks(par, s, true);
-    let mut out_of_range = false;
-    let res = build(s.total(), |out| {
-        let parts = split_mut(out, cs.iter().map(|c| c.e1 - c.e0));
-        let ok = par.map(s.total() + s.m(), cs.iter().zip(parts).collect(), |(c, part)| {
-            let o = part.as_mut_ptr() as *mut T;
-            let put = |at: usize, len: usize, a: i64| -> bool {
-                if a < 0 || a as u64 + len as u64 > v.len() as u64 {
-                    return false;
-                }
-                // SAFETY: `at + len` is at most the chunk's length (its runs tile it), and
-                // the source run `a..a + len` was just checked to lie in `v`.
-                unsafe { super::mem::copy_run(o.add(at), v.as_ptr().add(a as usize), len) };
-                true
-            };
-            if let Some(lens) = c.whole(s) {
-                let mut at = 0;
-                for (&l, &a) in lens.iter().zip(&ix.start[c.s0..c.s1]) {
-                    let l = l as usize;
-                    if l > 0 {
-                        if !put(at, l, a) {
-                            return false;
-                        }
-                        at += l;
-                    }
-                }
-            } else {
-                for k in c.s0..c.s1 {
-                    let st = s.start(k);
-                    let (lo, hi) = (st.max(c.e0), (st + s.len(k)).min(c.e1));
-                    if lo < hi && !put(lo - c.e0, hi - lo, ix.start[k].wrapping_add((lo - st) as i64)) {
-                        return false;
-                    }
-                }
+    gather_checked(par, ix.seg, ix.seg.m(), |c, part| {
+        let o = part.as_mut_ptr() as *mut T;
+        each_unit_run(c, ix.seg, ix.start, |lo, len, a| {
+            if a < 0 || a as u64 + len as u64 > v.len() as u64 {
+                return None;
             }
-            true
-        });
-        out_of_range = ok.contains(&false);
-        if out_of_range {
-            return Err(Trap::ty("an index of a run is out of range"));
+            // SAFETY: the chunk's runs tile it, so `lo - c.e0 + len` is at most its
+            // length; the source run `a..a + len` was just checked to lie in `v`.
+            unsafe { super::mem::copy_run(o.add(lo - c.e0), v.as_ptr().add(a as usize), len) };
+            Some(())
+        })
+        .is_some()
+    })
+}
+
+/// Calls `f(lo, len, a)` for the runs of chunk `c` of unit progressions over `s` (first
+/// targets `start`), in order: positions `lo..lo + len` of `s` (within the chunk) and the
+/// first target `a` of that piece of its progression. Stops at the first `None`.
+#[inline(always)]
+fn each_unit_run(c: &Chunk, s: &Seg, start: &[i64], mut f: impl FnMut(usize, usize, i64) -> Option<()>) -> Option<()> {
+    if let Some(lens) = c.whole(s) {
+        let mut lo = c.e0;
+        for (&l, &a) in lens.iter().zip(&start[c.s0..c.s1]) {
+            let l = l as usize;
+            if l > 0 {
+                f(lo, l, a)?;
+                lo += l;
+            }
         }
-        Ok(())
-    });
-    match res {
-        Err(_) if out_of_range => Ok(None),
-        r => r.map(Some),
+    } else {
+        for k in c.s0..c.s1 {
+            let st = s.start(k);
+            let (lo, hi) = (st.max(c.e0), (st + s.len(k)).min(c.e1));
+            if lo < hi {
+                f(lo, hi - lo, start[k].wrapping_add((lo - st) as i64))?;
+            }
+        }
     }
+    Some(())
 }
 
 /// Where a gather by `ix` (from `ss` into `sd`) reads one contiguous run of the source in
@@ -1086,14 +1083,14 @@ pub(super) fn scatter_unit<T: Elem>(par: &Par, out: &mut [MaybeUninit<T>], v: &[
         return None;
     }
     let cs = chunks(par, s, true);
-    let (starts, lens) = (s.starts(), s.lens());
-    // The first target of each chunk's first non-empty run, as a signed place.
+    // The first target of each chunk's first run, as a signed place.
     let first = |c: &Chunk| {
-        (c.s0..c.s1).find_map(|k| {
-            let (st, l) = (starts[k], lens[k] as usize);
-            let lo = st.max(c.e0);
-            (lo < (st + l).min(c.e1)).then(|| ix.start[k].wrapping_add((lo - st) as i64))
-        })
+        let mut at = None;
+        each_unit_run(c, s, ix.start, |_, _, a| {
+            at = Some(a);
+            None
+        });
+        at
     };
     // Span bounds: chunk `c` writes places `bounds[c]..bounds[c + 1]`.
     let mut bounds = vec![n; cs.len() + 1];
@@ -1154,8 +1151,8 @@ fn unit_runs<T: Copy>(
 ) -> Option<usize> {
     let mut pos = base;
     let out = part.as_mut_ptr() as *mut T;
-    let mut put = |lo: usize, len: usize, a: i64| -> Option<()> {
-        if a < pos as i64 || a > (top - len) as i64 {
+    each_unit_run(c, s, start, |lo, len, a| {
+        if a < pos as i64 || a as u64 + len as u64 > top as u64 {
             return None;
         }
         let a = a as usize;
@@ -1166,26 +1163,7 @@ fn unit_runs<T: Copy>(
         note(pos, a, a + len);
         pos = a + len;
         Some(())
-    };
-    if let Some(lens) = c.whole(s) {
-        let mut lo = c.e0;
-        for (&l, &a) in lens.iter().zip(&start[c.s0..c.s1]) {
-            let l = l as usize;
-            if l > 0 {
-                put(lo, l, a)?;
-                lo += l;
-            }
-        }
-    } else {
-        let starts = s.starts();
-        for k in c.s0..c.s1 {
-            let st = starts[k];
-            let (lo, hi) = (st.max(c.e0), (st + s.len(k)).min(c.e1));
-            if lo < hi {
-                put(lo, hi - lo, start[k].wrapping_add((lo - st) as i64))?;
-            }
-        }
-    }
+    })?;
     Some(pos)
 }
 
