@@ -34,8 +34,11 @@ use crate::RunOptions;
 use std::any::Any;
 
 /// Fewest instances and elements (of the arguments' vectors, every level) a call needs to
-/// be cut.
-const MIN_WORK: u64 = 1 << 16;
+/// be cut. At `1 << 16` Barnes-Hut of 1,000 bodies (one call of 256 instances and 67K
+/// elements cut, parts that took 2-6 and 6-11 ms) ran 1.40x slower on two threads than
+/// on one (alternating runs, median of 25); at `1 << 18` 1.02x. (Quicksort of 100K, its
+/// call of 100K then no longer cut, lost its 0.75-0.93x.)
+const MIN_WORK: u64 = 1 << 18;
 
 /// Most an instance may weigh on average (one plus its elements) for its call to be cut:
 /// the calls with fewer, longer instances run whole, each of their operations long

@@ -1370,7 +1370,7 @@ mod tests {
         let many = Prog::compile(&SuperOp::parse(heavy).expect("parses")).expect("compiles");
         assert!(many.code.len() >= 2 * STEPS_PER_UNIT, "{many:?}");
         assert!(many.work(50_000) >= 100_000, "{}", many.work(50_000));
-        assert!(many.work(40_000) >= super::super::par::GRAIN, "40,000 elements of it run on several threads");
+        assert!(many.work(80_000) >= super::super::par::THREADS_FROM, "80,000 elements of it run on several threads");
     }
 
     /// A division by a normal power of two becomes a multiplication by its reciprocal,

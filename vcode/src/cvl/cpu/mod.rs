@@ -33,7 +33,7 @@ use crate::fused::{FoldKind, SuperOp};
 use crate::trap::{Trap, TrapKind};
 use data::{bools, each, each2, each_mut, ints, Slice};
 use fused::{Operand, Prog, Step};
-use par::{Par, GRAIN};
+use par::{Par, THREADS_FROM};
 use permute::Targets;
 use seg::Seg;
 use smallvec::SmallVec;
@@ -1001,7 +1001,7 @@ impl Cvl for CpuCvl {
         // An integer divisor is checked whole first: written out if it is a `DIST`.
         let int_div = matches!(op, BinOp::Div | BinOp::Mod) && b.vtype() == VType::Int;
         let lazy = a.is_lazy() || (b.is_lazy() && !int_div);
-        if !lazy && (a.len() < GRAIN || self.par.threads() == 1) {
+        if !lazy && (a.len() < THREADS_FROM || self.par.threads() == 1) {
             let mut out = Data::none();
             elementwise::binary_into(op, a.elems()?, b.elems()?, &mut out)?;
             return Ok(vecd(out));
@@ -1014,7 +1014,7 @@ impl Cvl for CpuCvl {
         self.elementwise(Step::Bin(op, fused::Src::Arg(0), fused::Src::Arg(1)), rt, &[a.operand()?, b.operand()?])
     }
     fn unary(&mut self, op: UnOp, a: &CpuVector) -> Result<CpuVector, Trap> {
-        if !a.is_lazy() && (a.len() < GRAIN || self.par.threads() == 1) {
+        if !a.is_lazy() && (a.len() < THREADS_FROM || self.par.threads() == 1) {
             let mut out = Data::none();
             elementwise::unary_into(op, a.elems()?, &mut out)?;
             return Ok(vecd(out));
@@ -1025,7 +1025,7 @@ impl Cvl for CpuCvl {
     }
     fn select(&mut self, f: &CpuVector, a: &CpuVector, b: &CpuVector) -> Result<CpuVector, Trap> {
         let lazy = f.is_lazy() || a.is_lazy() || b.is_lazy();
-        if !lazy && (a.len() < GRAIN || self.par.threads() == 1) {
+        if !lazy && (a.len() < THREADS_FROM || self.par.threads() == 1) {
             let mut out = Data::none();
             elementwise::select_into(f.elems()?, a.elems()?, b.elems()?, &mut out)?;
             return Ok(vecd(out));

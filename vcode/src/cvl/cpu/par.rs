@@ -5,7 +5,8 @@
 //! [`Chunk`]s of whole segments, long segments cut at [`BLOCK`]-element boundaries),
 //! whatever the number of threads; threads only decide who computes which block. Every
 //! result, float sums included, is therefore bit-identical on one thread and on many.
-//! Work under [`GRAIN`] elements runs on the calling thread and never pays for threads.
+//! Work under [`THREADS_FROM`] elements runs on the calling thread and never pays for
+//! threads.
 
 use super::seg::Seg;
 use super::threads::Pool;
@@ -14,8 +15,14 @@ use std::sync::Arc;
 
 /// Elements per block: the unit of parallel work and of blocked reductions and scans.
 pub(crate) const BLOCK: usize = 1 << 15;
-/// Less work than this (elements plus segments) runs on the calling thread.
+/// Less work than this (elements plus segments) is one chunk ([`chunks`]).
 pub(crate) const GRAIN: usize = 1 << 16;
+/// Less work than this (elements plus segments) runs on the calling thread. Waking the
+/// other threads for an operation of under a tenth of a millisecond cost more than it
+/// saved: at `1 << 16` two threads against one (alternating runs, medians of 21-25) made
+/// the sparse matrix-vector product of 10,000 rows (85K elements) 1.26-1.53x slower;
+/// from `1 << 17` 0.97x, and no size of the benchmarks' sweep slower than on one thread.
+pub(crate) const THREADS_FROM: usize = 1 << 17;
 
 /// The execution context of a library: its thread pool, if it has more than one thread.
 #[derive(Debug, Clone, Default)]
@@ -34,7 +41,7 @@ impl Par {
     }
     /// The pool when `work` is worth running on it.
     fn pool_for(&self, work: usize) -> Option<&Arc<Pool>> {
-        self.pool.as_ref().filter(|_| work >= GRAIN)
+        self.pool.as_ref().filter(|_| work >= THREADS_FROM)
     }
 
     /// Calls `f(lo, block)` for the consecutive [`BLOCK`]-element blocks of `out`

@@ -11,7 +11,7 @@
 //! [`gather_unit`]), with no plan first.
 
 use super::data::Elem;
-use super::par::{chunks, split_mut, Chunk, Par, BLOCK, GRAIN};
+use super::par::{chunks, split_mut, Chunk, Par, BLOCK, THREADS_FROM};
 use super::mem::build;
 use super::seg::Seg;
 use crate::trap::Trap;
@@ -91,7 +91,7 @@ impl<'a> Targets<'a> {
 /// destination segment of `out` (`PERMUTE`, `DPERMUTE`, `FPERMUTE`, `DFPERMUTE`). The
 /// first bad index in element order is the trap (then `out` is partly written).
 pub(super) fn scatter<T: Elem>(par: &Par, out: &mut [T], v: &[T], t: Targets, ss: &Seg, sd: &Seg) -> Result<(), Trap> {
-    let one_long_segment = t.f.is_none() && par.threads() > 1 && ss.total() >= GRAIN && {
+    let one_long_segment = t.f.is_none() && par.threads() > 1 && ss.total() >= THREADS_FROM && {
         let longest = ss.lens().iter().copied().max().unwrap_or(0) as usize;
         longest > BLOCK && longest * par.threads() > ss.total()
     };
@@ -152,7 +152,7 @@ pub(super) fn scatter<T: Elem>(par: &Par, out: &mut [T], v: &[T], t: Targets, ss
 /// values (as [`dist`] writes it) and then takes the elements whose indices fall in it,
 /// while it is in cache, on the thread that filled it (chunks in parallel). Writing the
 /// `DIST` out first and then scattering over it read the whole destination twice, and on
-/// two threads the scatter (one thread for a source under [`GRAIN`] elements: the
+/// two threads the scatter (one thread for a source under [`THREADS_FROM`] elements: the
 /// one-element segments of the `then` part of quicksort's merge, every level) found half
 /// of it in the other core's cache. `None` unless the indices are checked, ascending and
 /// unflagged and the descriptors have one value of `vals` per segment alike.
@@ -427,7 +427,7 @@ pub(super) fn index(par: &Par, b: &[i64], st: &[i64], s: &Seg) -> Result<Vec<i64
     })
 }
 
-/// The work of one `EXTRACT` read against [`GRAIN`]: a read at a place of its own segment
+/// The work of one `EXTRACT` read against [`THREADS_FROM`]: a read at a place of its own segment
 /// (a cache miss where segments are long) costs several elements of a stream. Counted as
 /// one, quicksort's pivot reads (30-60K segments at its deep levels) never ran on two
 /// threads (per instruction over depths 17-32 of q1m: 4.3 ms on one thread, 4.0 on two).
