@@ -21,7 +21,8 @@ pub(crate) const GRAIN: usize = 1 << 16;
 /// other threads for an operation of under a tenth of a millisecond cost more than it
 /// saved: at `1 << 16` two threads against one (alternating runs, medians of 21-25) made
 /// the sparse matrix-vector product of 10,000 rows (85K elements) 1.26-1.53x slower;
-/// from `1 << 17` 0.97x, and no size of the benchmarks' sweep slower than on one thread.
+/// from `1 << 17` 0.97x, and no size of the benchmarks' sweep more than 5% slower than
+/// on one thread (this VM's noise).
 pub(crate) const THREADS_FROM: usize = 1 << 17;
 
 /// The execution context of a library: its thread pool, if it has more than one thread.

@@ -129,7 +129,11 @@ impl Seg {
     }
     /// The start of every segment, written now if this is the first use: on the library's
     /// threads when the descriptor is long (block sums, then each block's starts from its
-    /// offset), never cut short by an interrupt (kernels index with them unchecked).
+    /// offset), never cut short by an interrupt (kernels index with them unchecked). Their
+    /// memory, no more than the lengths', is not checked against the memory limit (a
+    /// descriptor's `cut` is not either). A first use from several threads at once writes
+    /// them once (the others wait); kernels that run chunks on several threads have cut
+    /// the descriptor, and so written its starts, on the calling thread first.
     pub(crate) fn starts(&self) -> &[usize] {
         self.starts.get_or_init(|| {
             let (l, m) = (self.lens(), self.m);
